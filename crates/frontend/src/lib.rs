@@ -1,0 +1,15 @@
+//! Pare: the source language of parec.
+//!
+//! Phases, in order: [`lexer`] → [`parser`] (syntax tree, [`ast`]) →
+//! [`check`] (name resolution, types, monomorphization; typed program, [`tir`])
+//! → [`interp`] (the reference interpreter) or [`lower`] (CLIF modules).
+//! Every phase reports problems as [`source::Diagnostic`]s; none panics on bad input.
+
+pub mod ast;
+pub mod check;
+pub mod interp;
+pub mod lexer;
+pub mod lower;
+pub mod parser;
+pub mod source;
+pub mod tir;

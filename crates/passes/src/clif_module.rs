@@ -1,0 +1,137 @@
+//! The passes' unit of work: a CLIF module.
+//!
+//! A [`ClifModule`] is one compilation unit: the functions it defines (as
+//! `ir::Function`s), the data objects it defines, and a symbol table naming
+//! everything those refer to, each with its linkage. It knows nothing of the
+//! source language; the Pare lowering, `.clif` files and the tests all build
+//! one, and the driver hands it to cranelift-jit or cranelift-object.
+//!
+//! Notation: every external reference inside a function is
+//! `ExternalName::User(r)` with `func.params.user_named_funcs()[r] ==
+//! UserExternalName { namespace: SYMBOL_NAMESPACE, index: s }`, where `s`
+//! indexes [`ClifModule::symbols`]. A function's own name is
+//! `UserFuncName::User(UserExternalName { namespace: SYMBOL_NAMESPACE, index: s })`
+//! for its own symbol `s`.
+
+use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
+
+/// The namespace of [`UserExternalName`]s that index [`ClifModule::symbols`].
+pub const SYMBOL_NAMESPACE: u32 = 0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    /// Defined elsewhere.
+    Import,
+    /// Defined here, visible only in this object.
+    Local,
+    /// Defined here, visible to other objects.
+    Export,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SymbolKind {
+    Function(ir::Signature),
+    Data { writable: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub linkage: Linkage,
+}
+
+/// A defined function.
+#[derive(Clone, Debug)]
+pub struct FunctionDef {
+    /// Index of its symbol in [`ClifModule::symbols`].
+    pub symbol: u32,
+    pub func: ir::Function,
+}
+
+/// A relocation in a data object: at `offset`, the address of `target` plus `addend`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DataReloc {
+    pub offset: u32,
+    pub target: u32,
+    pub addend: i64,
+}
+
+/// A defined data object.
+#[derive(Clone, Debug)]
+pub struct DataDef {
+    pub symbol: u32,
+    pub bytes: Vec<u8>,
+    pub align: u64,
+    pub relocs: Vec<DataReloc>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ClifModule {
+    pub name: String,
+    pub symbols: Vec<Symbol>,
+    pub functions: Vec<FunctionDef>,
+    pub data: Vec<DataDef>,
+}
+
+impl ClifModule {
+    pub fn new(name: impl Into<String>) -> Self {
+        ClifModule { name: name.into(), ..Default::default() }
+    }
+
+    /// Index of the symbol called `name`, if any.
+    pub fn symbol_index(&self, name: &str) -> Option<u32> {
+        self.symbols.iter().position(|s| s.name == name).map(|i| i as u32)
+    }
+
+    /// Adds a symbol, or returns the existing one of that name (upgrading an
+    /// import to a definition's linkage).
+    pub fn declare(&mut self, name: &str, kind: SymbolKind, linkage: Linkage) -> u32 {
+        if let Some(i) = self.symbol_index(name) {
+            let s = &mut self.symbols[i as usize];
+            if s.linkage == Linkage::Import && linkage != Linkage::Import {
+                s.linkage = linkage;
+            }
+            return i;
+        }
+        self.symbols.push(Symbol { name: name.to_string(), kind, linkage });
+        (self.symbols.len() - 1) as u32
+    }
+
+    /// The [`UserExternalName`] that refers to symbol `index`.
+    pub fn external_name(index: u32) -> UserExternalName {
+        UserExternalName { namespace: SYMBOL_NAMESPACE, index }
+    }
+
+    /// The function name to give an `ir::Function` defining symbol `index`.
+    pub fn func_name(index: u32) -> UserFuncName {
+        UserFuncName::User(Self::external_name(index))
+    }
+
+    /// The symbol a function-level external name refers to.
+    pub fn symbol_of(func: &ir::Function, name: &ExternalName) -> Option<u32> {
+        match name {
+            ExternalName::User(r) => {
+                let u = &func.params.user_named_funcs()[*r];
+                (u.namespace == SYMBOL_NAMESPACE).then_some(u.index)
+            }
+            _ => None,
+        }
+    }
+
+    /// The function defining symbol `name`, if this module defines it.
+    pub fn function(&self, name: &str) -> Option<&FunctionDef> {
+        let s = self.symbol_index(name)?;
+        self.functions.iter().find(|f| f.symbol == s)
+    }
+
+    /// Total number of CLIF instructions in the defined functions.
+    pub fn inst_count(&self) -> usize {
+        self.functions.iter().map(|f| count_insts(&f.func)).sum()
+    }
+}
+
+/// Number of instructions in a function's layout.
+pub fn count_insts(func: &ir::Function) -> usize {
+    func.layout.blocks().map(|b| func.layout.block_insts(b).count()).sum()
+}
