@@ -81,10 +81,12 @@ struct Reported;
 type PResult<T> = Result<T, Reported>;
 
 /// What a statement-position parse produced.
+///
+/// Boxed: a `Stmt` is large, and these travel through the recursion.
 enum StmtOrTail {
-    Stmt(Stmt),
+    Stmt(Box<Stmt>),
     /// An expression without `;` directly before the block's `}`.
-    Tail(Expr),
+    Tail(Box<Expr>),
 }
 
 /// Precedence levels of binary operators, higher binds tighter.
@@ -680,8 +682,8 @@ impl<'d> Parser<'d> {
             }
             let start = self.pos;
             match self.parse_stmt() {
-                Ok(StmtOrTail::Stmt(stmt)) => stmts.push(stmt),
-                Ok(StmtOrTail::Tail(expr)) => tail = Some(Box::new(expr)),
+                Ok(StmtOrTail::Stmt(stmt)) => stmts.push(*stmt),
+                Ok(StmtOrTail::Tail(expr)) => tail = Some(expr),
                 Err(Reported) => {
                     self.recover_stmt(inner_braces);
                     if self.pos == start
@@ -743,10 +745,10 @@ impl<'d> Parser<'d> {
             TokenKind::If | TokenKind::LBrace => return self.parse_blocklike_stmt(),
             _ => return self.parse_expr_stmt(),
         };
-        Ok(StmtOrTail::Stmt(Stmt {
+        Ok(StmtOrTail::Stmt(Box::new(Stmt {
             kind,
             span: start.to(self.prev_span()),
-        }))
+        })))
     }
 
     /// A missing `;` is reported but not fatal: the statement is complete,
@@ -801,16 +803,16 @@ impl<'d> Parser<'d> {
     fn parse_blocklike_stmt(&mut self) -> PResult<StmtOrTail> {
         let expr = self.parse_blocklike()?;
         if self.at(&TokenKind::RBrace) {
-            return Ok(StmtOrTail::Tail(expr));
+            return Ok(StmtOrTail::Tail(Box::new(expr)));
         }
         let mut span = expr.span;
         if let Some(semi) = self.eat(&TokenKind::Semi) {
             span = span.to(semi);
         }
-        Ok(StmtOrTail::Stmt(Stmt {
+        Ok(StmtOrTail::Stmt(Box::new(Stmt {
             kind: StmtKind::Expr(expr),
             span,
-        }))
+        })))
     }
 
     /// `e;`, `place = e;`, `place op= e;`, or a tail expression before `}`.
@@ -826,19 +828,19 @@ impl<'d> Parser<'d> {
                 op,
                 value,
             };
-            return Ok(StmtOrTail::Stmt(Stmt {
+            return Ok(StmtOrTail::Stmt(Box::new(Stmt {
                 kind,
                 span: start.to(self.prev_span()),
-            }));
+            })));
         }
         if self.at(&TokenKind::RBrace) || self.at_eof() || self.at_item_start() {
-            return Ok(StmtOrTail::Tail(expr));
+            return Ok(StmtOrTail::Tail(Box::new(expr)));
         }
         self.expect_semi()?;
-        Ok(StmtOrTail::Stmt(Stmt {
+        Ok(StmtOrTail::Stmt(Box::new(Stmt {
             kind: StmtKind::Expr(expr),
             span: start.to(self.prev_span()),
-        }))
+        })))
     }
 
     /// `Some(None)` for `=`, `Some(Some(op))` for `op=`.
@@ -1655,6 +1657,61 @@ fn f<const N: i64>() { f<(N + 1)>(); }
         assert_eq!(
             errors("fn a() { if x { f(); }"),
             vec!["expected `}`, found end of file"]
+        );
+    }
+
+    #[test]
+    fn recovery_respects_braces_inside_statements() {
+        assert_eq!(
+            errors("fn a() { let c = new P { x 1 }; let d = ; }\nfn b() {}"),
+            vec![
+                "expected `:` and the field's value, found integer literal",
+                "expected an expression, found `;`",
+            ]
+        );
+        assert_eq!(
+            errors("fn a(x i64) { if x { y } }\nstruct S { x: }\nlet z = 1;"),
+            vec![
+                "expected `:` and a type, found identifier `i64`",
+                "expected a type, found `}`",
+                "expected an item (`fn`, `struct`, `global`, `extern` or `import`), found `let`",
+            ]
+        );
+        // A tail expression directly before the next item: only the `}` is missing.
+        assert_eq!(
+            errors("fn a() { x + 1\nfn b() {}"),
+            vec!["expected `}`, found `fn`"]
+        );
+    }
+
+    #[test]
+    fn lexer_errors_are_not_repeated_by_the_parser() {
+        let (module, errs) =
+            parse("fn a() { let x = 1 $ 2; let y# = 3; }\nfn b() { print_str(\"abc); }");
+        assert_eq!(
+            errs,
+            vec![
+                "unknown character `$`",
+                "unknown character `#`",
+                "unterminated string literal"
+            ]
+        );
+        assert_eq!(module.items.len(), 2);
+        assert_eq!(
+            errors("fn a() { /* unclosed"),
+            vec!["unterminated block comment"]
+        );
+    }
+
+    #[test]
+    fn diagnostics_are_in_source_order() {
+        let errs = errors("fn a() { let x = ; }\nfn b() { let y = 5u16; }");
+        assert_eq!(
+            errs,
+            vec![
+                "expected an expression, found `;`",
+                "invalid suffix `u16` for an integer literal"
+            ]
         );
     }
 
