@@ -19,11 +19,17 @@
 //! - The parser never panics and always terminates: every loop consumes a
 //!   token or leaves, and nesting (expressions, blocks, types, generic
 //!   arguments) is limited to [`MAX_DEPTH`] levels, reported as "expression
-//!   nested too deeply".
+//!   nested too deeply". Each operator of a binary or postfix chain counts
+//!   as a level too, so the tree is at most about [`MAX_DEPTH`] deep and
+//!   later phases may walk it recursively.
+//! - Parsing time is linear in the input (speculation is memoized, and its
+//!   depth bounded).
 //! - Errors are reported as "expected X, found Y" at the offending token;
-//!   the parser then resynchronizes at `;`, `}` or the next item keyword, so
-//!   one file yields several independent errors. A second error at the same
-//!   position as the previous one is dropped (it is a cascade).
+//!   the parser then resynchronizes at `;` or `}` (at the statement's brace
+//!   depth) or at the next item keyword, so one file yields several
+//!   independent errors. A second error at the same position as the
+//!   previous one is dropped (it is a cascade), and so is an error at a
+//!   token the lexer already reported ([`TokenKind::Error`]).
 
 use crate::ast::*;
 use crate::lexer::{lex, Token, TokenKind};
