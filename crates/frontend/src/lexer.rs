@@ -314,6 +314,10 @@ struct Lexer<'a, 'd> {
 
 impl Lexer<'_, '_> {
     fn run(&mut self) {
+        // Editors may save a byte order mark; it is not part of the program.
+        if self.text.starts_with('\u{feff}') {
+            self.pos = '\u{feff}'.len_utf8();
+        }
         loop {
             self.skip_whitespace_and_comments();
             let start = self.pos;
@@ -913,6 +917,13 @@ mod tests {
             tokens.last().map(|t| t.span),
             Some(Span::new(FileId(0), 8, 8))
         );
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let (k, errors) = kinds("\u{feff}fn");
+        assert!(errors.is_empty());
+        assert_eq!(k, vec![TokenKind::Fn, TokenKind::Eof]);
     }
 
     #[test]

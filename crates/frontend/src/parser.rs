@@ -38,6 +38,10 @@ use crate::source::{Diagnostic, Diagnostics, FileId, Span};
 /// Deepest nesting of expressions, blocks, types and generic arguments.
 pub const MAX_DEPTH: u32 = 256;
 
+/// Nesting limit when the parser must run on the caller's stack (no thread
+/// could be started): small enough for a 2 MiB stack in unoptimized builds.
+const FALLBACK_MAX_DEPTH: u32 = 64;
+
 /// Stack for the parsing thread: deep enough for [`MAX_DEPTH`] nesting
 /// levels even in unoptimized builds (about 10 KiB per level there), whatever
 /// the caller's stack (test threads get 2 MiB).
@@ -47,7 +51,8 @@ const PARSER_STACK_SIZE: usize = 64 << 20;
 ///
 /// The recursive descent runs on a scoped thread with its own large stack,
 /// so that the nesting limit, not the caller's stack size, bounds recursion.
-/// If no thread can be started, it runs on the caller's thread.
+/// If no thread can be started, it runs on the caller's thread with a lower
+/// nesting limit.
 pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostics) -> Module {
     let mut module = None;
     std::thread::scope(|scope| {
@@ -55,20 +60,28 @@ pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostic
             .name("pare-parser".to_string())
             .stack_size(PARSER_STACK_SIZE);
         // On spawn failure the closure is dropped unrun and `module` stays `None`.
-        let _ = builder.spawn_scoped(scope, || module = Some(parse_here(name, file, text, diags)));
+        let _ = builder.spawn_scoped(scope, || {
+            module = Some(parse_here(name, file, text, diags, MAX_DEPTH))
+        });
     });
-    module.unwrap_or_else(|| parse_here(name, file, text, diags))
+    module.unwrap_or_else(|| parse_here(name, file, text, diags, FALLBACK_MAX_DEPTH))
 }
 
 /// [`parse_module`] on the current thread.
 ///
 /// Lexer and parser diagnostics are merged in source order (stable, so each
 /// phase's own order is kept at equal positions).
-fn parse_here(name: &str, file: FileId, text: &str, diags: &mut Diagnostics) -> Module {
+fn parse_here(
+    name: &str,
+    file: FileId,
+    text: &str,
+    diags: &mut Diagnostics,
+    max_depth: u32,
+) -> Module {
     let mut found = Diagnostics::default();
     let tokens = lex(file, text, &mut found);
     let mut parser_diags = Diagnostics::default();
-    let mut parser = Parser::new(tokens, &mut parser_diags);
+    let mut parser = Parser::new(tokens, &mut parser_diags, max_depth);
     let items = parser.parse_items();
     found.list.append(&mut parser_diags.list);
     found.list.sort_by_key(|d| d.span.start);
@@ -129,6 +142,8 @@ struct Parser<'d> {
     diags: &'d mut Diagnostics,
     /// Current nesting depth, see [`MAX_DEPTH`].
     depth: u32,
+    /// The nesting limit: [`MAX_DEPTH`], or less on a small stack.
+    max_depth: u32,
     /// Start offset of the last reported error, to drop cascades.
     last_error_at: Option<u32>,
     /// `args_failed[i]`: generic arguments starting at token `i` do not
@@ -140,7 +155,7 @@ struct Parser<'d> {
 }
 
 impl<'d> Parser<'d> {
-    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics) -> Self {
+    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics, max_depth: u32) -> Self {
         let count = tokens.len();
         Parser {
             tokens,
@@ -149,6 +164,7 @@ impl<'d> Parser<'d> {
             open_braces: 0,
             diags,
             depth: 0,
+            max_depth,
             last_error_at: None,
             args_failed: vec![false; count],
             call_failed: vec![false; count],
@@ -312,7 +328,7 @@ impl<'d> Parser<'d> {
         }
     }
 
-    /// Runs `f` one nesting level deeper, failing beyond [`MAX_DEPTH`].
+    /// Runs `f` one nesting level deeper, failing beyond the nesting limit.
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         let outer_depth = self.depth;
         self.deepen()?;
@@ -323,11 +339,11 @@ impl<'d> Parser<'d> {
 
     /// Goes one nesting level deeper; the caller restores the depth.
     fn deepen(&mut self) -> PResult<()> {
-        if self.depth >= MAX_DEPTH {
+        if self.depth >= self.max_depth {
             let span = self.span();
             self.report(
                 Diagnostic::error(span, "expression nested too deeply")
-                    .with_label(format!("more than {MAX_DEPTH} nested levels"))
+                    .with_label(format!("more than {} nested levels", self.max_depth))
                     .with_note("long chains of operators count as nesting; split them with `let`"),
             );
             return Err(Reported);
@@ -1740,6 +1756,20 @@ fn f<const N: i64>() { f<(N + 1)>(); }
                 errs.iter().any(|e| e == "expression nested too deeply"),
                 "{chain}: {errs:?}"
             );
+        }
+    }
+
+    #[test]
+    fn fallback_limit_fits_a_test_thread_stack() {
+        // The caller's-stack fallback, run on this (2 MiB) test thread.
+        for open in ["(", "{", "if x {", "f<(", "-", "[", "new [["] {
+            let text = format!("fn f() {{ let x = {}1; }}", open.repeat(1000));
+            let mut diags = Diagnostics::default();
+            parse_here("t", FileId(0), &text, &mut diags, FALLBACK_MAX_DEPTH);
+            assert!(diags
+                .list
+                .iter()
+                .any(|d| d.message == "expression nested too deeply"));
         }
     }
 
