@@ -1762,14 +1762,20 @@ fn f<const N: i64>() { f<(N + 1)>(); }
     #[test]
     fn fallback_limit_fits_a_test_thread_stack() {
         // The caller's-stack fallback, run on this (2 MiB) test thread.
-        for open in ["(", "{", "if x {", "f<(", "-", "[", "new [["] {
-            let text = format!("fn f() {{ let x = {}1; }}", open.repeat(1000));
+        let mut texts: Vec<String> = ["(", "{", "if x {", "f<(", "-", "[", "a + "]
+            .iter()
+            .map(|open| format!("fn f() {{ let x = {}1; }}", open.repeat(1000)))
+            .collect();
+        texts.push(format!("fn f() {{ let x: {}i64 = 1; }}", "[".repeat(1000)));
+        texts.push(format!("fn f() {{ let x = y{}; }}", ".b(1)".repeat(1000)));
+        for text in texts {
             let mut diags = Diagnostics::default();
             parse_here("t", FileId(0), &text, &mut diags, FALLBACK_MAX_DEPTH);
-            assert!(diags
+            let nested = diags
                 .list
                 .iter()
-                .any(|d| d.message == "expression nested too deeply"));
+                .any(|d| d.message == "expression nested too deeply");
+            assert!(nested, "{}", &text[..40]);
         }
     }
 
