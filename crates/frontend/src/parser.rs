@@ -1628,6 +1628,92 @@ fn f<const N: i64>() { f<(N + 1)>(); }
     }
 
     #[test]
+    fn every_pare_block_of_the_language_reference_parses() {
+        let doc = include_str!("../../../docs/LANGUAGE.md");
+        let mut blocks = 0;
+        let mut rest = doc;
+        while let Some(start) = rest.find("```pare\n") {
+            let body = &rest[start + "```pare\n".len()..];
+            let end = body.find("```").unwrap_or(body.len());
+            parse_ok(&body[..end]);
+            blocks += 1;
+            rest = &body[end..];
+        }
+        assert!(blocks >= 2);
+    }
+
+    #[test]
+    fn items() {
+        let module = parse_ok(
+            "import a;\npub fn f() {}\nextern fn g();\nextern fn h(x: i64, y: u8,) -> bool;\n\
+             struct E {}\nstruct S { a: [u8], b: m::T, }\npub global G: [[i64]] = null;\n\
+             fn k<T, const N: bool, f: fn(), g: fn(T, [T]) -> T,>(x: T) -> [T] { null }",
+        );
+        let kinds: Vec<String> = module
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Import(i) => format!("import {}", i.module.name),
+                Item::Fn(f) => format!(
+                    "fn {} pub={} generics={} params={} ret={}",
+                    f.name.name,
+                    f.is_pub,
+                    f.generics.len(),
+                    f.params.len(),
+                    f.ret.as_ref().map(ty).unwrap_or_default()
+                ),
+                Item::Extern(e) => format!(
+                    "extern {} params={} ret={}",
+                    e.name.name,
+                    e.params.len(),
+                    e.ret.as_ref().map(ty).unwrap_or_default()
+                ),
+                Item::Struct(s) => format!(
+                    "struct {} pub={} {}",
+                    s.name.name,
+                    s.is_pub,
+                    s.fields
+                        .iter()
+                        .map(|f| format!("{}:{} ", f.name.name, ty(&f.ty)))
+                        .collect::<String>()
+                ),
+                Item::Global(g) => format!(
+                    "global {} pub={} {} = {}",
+                    g.name.name,
+                    g.is_pub,
+                    ty(&g.ty),
+                    sexpr(&g.init)
+                ),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "import a",
+                "fn f pub=true generics=0 params=0 ret=",
+                "extern g params=0 ret=",
+                "extern h params=2 ret=bool",
+                "struct E pub=false ",
+                "struct S pub=false a:[u8] b:m::T ",
+                "global G pub=true [[i64]] = null",
+                "fn k pub=false generics=4 params=1 ret=[T]",
+            ]
+        );
+        let Item::Fn(k) = &module.items[7] else {
+            panic!()
+        };
+        assert!(
+            matches!(&k.generics[1], GenericParam::Const(n, t) if n.name == "N" && ty(t) == "bool")
+        );
+        assert!(
+            matches!(&k.generics[2], GenericParam::Fn(_, t) if t.params.is_empty() && t.ret.is_none())
+        );
+        assert!(
+            matches!(&k.generics[3], GenericParam::Fn(_, t) if t.params.len() == 2 && t.ret.is_some())
+        );
+    }
+
+    #[test]
     fn spans_cover_nodes() {
         let text = "fn main() { let x = foo(1, 2) + 3; }";
         let module = parse_ok(text);
