@@ -930,23 +930,22 @@ impl<'d> Parser<'d> {
     /// bounds the depth of the tree, which later phases walk recursively).
     fn parse_binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.parse_unary()?;
-        let mut previous_cmp: Option<Span> = None;
+        // The first comparison of this chain: its span and token index.
+        let mut previous_cmp: Option<(Span, usize)> = None;
         while let Some((op, prec)) = self.peek_binop() {
             if prec < min_prec {
                 break;
             }
             self.deepen()?;
+            let op_index = self.pos;
             let op_span = self.bump();
             if prec == PREC_CMP {
-                if let Some(first) = previous_cmp {
-                    self.report(
-                        Diagnostic::error(op_span, "comparison operators cannot be chained")
-                            .with_label("second comparison")
-                            .with_secondary(first, "first comparison")
-                            .with_note("split the comparison with `&&`: `a < b && b < c`"),
-                    );
+                match previous_cmp {
+                    Some((first, first_index)) => {
+                        self.report_chained_comparison(op_span, first, first_index)
+                    }
+                    None => previous_cmp = Some((op_span, op_index)),
                 }
-                previous_cmp = Some(op_span);
             }
             let rhs = self.nested(|p| p.parse_binary(prec + 1))?;
             let span = lhs.span.to(rhs.span);
@@ -956,6 +955,22 @@ impl<'d> Parser<'d> {
             };
         }
         Ok(lhs)
+    }
+
+    /// Reports `a < b < c`. When the first `<` follows a name and was tried
+    /// as generic arguments, the user probably meant a generic call with an
+    /// unparenthesized constant expression (`f<K + 1>(x)`): say so.
+    fn report_chained_comparison(&mut self, second: Span, first: Span, first_index: usize) {
+        let mut diag = Diagnostic::error(second, "comparison operators cannot be chained")
+            .with_label("second comparison")
+            .with_secondary(first, "first comparison")
+            .with_note("split the comparison with `&&`: `a < b && b < c`");
+        if self.call_failed.get(first_index).copied().unwrap_or(false) {
+            diag = diag.with_note(
+                "for generic arguments, write a constant expression in parentheses or braces: `f<(K + 1)>(x)`",
+            );
+        }
+        self.report(diag);
     }
 
     fn parse_unary(&mut self) -> PResult<Expr> {
@@ -1504,6 +1519,31 @@ mod tests {
             errors("fn f() { let x = a < b > c; }"),
             vec!["comparison operators cannot be chained"]
         );
+    }
+
+    #[test]
+    fn unparenthesized_generic_constant_gets_a_hint() {
+        let mut diags = Diagnostics::default();
+        parse_module(
+            "t",
+            FileId(0),
+            "fn f() { let y = scale<K + 1>(x); }",
+            &mut diags,
+        );
+        assert_eq!(diags.list.len(), 1);
+        assert_eq!(
+            diags.list[0].message,
+            "comparison operators cannot be chained"
+        );
+        assert_eq!(diags.list[0].notes.len(), 2);
+        let mut diags = Diagnostics::default();
+        parse_module(
+            "t",
+            FileId(0),
+            "fn f() { let y = (a + 1) < b < c; }",
+            &mut diags,
+        );
+        assert_eq!(diags.list[0].notes.len(), 1);
     }
 
     #[test]
