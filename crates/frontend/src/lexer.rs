@@ -490,12 +490,12 @@ impl Lexer<'_, '_> {
             );
             value_ok = false;
         } else if let Some(at) = bad_digit {
-            let base = if radix == 2 { "binary" } else { "this" };
+            // Only binary literals can contain a digit too large for their base.
             self.error(
                 at,
                 at + 1,
-                format!("invalid digit for a {base} literal"),
-                "invalid digit",
+                "invalid digit for a binary literal",
+                "only `0` and `1` are binary digits",
             );
             value_ok = false;
         } else if value.is_none() {
