@@ -531,6 +531,19 @@ impl<'c, 'a> FnCk<'c, 'a> {
     fn const_arg(&mut self, a: &ast::GenericArg, ty: &Ty) -> Option<i64> {
         let e = match a {
             ast::GenericArg::Const(e) => self.expr(e, Some(ty)),
+            ast::GenericArg::Path(p, sub) if sub.is_empty() && self.names_a_type(p) => {
+                self.type_err(
+                    Diagnostic::error(
+                        p.span,
+                        format!(
+                            "expected a constant as generic argument, found type `{}`",
+                            p.name.name
+                        ),
+                    )
+                    .with_label("this generic parameter is a constant"),
+                );
+                return None;
+            }
             ast::GenericArg::Path(p, sub) if sub.is_empty() => {
                 let x = ast::Expr {
                     kind: ast::ExprKind::Path(p.clone(), Vec::new()),
@@ -560,6 +573,35 @@ impl<'c, 'a> FnCk<'c, 'a> {
             Some(Folded::Int(v)) => Some(v),
             _ => None,
         }
+    }
+
+    /// Whether a path written as a generic argument names a type (a
+    /// primitive, a type parameter or a struct) rather than a value.
+    fn names_a_type(&self, p: &ast::Path) -> bool {
+        if p.module.is_none() {
+            if matches!(p.name.name.as_str(), "i64" | "i32" | "u8" | "bool" | "str") {
+                return true;
+            }
+            if let Some(a) = self.env_lookup(&p.name.name) {
+                return matches!(a, GArg::Type(_));
+            }
+        }
+        let target = match &p.module {
+            None => Some(self.module),
+            Some(q) => {
+                let scope = &self.ck.scopes[self.module.0 as usize];
+                if q.name == scope.name {
+                    Some(self.module)
+                } else {
+                    scope.imports.get(&q.name).copied()
+                }
+            }
+        };
+        target.is_some_and(|m| {
+            self.ck.scopes[m.0 as usize]
+                .types
+                .contains_key(&p.name.name)
+        })
     }
 
     /// Resolves a function generic argument and checks its signature.
