@@ -14,7 +14,8 @@
 //! - Lexing never stops at an error: each problem (unterminated literal or
 //!   comment, bad escape, unknown character, literal too large, bad suffix)
 //!   becomes a [`Diagnostic`] and the lexer goes on with a best-effort token
-//!   (or none, for an unknown character), so the parser still sees the rest.
+//!   (a literal with value 0, or [`TokenKind::Error`] for text that is no
+//!   token), so the parser still sees the rest.
 
 use crate::source::{Diagnostic, Diagnostics, FileId, Span};
 
@@ -107,6 +108,11 @@ pub enum TokenKind {
     AndAnd,
     OrOr,
 
+    /// Text that is no token (an unknown character, or an unterminated
+    /// string or block comment running to the end); already reported by
+    /// the lexer, so the parser fails on it without a second message.
+    Error,
+
     /// End of input.
     Eof,
 }
@@ -120,6 +126,7 @@ impl TokenKind {
             TokenKind::Char(_) => "character literal".to_string(),
             TokenKind::Str(_) => "string literal".to_string(),
             TokenKind::Eof => "end of file".to_string(),
+            TokenKind::Error => "invalid token".to_string(),
             other => match other.keyword_or_punct_text() {
                 Some(text) => format!("`{text}`"),
                 None => "token".to_string(),
@@ -197,7 +204,7 @@ impl TokenKind {
             Ge => ">=",
             AndAnd => "&&",
             OrOr => "||",
-            Ident(_) | Int { .. } | Char(_) | Str(_) | Eof => return None,
+            Ident(_) | Int { .. } | Char(_) | Str(_) | Error | Eof => return None,
         };
         Some(text)
     }
@@ -396,6 +403,7 @@ impl Lexer<'_, '_> {
                         "unterminated block comment",
                         "comment starts here",
                     );
+                    self.push(TokenKind::Error, start);
                     return;
                 }
                 (Some(b'/'), Some(b'*')) => {
@@ -606,6 +614,8 @@ impl Lexer<'_, '_> {
         }
     }
 
+    /// Lexes a string literal; an unterminated one runs to the end of the
+    /// text and becomes an [`TokenKind::Error`] token.
     fn lex_string(&mut self) {
         let start = self.pos;
         self.pos += 1;
@@ -619,7 +629,8 @@ impl Lexer<'_, '_> {
                         "unterminated string literal",
                         "string starts here",
                     );
-                    break;
+                    self.push(TokenKind::Error, start);
+                    return;
                 }
                 Some(b'"') => {
                     self.pos += 1;
@@ -720,16 +731,18 @@ impl Lexer<'_, '_> {
         false
     }
 
-    /// Reports and skips one character that cannot start a token.
+    /// Reports one character that cannot start a token; it becomes an
+    /// [`TokenKind::Error`] token.
     fn unknown_character(&mut self, start: usize) {
         let c = self.char_at(start).unwrap_or('\u{fffd}');
         self.pos += c.len_utf8().max(1);
         let diag = Diagnostic::error(
             self.span(start, self.pos),
-            format!("unknown character `{}`", c.escape_default()),
+            format!("unknown character `{}`", c.escape_debug()),
         )
         .with_label("not valid in Pare source");
         self.diags.push(diag);
+        self.push(TokenKind::Error, start);
     }
 }
 
@@ -873,7 +886,14 @@ mod tests {
         );
         let (k, errors) = kinds("a /* /* */");
         assert_eq!(errors, vec!["unterminated block comment"]);
-        assert_eq!(k, vec![TokenKind::Ident("a".into()), TokenKind::Eof]);
+        assert_eq!(
+            k,
+            vec![
+                TokenKind::Ident("a".into()),
+                TokenKind::Error,
+                TokenKind::Eof
+            ]
+        );
     }
 
     #[test]
@@ -882,6 +902,13 @@ mod tests {
         let tokens = lex(FileId(0), "x = \"abc", &mut diags);
         assert_eq!(diags.list.len(), 1);
         assert_eq!(diags.list[0].message, "unterminated string literal");
+        assert_eq!(
+            tokens[2],
+            Token {
+                kind: TokenKind::Error,
+                span: Span::new(FileId(0), 4, 8)
+            }
+        );
         assert_eq!(
             tokens.last().map(|t| t.span),
             Some(Span::new(FileId(0), 8, 8))
@@ -893,6 +920,13 @@ mod tests {
         let mut diags = Diagnostics::default();
         let tokens = lex(FileId(0), "a ∑ b", &mut diags);
         assert_eq!(diags.list[0].span, Span::new(FileId(0), 2, 5));
-        assert_eq!(tokens.len(), 3);
+        assert_eq!(
+            tokens[1],
+            Token {
+                kind: TokenKind::Error,
+                span: Span::new(FileId(0), 2, 5)
+            }
+        );
+        assert_eq!(tokens.len(), 4);
     }
 }

@@ -55,10 +55,18 @@ pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostic
 }
 
 /// [`parse_module`] on the current thread.
+///
+/// Lexer and parser diagnostics are merged in source order (stable, so each
+/// phase's own order is kept at equal positions).
 fn parse_here(name: &str, file: FileId, text: &str, diags: &mut Diagnostics) -> Module {
-    let tokens = lex(file, text, diags);
-    let mut parser = Parser::new(tokens, diags);
+    let mut found = Diagnostics::default();
+    let tokens = lex(file, text, &mut found);
+    let mut parser_diags = Diagnostics::default();
+    let mut parser = Parser::new(tokens, &mut parser_diags);
     let items = parser.parse_items();
+    found.list.append(&mut parser_diags.list);
+    found.list.sort_by_key(|d| d.span.start);
+    diags.list.append(&mut found.list);
     Module {
         name: name.to_string(),
         file,
@@ -95,6 +103,7 @@ const PREC_MUL: u8 = 9;
 struct Checkpoint {
     pos: usize,
     half: bool,
+    open_braces: usize,
     diag_count: usize,
     last_error_at: Option<u32>,
 }
@@ -106,6 +115,9 @@ struct Parser<'d> {
     /// The first `>` of the current token (`>>`, `>=`, `>>=`) was consumed
     /// as the end of a generic argument list.
     half: bool,
+    /// `{` minus `}` tokens consumed so far: how deep in braces the current
+    /// token is (recovery skips to a `;` or `}` at the right depth).
+    open_braces: usize,
     diags: &'d mut Diagnostics,
     /// Current nesting depth, see [`MAX_DEPTH`].
     depth: u32,
@@ -126,6 +138,7 @@ impl<'d> Parser<'d> {
             tokens,
             pos: 0,
             half: false,
+            open_braces: 0,
             diags,
             depth: 0,
             last_error_at: None,
@@ -185,6 +198,11 @@ impl<'d> Parser<'d> {
     /// Consumes the current token and returns its span.
     fn bump(&mut self) -> Span {
         let span = self.span();
+        match self.peek() {
+            TokenKind::LBrace => self.open_braces += 1,
+            TokenKind::RBrace => self.open_braces = self.open_braces.saturating_sub(1),
+            _ => {}
+        }
         if self.pos + 1 < self.tokens.len() {
             self.pos += 1;
         }
@@ -219,6 +237,7 @@ impl<'d> Parser<'d> {
         Checkpoint {
             pos: self.pos,
             half: self.half,
+            open_braces: self.open_braces,
             diag_count: self.diags.list.len(),
             last_error_at: self.last_error_at,
         }
@@ -227,6 +246,7 @@ impl<'d> Parser<'d> {
     fn restore(&mut self, cp: Checkpoint) {
         self.pos = cp.pos;
         self.half = cp.half;
+        self.open_braces = cp.open_braces;
         self.diags.list.truncate(cp.diag_count);
         self.last_error_at = cp.last_error_at;
     }
@@ -242,8 +262,22 @@ impl<'d> Parser<'d> {
         self.diags.push(diag);
     }
 
+    /// The current token is, or follows to the end, text the lexer already
+    /// reported (an unknown character, an unterminated string or comment):
+    /// complaining about it again would only repeat that error.
+    fn at_lexer_error(&self) -> bool {
+        match self.peek() {
+            TokenKind::Error => true,
+            TokenKind::Eof => self.pos > 0 && self.tokens[self.pos - 1].kind == TokenKind::Error,
+            _ => false,
+        }
+    }
+
     /// Reports "expected `what`, found <current token>" and returns the error.
     fn expected<T>(&mut self, what: &str) -> PResult<T> {
+        if self.at_lexer_error() {
+            return Err(Reported);
+        }
         let found = self.peek().describe();
         let span = self.span();
         self.report(
@@ -306,42 +340,36 @@ impl<'d> Parser<'d> {
         )
     }
 
-    /// Skips to the next item keyword outside any braces opened while
-    /// skipping, or past a `}` closing the braces the error was in (a
-    /// struct's field list).
+    /// Skips to the next item keyword outside braces, or past the `}` that
+    /// closes the item's braces (its body or field list).
     fn recover_item(&mut self) {
-        let mut depth = 0usize;
         while !self.at_eof() {
-            match self.peek() {
-                TokenKind::LBrace => depth += 1,
-                TokenKind::RBrace if depth == 0 => {
-                    self.bump();
-                    return;
-                }
-                TokenKind::RBrace => depth -= 1,
-                _ if depth == 0 && self.at_item_start() => return,
-                _ => {}
+            if self.open_braces == 0 && self.at_item_start() {
+                return;
             }
+            let closes_item = self.at(&TokenKind::RBrace) && self.open_braces <= 1;
             self.bump();
+            if closes_item {
+                return;
+            }
         }
     }
 
-    /// Skips past the next `;`, or to the `}` closing the current block, not
-    /// counting braces opened while skipping; stops early at an item keyword
-    /// (the block is probably missing its `}`).
-    fn recover_stmt(&mut self) {
-        let mut depth = 0usize;
+    /// Skips the rest of a statement of the block at brace depth `depth`:
+    /// past its `;`, or to the `}` closing the block; stops early at an item
+    /// keyword (the block is probably missing its `}`).
+    fn recover_stmt(&mut self, depth: usize) {
         while !self.at_eof() {
-            match self.peek() {
-                TokenKind::LBrace => depth += 1,
-                TokenKind::RBrace if depth == 0 => return,
-                TokenKind::RBrace => depth -= 1,
-                TokenKind::Semi if depth == 0 => {
-                    self.bump();
-                    return;
+            if self.open_braces <= depth {
+                match self.peek() {
+                    TokenKind::RBrace => return,
+                    TokenKind::Semi => {
+                        self.bump();
+                        return;
+                    }
+                    _ if self.at_item_start() => return,
+                    _ => {}
                 }
-                _ if depth == 0 && self.at_item_start() => return,
-                _ => {}
             }
             self.bump();
         }
@@ -354,6 +382,8 @@ impl<'d> Parser<'d> {
         let mut items = Vec::new();
         while !self.at_eof() {
             let start = self.pos;
+            // Items are outside all braces, whatever an earlier error left.
+            self.open_braces = 0;
             match self.parse_item() {
                 Ok(item) => items.push(item),
                 Err(Reported) => {
@@ -618,7 +648,9 @@ impl<'d> Parser<'d> {
     }
 
     fn parse_block_inner(&mut self) -> PResult<Block> {
+        let outer_braces = self.open_braces;
         let open = self.expect(&TokenKind::LBrace, "`{`")?;
+        let inner_braces = self.open_braces;
         let mut stmts = Vec::new();
         let mut tail = None;
         loop {
@@ -631,6 +663,7 @@ impl<'d> Parser<'d> {
             }
             if self.at_eof() || self.at_item_start() {
                 self.report_unclosed_block(open);
+                self.open_braces = outer_braces;
                 return Ok(Block {
                     stmts,
                     tail,
@@ -650,7 +683,7 @@ impl<'d> Parser<'d> {
                 Ok(StmtOrTail::Stmt(stmt)) => stmts.push(stmt),
                 Ok(StmtOrTail::Tail(expr)) => tail = Some(Box::new(expr)),
                 Err(Reported) => {
-                    self.recover_stmt();
+                    self.recover_stmt(inner_braces);
                     if self.pos == start
                         && !self.at(&TokenKind::RBrace)
                         && !self.at_eof()
@@ -664,6 +697,9 @@ impl<'d> Parser<'d> {
     }
 
     fn report_unclosed_block(&mut self, open: Span) {
+        if self.at_lexer_error() {
+            return;
+        }
         let found = self.peek().describe();
         let span = self.span();
         self.report(
@@ -714,9 +750,11 @@ impl<'d> Parser<'d> {
     }
 
     /// A missing `;` is reported but not fatal: the statement is complete,
-    /// and parsing goes on as if the `;` had been there.
+    /// and parsing goes on as if the `;` had been there. Before an item
+    /// keyword or the end of the file the block lacks its `}`, which the
+    /// block reports instead.
     fn expect_semi(&mut self) -> PResult<()> {
-        if self.eat(&TokenKind::Semi).is_none() {
+        if self.eat(&TokenKind::Semi).is_none() && !self.at_eof() && !self.at_item_start() {
             let _ = self.expected::<()>("`;`");
         }
         Ok(())
@@ -793,7 +831,7 @@ impl<'d> Parser<'d> {
                 span: start.to(self.prev_span()),
             }));
         }
-        if self.at(&TokenKind::RBrace) {
+        if self.at(&TokenKind::RBrace) || self.at_eof() || self.at_item_start() {
             return Ok(StmtOrTail::Tail(expr));
         }
         self.expect_semi()?;
