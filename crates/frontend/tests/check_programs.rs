@@ -724,7 +724,7 @@ fn error_bad_main() {
 fn error_calls() {
     assert_error(
         "fn f(a: i64) { } fn main() { f(1, 2); }",
-        "function `main::f` takes 1 argument but 2 arguments were supplied",
+        "function `f` takes 1 argument but 2 arguments were supplied",
     );
     assert_error(
         "fn main() { print(); }",
@@ -927,4 +927,29 @@ fn several_errors_are_reported_without_cascades() {
     }",
     );
     assert_eq!(errs.len(), 4, "{errs:#?}");
+}
+
+#[test]
+fn error_branching_generic_recursion_terminates() {
+    let errs =
+        errors("fn f<const N: i64>() { f<(N * 2)>(); f<(N * 2 + 1)>(); } fn main() { f<1>(); }");
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("too many generic instances") || e.contains("depth limit")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn globals_may_refer_to_later_globals_only_to_be_rejected() {
+    assert_error(
+        "global b: i64 = c; global c: i64 = 1; fn main() { }",
+        "not a compile-time constant",
+    );
+}
+
+#[test]
+fn errors_after_bad_struct_literal_are_still_reported() {
+    let errs = errors("struct P { x: i64 } fn main() { let a = new P { }; print(a.w); }");
+    assert_eq!(errs.len(), 2, "{errs:?}");
 }

@@ -1206,8 +1206,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 span,
                 format!("cannot apply binary operator `{sym}` to type `{n}`"),
             )
-            .with_label(format!("operator `{sym}` does not apply to `{n}`"))
-            .with_secondary(e.span, format!("this is of type `{n}`")),
+            .with_label(format!("operator `{sym}` does not apply to `{n}`")),
         );
     }
 
@@ -1393,7 +1392,12 @@ impl<'c, 'a> FnCk<'c, 'a> {
             ok = false;
         }
         if !ok {
-            return Self::poison(span);
+            // Keep the struct type so that later uses are still checked.
+            return Expr {
+                kind: ExprKind::Const(0),
+                ty: Ty::Struct(sid),
+                span,
+            };
         }
         Expr {
             kind: ExprKind::NewStruct(sid, out),

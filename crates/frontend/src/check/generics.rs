@@ -18,7 +18,8 @@ use super::consteval::Folded;
 use super::expr::FnCk;
 use super::types::compatible;
 use super::{
-    Checker, Env, FnInfo, GArg, GenericId, Item, ItemKind, Ns, MAX_INSTANCE_DEPTH, PLACEHOLDER_FN,
+    Checker, Env, FnInfo, GArg, GenericId, Item, ItemKind, Ns, MAX_INSTANCES, MAX_INSTANCE_DEPTH,
+    PLACEHOLDER_FN,
 };
 use crate::ast;
 use crate::source::{Diagnostic, Span};
@@ -64,6 +65,19 @@ impl<'a> Checker<'a> {
                         "generic instances may nest at most {MAX_INSTANCE_DEPTH} levels deep"
                     )),
             );
+            return None;
+        }
+        if self.instances.len() >= MAX_INSTANCES {
+            if !self.too_many_instances {
+                self.too_many_instances = true;
+                self.error(
+                    Diagnostic::error(use_span, "too many generic instances")
+                        .with_label(format!("instantiating `{symbol}` here"))
+                        .with_note(format!(
+                            "a program may have at most {MAX_INSTANCES} generic instances"
+                        )),
+                );
+            }
             return None;
         }
         self.generics[g.0 as usize].instantiated = true;
@@ -139,7 +153,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
             Callee::Func(f) => {
                 let params = self.ck.fns[f.0 as usize].params.clone();
                 let ret = self.ck.fns[f.0 as usize].ret.clone();
-                let name = self.ck.fns[f.0 as usize].symbol.clone();
+                let name = self.ck.fns[f.0 as usize].decl.name.name.clone();
                 match self.args_against(&name, &params, args, span) {
                     Some(args) => Expr {
                         kind: ExprKind::Call(f, args),
@@ -193,7 +207,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 };
                 let params = self.ck.fns[f.0 as usize].params.clone();
                 let ret = self.ck.fns[f.0 as usize].ret.clone();
-                let name = self.ck.fns[f.0 as usize].symbol.clone();
+                let name = self.ck.fns[f.0 as usize].decl.name.name.clone();
                 match self.args_against(&name, &params, args, span) {
                     Some(args) => Expr {
                         kind: ExprKind::Call(f, args),

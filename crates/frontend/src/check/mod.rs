@@ -42,6 +42,9 @@ use crate::tir::{self, ExternId, FuncId, GlobalId, ModuleId, StructId, Ty};
 
 /// Maximum nesting of generic instantiations.
 const MAX_INSTANCE_DEPTH: u32 = 64;
+/// Maximum number of generic instances in a program: the depth limit alone
+/// does not bound programs whose instantiation tree branches.
+const MAX_INSTANCES: usize = 50_000;
 
 /// Checks and monomorphizes a program; `modules[0]` is the root module.
 /// Returns `None` iff errors were reported.
@@ -166,6 +169,8 @@ pub(crate) struct Checker<'a> {
     pub generics: Vec<GenericInfo<'a>>,
     pub instances: HashMap<(GenericId, Vec<GArg>), FuncId>,
     pub queue: VecDeque<FuncId>,
+    /// Set once the [`MAX_INSTANCES`] error has been reported.
+    pub too_many_instances: bool,
     main: Option<FuncId>,
 }
 
@@ -187,6 +192,7 @@ impl<'a> Checker<'a> {
             generics: Vec::new(),
             instances: HashMap::new(),
             queue: VecDeque::new(),
+            too_many_instances: false,
             main: None,
         }
     }
@@ -739,6 +745,23 @@ impl<'a> Checker<'a> {
     // ---- phase 3: globals ---------------------------------------------------------
 
     fn check_globals(&mut self) {
+        // Initializers may mention globals declared later (to be told they
+        // are not constants): give every global its type first. Errors in
+        // the types are reported by the full check below, so this pass is
+        // silent.
+        let empty = Vec::new();
+        for i in 0..self.global_decls.len() {
+            let (m, decl) = self.global_decls[i];
+            let first_new = self.diags.list.len();
+            let ty = match &decl.ty.kind {
+                ast::TypeExprKind::FixedArray(elem, _) => {
+                    Ty::Array(Box::new(self.resolve_type(m, &empty, elem)))
+                }
+                _ => self.resolve_type(m, &empty, &decl.ty),
+            };
+            self.diags.list.truncate(first_new);
+            self.globals[i].ty = ty;
+        }
         for i in 0..self.global_decls.len() {
             let (m, decl) = self.global_decls[i];
             let (ty, init) = expr::check_global(self, m, decl);
