@@ -953,3 +953,10 @@ fn errors_after_bad_struct_literal_are_still_reported() {
     let errs = errors("struct P { x: i64 } fn main() { let a = new P { }; print(a.w); }");
     assert_eq!(errs.len(), 2, "{errs:?}");
 }
+
+#[test]
+fn long_operator_chains_do_not_overflow_the_stack() {
+    let chain = vec!["1"; 250].join(" + ");
+    let p = ok(&format!("fn main() {{ let x = {chain}; print(x); }}"));
+    assert_eq!(let_init(func(&p, "main"), "x").ty, Ty::I64);
+}

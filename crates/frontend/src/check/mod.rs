@@ -49,6 +49,30 @@ const MAX_INSTANCES: usize = 50_000;
 /// Checks and monomorphizes a program; `modules[0]` is the root module.
 /// Returns `None` iff errors were reported.
 pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
+    // The checker recurses over the syntax tree, whose depth the parser
+    // bounds for nesting but not for operator chains (`1 + 1 + ... + 1` is
+    // a left-deep tree): run it on a thread with a large stack.
+    let outcome = std::thread::scope(|scope| {
+        let diags_ref = &mut *diags;
+        std::thread::Builder::new()
+            .name("pare-check".into())
+            .stack_size(CHECKER_STACK_SIZE)
+            .spawn_scoped(scope, move || check_program_here(modules, diags_ref))
+            .ok()
+            .map(|handle| handle.join())
+    });
+    match outcome {
+        Some(Ok(program)) => program,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        // No thread could be started: check on this one.
+        None => check_program_here(modules, diags),
+    }
+}
+
+/// Stack size of the checking thread.
+const CHECKER_STACK_SIZE: usize = 256 << 20;
+
+fn check_program_here(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
     let errors_before = count_errors(diags);
     let mut ck = Checker::new(modules, diags);
     ck.collect();
