@@ -322,9 +322,9 @@ impl<'c, 'a> FnCk<'c, 'a> {
                     decl.name.span,
                     format!("mismatched types: expected `{w}`, found `()`"),
                 )
-                .with_label(format!(
-                    "implicitly returns `()` as its body has no tail or `return` expression"
-                ));
+                .with_label(
+                    "implicitly returns `()` as its body has no tail or `return` expression",
+                );
                 if let Some(r) = &decl.ret {
                     d = d.with_secondary(
                         r.span,
@@ -722,7 +722,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 )
             }
         };
-        if op.is_comparison_or_logical() {
+        if is_comparison_or_logical(op) {
             self.type_err(Diagnostic::error(
                 span,
                 "invalid compound assignment operator",
@@ -1533,16 +1533,11 @@ fn op_symbol(op: ast::BinOp) -> &'static str {
     }
 }
 
-trait BinOpExt {
-    fn is_comparison_or_logical(self) -> bool;
-}
-
-impl BinOpExt for ast::BinOp {
-    fn is_comparison_or_logical(self) -> bool {
-        use ast::BinOp as B;
-        matches!(
-            self,
-            B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or
-        )
-    }
+/// Operators that cannot form a compound assignment.
+fn is_comparison_or_logical(op: ast::BinOp) -> bool {
+    use ast::BinOp as B;
+    matches!(
+        op,
+        B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or
+    )
 }
