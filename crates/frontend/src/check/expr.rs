@@ -1477,7 +1477,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
 
 /// Whether an expression's type comes from its context (an unsuffixed integer
 /// literal or `null`, possibly under operators).
-fn is_untyped(e: &ast::Expr) -> bool {
+pub(crate) fn is_untyped(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
         ast::ExprKind::Unary(_, x) => is_untyped(x),
@@ -1493,8 +1493,14 @@ fn is_untyped(e: &ast::Expr) -> bool {
             | ast::BinOp::BitXor => is_untyped(l) && is_untyped(r),
             _ => false,
         },
+        ast::ExprKind::If(_, then, Some(els)) => block_is_untyped(then) && is_untyped(els),
+        ast::ExprKind::Block(b) => block_is_untyped(b),
         _ => false,
     }
+}
+
+fn block_is_untyped(b: &ast::Block) -> bool {
+    b.tail.as_ref().is_some_and(|t| is_untyped(t))
 }
 
 /// A type that can serve as a hint for the other operand.

@@ -15,7 +15,7 @@
 use std::rc::Rc;
 
 use super::consteval::Folded;
-use super::expr::FnCk;
+use super::expr::{is_untyped, FnCk};
 use super::types::compatible;
 use super::{
     Checker, Env, FnInfo, GArg, GenericId, Item, ItemKind, Ns, MAX_INSTANCES, MAX_INSTANCE_DEPTH,
@@ -732,8 +732,8 @@ impl<'c, 'a> FnCk<'c, 'a> {
         }
         let mut bound: Vec<Option<Ty>> = vec![None; names.len()];
         let order: Vec<usize> = (0..args.len())
-            .filter(|&i| !is_untyped_arg(&args[i]))
-            .chain((0..args.len()).filter(|&i| is_untyped_arg(&args[i])))
+            .filter(|&i| !is_untyped(&args[i]))
+            .chain((0..args.len()).filter(|&i| is_untyped(&args[i])))
             .collect();
         let mut checked: Vec<Option<Expr>> = vec![None; args.len()];
         for i in order {
@@ -820,14 +820,5 @@ fn match_type(t: &ast::TypeExpr, ty: &Ty, names: &[String], bound: &mut [Option<
         }
         (ast::TypeExprKind::Array(e), Ty::Array(elem)) => match_type(e, elem, names, bound),
         _ => {}
-    }
-}
-
-/// Arguments whose type comes from context, checked after the others.
-fn is_untyped_arg(e: &ast::Expr) -> bool {
-    match &e.kind {
-        ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
-        ast::ExprKind::Unary(_, x) => is_untyped_arg(x),
-        _ => false,
     }
 }

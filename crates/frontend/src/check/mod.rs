@@ -193,6 +193,8 @@ pub(crate) struct Checker<'a> {
     pub generics: Vec<GenericInfo<'a>>,
     pub instances: HashMap<(GenericId, Vec<GArg>), FuncId>,
     pub queue: VecDeque<FuncId>,
+    /// (span, message) of diagnostics reported in instance bodies.
+    instance_errors: hashbrown::HashSet<(Span, String)>,
     /// Set once the [`MAX_INSTANCES`] error has been reported.
     pub too_many_instances: bool,
     main: Option<FuncId>,
@@ -217,6 +219,7 @@ impl<'a> Checker<'a> {
             instances: HashMap::new(),
             queue: VecDeque::new(),
             too_many_instances: false,
+            instance_errors: hashbrown::HashSet::new(),
             main: None,
         }
     }
@@ -815,12 +818,24 @@ impl<'a> Checker<'a> {
         let first_new = self.diags.list.len();
         let func = expr::check_fn(self, id);
         if self.fns[id.0 as usize].is_instance {
-            let note = format!("in instance `{}`", self.fns[id.0 as usize].symbol);
-            for d in &mut self.diags.list[first_new..] {
-                d.notes.push(note.clone());
-            }
+            self.annotate_instance_errors(id, first_new);
         }
         self.fns[id.0 as usize].func = Some(func);
+    }
+
+    /// Adds the instance's name to the diagnostics its body produced, and
+    /// drops those already reported, identically, for another instance of
+    /// the same generic (an error that does not depend on the arguments).
+    fn annotate_instance_errors(&mut self, id: FuncId, first_new: usize) {
+        let note = format!("in instance `{}`", self.fns[id.0 as usize].symbol);
+        let new: Vec<Diagnostic> = self.diags.list.drain(first_new..).collect();
+        for mut d in new {
+            let key = (d.span, d.message.clone());
+            if self.instance_errors.insert(key) {
+                d.notes.push(note.clone());
+                self.diags.push(d);
+            }
+        }
     }
 
     // ---- phase 5: output ------------------------------------------------------------
