@@ -975,3 +975,17 @@ fn argument_independent_instance_errors_are_reported_once() {
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(errs[0].contains("in instance `main::f<i64>`"));
 }
+
+#[test]
+fn uninstantiated_generics_resolve_generic_argument_names() {
+    let errs = errors(
+        "fn h<f: fn(i64) -> i64>(x: i64) -> i64 { f(x) }
+        fn g<T>(x: i64) -> i64 { h<nope>(x) + h<T>(x) }
+        fn main() { }",
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("cannot find `nope` in this scope"),
+        "{errs:?}"
+    );
+}

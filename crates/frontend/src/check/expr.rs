@@ -233,7 +233,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
         id
     }
 
-    fn find_local(&self, name: &str) -> Option<LocalId> {
+    pub fn find_local(&self, name: &str) -> Option<LocalId> {
         self.scopes
             .iter()
             .rev()

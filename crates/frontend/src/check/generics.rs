@@ -178,6 +178,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
             Callee::Builtin(b) => self.builtin(b, args, span),
             Callee::Generic(g) => {
                 if self.names_only {
+                    self.resolve_generic_arg_names(gargs);
                     return self.args_unchecked(args, span);
                 }
                 if gargs.is_empty() {
@@ -586,6 +587,40 @@ impl<'c, 'a> FnCk<'c, 'a> {
         match self.fold_constant(&e) {
             Some(Folded::Int(v)) => Some(v),
             _ => None,
+        }
+    }
+
+    /// Names-only mode: reports generic arguments that name nothing.
+    fn resolve_generic_arg_names(&mut self, gargs: &[ast::GenericArg]) {
+        for a in gargs {
+            match a {
+                ast::GenericArg::Path(p, sub) => {
+                    self.resolve_generic_arg_names(sub);
+                    let known = self.names_a_type(p)
+                        || (p.module.is_none()
+                            && (self.env_lookup(&p.name.name).is_some()
+                                || self.find_local(&p.name.name).is_some()));
+                    if known {
+                        continue;
+                    }
+                    match self.ck.lookup(self.module, p, Ns::Values) {
+                        Ok(Some(_)) | Err(()) => {}
+                        Ok(None) => self.name_err(
+                            Diagnostic::error(
+                                p.span,
+                                format!("cannot find `{}` in this scope", p.name.name),
+                            )
+                            .with_label("not a type, function or constant in scope"),
+                        ),
+                    }
+                }
+                ast::GenericArg::ArrayType(t) => {
+                    self.resolve_type(t);
+                }
+                ast::GenericArg::Const(e) => {
+                    self.expr(e, None);
+                }
+            }
         }
     }
 
