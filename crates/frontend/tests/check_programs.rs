@@ -989,3 +989,10 @@ fn uninstantiated_generics_resolve_generic_argument_names() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn no_modules_is_an_error() {
+    let mut diags = Diagnostics::default();
+    assert!(check_program(&[], &mut diags).is_none());
+    assert!(diags.has_errors());
+}

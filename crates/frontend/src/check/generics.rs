@@ -309,8 +309,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 kind: ItemKind::Generic(g),
                 ..
             }) => Callee::Generic(g),
-            Some(Item { kind, .. }) if !gargs.is_empty() => {
-                let _ = kind;
+            Some(_) if !gargs.is_empty() => {
                 self.no_generic_args(path);
                 Callee::Error
             }

@@ -49,9 +49,9 @@ const MAX_INSTANCES: usize = 50_000;
 /// Checks and monomorphizes a program; `modules[0]` is the root module.
 /// Returns `None` iff errors were reported.
 pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
-    // The checker recurses over the syntax tree, whose depth the parser
-    // bounds for nesting but not for operator chains (`1 + 1 + ... + 1` is
-    // a left-deep tree): run it on a thread with a large stack.
+    // The checker recurses over the syntax tree (up to the parser's nesting
+    // limit, with several frames per level): run it on a thread with its own
+    // stack, so that the caller's stack size does not matter.
     let outcome = std::thread::scope(|scope| {
         let diags_ref = &mut *diags;
         std::thread::Builder::new()
@@ -70,7 +70,7 @@ pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option
 }
 
 /// Stack size of the checking thread.
-const CHECKER_STACK_SIZE: usize = 256 << 20;
+const CHECKER_STACK_SIZE: usize = 64 << 20;
 
 fn check_program_here(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
     let errors_before = count_errors(diags);
@@ -723,6 +723,7 @@ impl<'a> Checker<'a> {
 
     fn declare_main(&mut self) {
         let Some(root) = self.scopes.first() else {
+            self.error(Diagnostic::error(Span::default(), "no modules to check"));
             return;
         };
         let root_file = root.file;
