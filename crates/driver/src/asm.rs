@@ -11,7 +11,10 @@ use std::fmt::Write as _;
 use anyhow::{anyhow, Result};
 use capstone::arch::{self, BuildsCapstone};
 use capstone::Capstone;
-use object::{Object as _, ObjectSection as _, ObjectSymbol as _, RelocationFlags, RelocationTarget, SymbolKind};
+use object::{
+    Object as _, ObjectSection as _, ObjectSymbol as _, RelocationFlags, RelocationTarget,
+    SymbolKind,
+};
 
 use crate::target::Target;
 
@@ -21,15 +24,24 @@ pub fn disassemble_object(bytes: &[u8], target: Target) -> Result<String> {
     let cs = capstone_for(target)?;
     let mut functions: Vec<_> = file
         .symbols()
-        .filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.section_index().is_some())
+        .filter(|s| {
+            s.kind() == SymbolKind::Text && s.is_definition() && s.section_index().is_some()
+        })
         .collect();
     functions.sort_by_key(|s| (s.section_index().map(|i| i.0), s.address()));
 
     let mut out = String::new();
     for sym in functions {
         let name = sym.name().unwrap_or("?");
-        let Some(section) = sym.section_index().and_then(|i| file.section_by_index(i).ok()) else { continue };
-        let data = section.data().map_err(|e| anyhow!("cannot read section of `{name}`: {e}"))?;
+        let Some(section) = sym
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+        else {
+            continue;
+        };
+        let data = section
+            .data()
+            .map_err(|e| anyhow!("cannot read section of `{name}`: {e}"))?;
         let start = sym.address() - section.address();
         let end = (start + sym.size()).min(data.len() as u64);
         let code = &data[start as usize..end as usize];
@@ -47,22 +59,39 @@ pub fn disassemble_object(bytes: &[u8], target: Target) -> Result<String> {
 
 fn capstone_for(target: Target) -> Result<Capstone> {
     let cs = match target {
-        Target::Aarch64 => Capstone::new().arm64().mode(arch::arm64::ArchMode::Arm).build(),
-        Target::X86_64 => Capstone::new().x86().mode(arch::x86::ArchMode::Mode64).build(),
+        Target::Aarch64 => Capstone::new()
+            .arm64()
+            .mode(arch::arm64::ArchMode::Arm)
+            .build(),
+        Target::X86_64 => Capstone::new()
+            .x86()
+            .mode(arch::x86::ArchMode::Mode64)
+            .build(),
     };
     cs.map_err(|e| anyhow!("cannot start the disassembler: {e}"))
 }
 
 /// Lists one function: decodable instructions, then undecodable words as data.
-fn write_function(out: &mut String, cs: &Capstone, code: &[u8], relocs: &[(u64, String)]) -> Result<()> {
+fn write_function(
+    out: &mut String,
+    cs: &Capstone,
+    code: &[u8],
+    relocs: &[(u64, String)],
+) -> Result<()> {
     let mut offset = 0usize;
     while offset < code.len() {
-        let insns = cs.disasm_all(&code[offset..], offset as u64).map_err(|e| anyhow!("disassembly failed: {e}"))?;
+        let insns = cs
+            .disasm_all(&code[offset..], offset as u64)
+            .map_err(|e| anyhow!("disassembly failed: {e}"))?;
         let mut decoded = 0usize;
         for insn in insns.iter() {
             let at = insn.address();
             let bytes = insn.bytes();
-            let text = format!("{} {}", insn.mnemonic().unwrap_or("?"), insn.op_str().unwrap_or(""));
+            let text = format!(
+                "{} {}",
+                insn.mnemonic().unwrap_or("?"),
+                insn.op_str().unwrap_or("")
+            );
             write_line(out, at, bytes, text.trim_end());
             write_relocs(out, relocs, at, at + bytes.len() as u64);
             decoded += bytes.len();
@@ -72,7 +101,10 @@ fn write_function(out: &mut String, cs: &Capstone, code: &[u8], relocs: &[(u64, 
             // Capstone stops at the first undecodable word (a literal pool, padding).
             let len = 4.min(code.len() - offset);
             let word = &code[offset..offset + len];
-            let value = word.iter().rev().fold(0u32, |acc, b| (acc << 8) | u32::from(*b));
+            let value = word
+                .iter()
+                .rev()
+                .fold(0u32, |acc, b| (acc << 8) | u32::from(*b));
             write_line(out, offset as u64, word, &format!(".word 0x{value:08x}"));
             write_relocs(out, relocs, offset as u64, (offset + len) as u64);
             offset += len;
@@ -94,12 +126,16 @@ fn write_relocs(out: &mut String, relocs: &[(u64, String)], from: u64, to: u64) 
 
 fn describe_reloc(file: &object::File, r: &object::Relocation) -> String {
     let target = match r.target() {
-        RelocationTarget::Symbol(i) => {
-            file.symbol_by_index(i).ok().and_then(|s| s.name().ok().map(str::to_string)).unwrap_or_else(|| "?".into())
-        }
-        RelocationTarget::Section(i) => {
-            file.section_by_index(i).ok().and_then(|s| s.name().ok().map(str::to_string)).unwrap_or_else(|| "?".into())
-        }
+        RelocationTarget::Symbol(i) => file
+            .symbol_by_index(i)
+            .ok()
+            .and_then(|s| s.name().ok().map(str::to_string))
+            .unwrap_or_else(|| "?".into()),
+        RelocationTarget::Section(i) => file
+            .section_by_index(i)
+            .ok()
+            .and_then(|s| s.name().ok().map(str::to_string))
+            .unwrap_or_else(|| "?".into()),
         _ => "?".into(),
     };
     let kind = match r.flags() {

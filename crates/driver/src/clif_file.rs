@@ -54,7 +54,11 @@ impl ClifFile {
             if file.module.symbol_index(&sym_name).is_some() {
                 bail!("{name}: function `{sym_name}` is defined twice");
             }
-            file.add_symbol(original, SymbolKind::Function(func.signature.clone()), Linkage::Export);
+            file.add_symbol(
+                original,
+                SymbolKind::Function(func.signature.clone()),
+                Linkage::Export,
+            );
         }
         for (func, details) in test.functions {
             let mut commands = Vec::new();
@@ -97,7 +101,9 @@ impl ClifFile {
         let name = self.symbol_name(&original);
         if let Some(i) = self.module.symbol_index(&name) {
             let existing = &self.module.symbols[i as usize].kind;
-            if matches!(existing, SymbolKind::Function(_)) != matches!(kind, SymbolKind::Function(_)) {
+            if matches!(existing, SymbolKind::Function(_))
+                != matches!(kind, SymbolKind::Function(_))
+            {
                 bail!("`{name}` is used both as a function and as data");
             }
             return Ok(i);
@@ -108,13 +114,19 @@ impl ClifFile {
     /// Rewrites a parsed function's names to symbol indices.
     fn rename_function(&mut self, mut func: ir::Function) -> Result<ir::Function> {
         let own = original_func_name(&func.name)?;
-        let own_index = self.module.symbol_index(&self.symbol_name(&own)).ok_or_else(|| anyhow!("internal: no symbol"))?;
+        let own_index = self
+            .module
+            .symbol_index(&self.symbol_name(&own))
+            .ok_or_else(|| anyhow!("internal: no symbol"))?;
         func.name = ClifModule::func_name(own_index);
 
         // Every name a function refers to, with what it refers to as.
         let mut renames: Vec<(ExternalName, SymbolKind)> = Vec::new();
         for (_, ext) in func.dfg.ext_funcs.iter() {
-            renames.push((ext.name.clone(), SymbolKind::Function(func.dfg.signatures[ext.signature].clone())));
+            renames.push((
+                ext.name.clone(),
+                SymbolKind::Function(func.dfg.signatures[ext.signature].clone()),
+            ));
         }
         for (_, gv) in func.global_values.iter() {
             if let GlobalValueData::Symbol { name, .. } = gv {
@@ -123,7 +135,9 @@ impl ClifFile {
         }
         let mut new_names: HashMap<ExternalName, ExternalName> = HashMap::new();
         for (name, kind) in renames {
-            let Some(original) = original_external(&func, &name) else { continue };
+            let Some(original) = original_external(&func, &name) else {
+                continue;
+            };
             let symbol = self.reference(original, kind)?;
             let r = func.declare_imported_user_function(ClifModule::external_name(symbol));
             new_names.insert(name, ExternalName::User(r));
@@ -145,7 +159,12 @@ impl ClifFile {
             }
         }
         let mut new_names: HashMap<ExternalName, ExternalName> = HashMap::new();
-        let refs: Vec<_> = func.params.user_named_funcs().iter().map(|(r, u)| (r, u.clone())).collect();
+        let refs: Vec<_> = func
+            .params
+            .user_named_funcs()
+            .iter()
+            .map(|(r, u)| (r, u.clone()))
+            .collect();
         let mut user_renames = Vec::new();
         for (r, u) in refs {
             match self.originals.get(u.index as usize) {
@@ -175,7 +194,9 @@ impl ClifFile {
 
 /// A module name for a file name: its stem.
 fn module_name(path: &str) -> String {
-    std::path::Path::new(path).file_stem().map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned())
+    std::path::Path::new(path)
+        .file_stem()
+        .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned())
 }
 
 fn original_func_name(name: &UserFuncName) -> Result<Original> {
@@ -227,7 +248,11 @@ fn drop_unused_user_names(func: &mut ir::Function) {
         }
     }
     for (_, gv) in func.global_values.iter() {
-        if let GlobalValueData::Symbol { name: ExternalName::User(r), .. } = gv {
+        if let GlobalValueData::Symbol {
+            name: ExternalName::User(r),
+            ..
+        } = gv
+        {
             used.insert(*r, true);
         }
     }
@@ -237,8 +262,12 @@ fn drop_unused_user_names(func: &mut ir::Function) {
         UserFuncName::User(u) => u.clone(),
         UserFuncName::Testcase(_) => return,
     };
-    let unused: Vec<ir::UserExternalNameRef> =
-        func.params.user_named_funcs().keys().filter(|r| !used.contains_key(r)).collect();
+    let unused: Vec<ir::UserExternalNameRef> = func
+        .params
+        .user_named_funcs()
+        .keys()
+        .filter(|r| !used.contains_key(r))
+        .collect();
     for r in unused {
         func.params.reset_user_func_name(r, own.clone());
     }

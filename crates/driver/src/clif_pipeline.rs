@@ -92,7 +92,10 @@ impl Pipeline {
             OptLevel::O0 => Vec::new(),
             OptLevel::O2 | OptLevel::Oz => Pass::ALL.to_vec(),
         };
-        Pipeline { passes, verify: cfg!(debug_assertions) }
+        Pipeline {
+            passes,
+            verify: cfg!(debug_assertions),
+        }
     }
 
     /// Parses a comma-separated pass list (`""` is the empty pipeline).
@@ -101,10 +104,18 @@ impl Pipeline {
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             match Pass::from_name(name) {
                 Some(p) => passes.push(p),
-                None => return Err(format!("unknown pass `{name}`; available: {}", available_passes())),
+                None => {
+                    return Err(format!(
+                        "unknown pass `{name}`; available: {}",
+                        available_passes()
+                    ))
+                }
             }
         }
-        Ok(Pipeline { passes, verify: cfg!(debug_assertions) })
+        Ok(Pipeline {
+            passes,
+            verify: cfg!(debug_assertions),
+        })
     }
 
     /// Runs the passes in order on `module`, verifying after each if asked.
@@ -113,7 +124,8 @@ impl Pipeline {
         for &pass in &self.passes {
             pass.run(module);
             if self.verify {
-                verify_module(module, isa).map_err(|e| format!("after pass `{}`: {e}", pass.name()))?;
+                verify_module(module, isa)
+                    .map_err(|e| format!("after pass `{}`: {e}", pass.name()))?;
             }
         }
         Ok(())
@@ -125,7 +137,11 @@ pub fn available_passes() -> String {
     if Pass::ALL.is_empty() {
         "(none)".to_string()
     } else {
-        Pass::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")
+        Pass::ALL
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -133,7 +149,10 @@ pub fn available_passes() -> String {
 pub fn verify_module(module: &ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
     for def in &module.functions {
         verify_function(&def.func, isa).map_err(|e| {
-            let name = module.symbols.get(def.symbol as usize).map_or("?", |s| s.name.as_str());
+            let name = module
+                .symbols
+                .get(def.symbol as usize)
+                .map_or("?", |s| s.name.as_str());
             format!("function `{name}` fails verification:\n{e}")
         })?;
     }
@@ -147,7 +166,9 @@ pub fn verify_function(func: &ir::Function, isa: Option<&dyn TargetIsa>) -> Resu
         Some(isa) => cranelift_codegen::verify_function(func, isa),
         None => cranelift_codegen::verify_function(func, &flags),
     };
-    result.map_err(|errors| cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors))
+    result.map_err(|errors| {
+        cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors)
+    })
 }
 
 #[cfg(test)]

@@ -49,7 +49,11 @@ pub struct ModuleDefiner<'m, M: Module> {
 
 impl<'m, M: Module> ModuleDefiner<'m, M> {
     pub fn new(module: &'m mut M, colocation: Colocation) -> Self {
-        ModuleDefiner { module, colocation, address_significant: BTreeSet::new() }
+        ModuleDefiner {
+            module,
+            colocation,
+            address_significant: BTreeSet::new(),
+        }
     }
 
     /// Declares every symbol of `clif` by name. Call this for every ClifModule
@@ -90,9 +94,12 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
             ctx.clear();
             ctx.func = def.func.clone();
             self.remap_names(&mut ctx.func, &ids)?;
-            self.module
-                .define_function(id, &mut ctx)
-                .map_err(|e| anyhow!("cannot compile function `{name}`: {}", describe_module_error(&e)))?;
+            self.module.define_function(id, &mut ctx).map_err(|e| {
+                anyhow!(
+                    "cannot compile function `{name}`: {}",
+                    describe_module_error(&e)
+                )
+            })?;
             self.record_code_relocs(&ctx)?;
         }
         Ok(())
@@ -114,18 +121,28 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         clif.symbols
             .iter()
             .map(|s| {
-                self.module.get_name(&s.name).ok_or_else(|| anyhow!("symbol `{}` was not declared", s.name))
+                self.module
+                    .get_name(&s.name)
+                    .ok_or_else(|| anyhow!("symbol `{}` was not declared", s.name))
             })
             .collect()
     }
 
-    fn define_data(&mut self, clif: &ClifModule, ids: &[FuncOrDataId], data: &parec_passes::clif_module::DataDef) -> Result<()> {
+    fn define_data(
+        &mut self,
+        clif: &ClifModule,
+        ids: &[FuncOrDataId],
+        data: &parec_passes::clif_module::DataDef,
+    ) -> Result<()> {
         let name = &clif.symbols[data.symbol as usize].name;
         let FuncOrDataId::Data(id) = ids[data.symbol as usize] else {
             bail!("`{name}` is defined as data but declared as a function");
         };
         let mut desc = DataDescription::new();
-        let writable = matches!(clif.symbols[data.symbol as usize].kind, SymbolKind::Data { writable: true });
+        let writable = matches!(
+            clif.symbols[data.symbol as usize].kind,
+            SymbolKind::Data { writable: true }
+        );
         if writable && data.relocs.is_empty() && data.bytes.iter().all(|&b| b == 0) {
             desc.define_zeroinit(data.bytes.len());
         } else {
@@ -139,7 +156,10 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
             match ids[reloc.target as usize] {
                 FuncOrDataId::Func(f) => {
                     if reloc.addend != 0 {
-                        bail!("data `{name}`: a function address (`{}`) cannot have an addend", target.name);
+                        bail!(
+                            "data `{name}`: a function address (`{}`) cannot have an addend",
+                            target.name
+                        );
                     }
                     let fref = self.module.declare_func_in_data(f, &mut desc);
                     desc.write_function_addr(reloc.offset, fref);
@@ -150,19 +170,27 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 }
             }
         }
-        self.module.define_data(id, &desc).map_err(|e| anyhow!("cannot define data `{name}`: {}", describe_module_error(&e)))
+        self.module
+            .define_data(id, &desc)
+            .map_err(|e| anyhow!("cannot define data `{name}`: {}", describe_module_error(&e)))
     }
 
     /// Rewrites `func`'s external names from ClifModule symbols to
     /// cranelift-module ids, and applies the colocation policy.
     fn remap_names(&self, func: &mut ir::Function, ids: &[FuncOrDataId]) -> Result<()> {
-        let refs: Vec<(ir::UserExternalNameRef, UserExternalName)> =
-            func.params.user_named_funcs().iter().map(|(r, n)| (r, n.clone())).collect();
+        let refs: Vec<(ir::UserExternalNameRef, UserExternalName)> = func
+            .params
+            .user_named_funcs()
+            .iter()
+            .map(|(r, n)| (r, n.clone()))
+            .collect();
         for (r, name) in refs {
             if name.namespace != SYMBOL_NAMESPACE {
                 bail!("external name {name} is not in the symbol namespace");
             }
-            let id = ids.get(name.index as usize).ok_or_else(|| anyhow!("external name {name} refers to no symbol"))?;
+            let id = ids
+                .get(name.index as usize)
+                .ok_or_else(|| anyhow!("external name {name} refers to no symbol"))?;
             func.params.reset_user_func_name(r, module_name(*id));
         }
         if let ir::UserFuncName::User(own) = &func.name {
@@ -180,15 +208,32 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     fn make_imports_far(&self, func: &mut ir::Function) {
         let decls = self.module.declarations();
         let is_import = |func: &ir::Function, name: &ExternalName| -> bool {
-            let ExternalName::User(r) = name else { return false };
+            let ExternalName::User(r) = name else {
+                return false;
+            };
             let u = &func.params.user_named_funcs()[*r];
             match u.namespace {
-                0 => decls.get_function_decl(cranelift_module::FuncId::from_u32(u.index)).linkage == ModLinkage::Import,
-                _ => decls.get_data_decl(cranelift_module::DataId::from_u32(u.index)).linkage == ModLinkage::Import,
+                0 => {
+                    decls
+                        .get_function_decl(cranelift_module::FuncId::from_u32(u.index))
+                        .linkage
+                        == ModLinkage::Import
+                }
+                _ => {
+                    decls
+                        .get_data_decl(cranelift_module::DataId::from_u32(u.index))
+                        .linkage
+                        == ModLinkage::Import
+                }
             }
         };
-        let far_funcs: Vec<ir::FuncRef> =
-            func.dfg.ext_funcs.iter().filter(|(_, d)| is_import(func, &d.name)).map(|(f, _)| f).collect();
+        let far_funcs: Vec<ir::FuncRef> = func
+            .dfg
+            .ext_funcs
+            .iter()
+            .filter(|(_, d)| is_import(func, &d.name))
+            .map(|(f, _)| f)
+            .collect();
         for f in far_funcs {
             func.dfg.ext_funcs[f].colocated = false;
         }
@@ -207,16 +252,32 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
 
     /// Records the address-significant targets of a compiled function's relocations.
     fn record_code_relocs(&mut self, ctx: &Context) -> Result<()> {
-        let compiled = ctx.compiled_code().ok_or_else(|| anyhow!("function was not compiled"))?;
+        let compiled = ctx
+            .compiled_code()
+            .ok_or_else(|| anyhow!("function was not compiled"))?;
         for reloc in compiled.buffer.relocs() {
             if is_call_reloc(reloc.kind) {
                 continue;
             }
-            if let cranelift_codegen::FinalizedRelocTarget::ExternalName(ExternalName::User(r)) = reloc.target {
+            if let cranelift_codegen::FinalizedRelocTarget::ExternalName(ExternalName::User(r)) =
+                reloc.target
+            {
                 let u = &ctx.func.params.user_named_funcs()[r];
                 let name = match u.namespace {
-                    0 => &self.module.declarations().get_function_decl(cranelift_module::FuncId::from_u32(u.index)).name,
-                    _ => &self.module.declarations().get_data_decl(cranelift_module::DataId::from_u32(u.index)).name,
+                    0 => {
+                        &self
+                            .module
+                            .declarations()
+                            .get_function_decl(cranelift_module::FuncId::from_u32(u.index))
+                            .name
+                    }
+                    _ => {
+                        &self
+                            .module
+                            .declarations()
+                            .get_data_decl(cranelift_module::DataId::from_u32(u.index))
+                            .name
+                    }
                 };
                 if let Some(name) = name {
                     self.address_significant.insert(name.clone());
@@ -229,13 +290,22 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
 
 /// Relocations of direct calls and jumps: these do not take an address.
 pub fn is_call_reloc(kind: Reloc) -> bool {
-    matches!(kind, Reloc::Arm64Call | Reloc::X86CallPCRel4 | Reloc::X86CallPLTRel4)
+    matches!(
+        kind,
+        Reloc::Arm64Call | Reloc::X86CallPCRel4 | Reloc::X86CallPLTRel4
+    )
 }
 
 fn module_name(id: FuncOrDataId) -> UserExternalName {
     match id {
-        FuncOrDataId::Func(f) => UserExternalName { namespace: 0, index: f.as_u32() },
-        FuncOrDataId::Data(d) => UserExternalName { namespace: 1, index: d.as_u32() },
+        FuncOrDataId::Func(f) => UserExternalName {
+            namespace: 0,
+            index: f.as_u32(),
+        },
+        FuncOrDataId::Data(d) => UserExternalName {
+            namespace: 1,
+            index: d.as_u32(),
+        },
     }
 }
 
@@ -250,7 +320,9 @@ fn map_linkage(linkage: Linkage) -> ModLinkage {
 /// Renders a cranelift-module error, including the verifier's report.
 pub fn describe_module_error(e: &cranelift_module::ModuleError) -> String {
     match e {
-        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(errors)) => {
+        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(
+            errors,
+        )) => {
             format!("verifier errors:\n{errors}")
         }
         other => format!("{other}"),
@@ -262,32 +334,52 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
     let mut definitions: HashMap<u32, usize> = HashMap::new();
     let n = clif.symbols.len() as u32;
     let symbol = |i: u32| -> Result<&parec_passes::clif_module::Symbol> {
-        clif.symbols.get(i as usize).ok_or_else(|| anyhow!("module `{}`: symbol index {i} out of range", clif.name))
+        clif.symbols
+            .get(i as usize)
+            .ok_or_else(|| anyhow!("module `{}`: symbol index {i} out of range", clif.name))
     };
     for def in &clif.functions {
         let sym = symbol(def.symbol)?;
         if !matches!(sym.kind, SymbolKind::Function(_)) {
-            bail!("`{}` is defined as a function but declared as data", sym.name);
+            bail!(
+                "`{}` is defined as a function but declared as data",
+                sym.name
+            );
         }
         *definitions.entry(def.symbol).or_default() += 1;
         for (_, name) in def.func.params.user_named_funcs().iter() {
             if name.namespace != SYMBOL_NAMESPACE || name.index >= n {
-                bail!("function `{}` refers to {name}, which is not a symbol of module `{}`", sym.name, clif.name);
+                bail!(
+                    "function `{}` refers to {name}, which is not a symbol of module `{}`",
+                    sym.name,
+                    clif.name
+                );
             }
         }
     }
     for data in &clif.data {
         let sym = symbol(data.symbol)?;
         if !matches!(sym.kind, SymbolKind::Data { .. }) {
-            bail!("`{}` is defined as data but declared as a function", sym.name);
+            bail!(
+                "`{}` is defined as data but declared as a function",
+                sym.name
+            );
         }
         if !data.align.is_power_of_two() && data.align != 0 {
-            bail!("data `{}` has alignment {}, not a power of two", sym.name, data.align);
+            bail!(
+                "data `{}` has alignment {}, not a power of two",
+                sym.name,
+                data.align
+            );
         }
         for reloc in &data.relocs {
             symbol(reloc.target)?;
             if reloc.offset as u64 + 8 > data.bytes.len() as u64 {
-                bail!("data `{}` has a relocation at {} past its end", sym.name, reloc.offset);
+                bail!(
+                    "data `{}` has a relocation at {} past its end",
+                    sym.name,
+                    reloc.offset
+                );
             }
         }
         *definitions.entry(data.symbol).or_default() += 1;
@@ -296,9 +388,21 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
         let count = definitions.get(&(i as u32)).copied().unwrap_or(0);
         match (sym.linkage, count) {
             (Linkage::Import, 0) | (Linkage::Local | Linkage::Export, 1) => {}
-            (Linkage::Import, _) => bail!("`{}` is an import but module `{}` defines it", sym.name, clif.name),
-            (_, 0) => bail!("`{}` is declared in module `{}` but not defined", sym.name, clif.name),
-            (_, _) => bail!("`{}` is defined more than once in module `{}`", sym.name, clif.name),
+            (Linkage::Import, _) => bail!(
+                "`{}` is an import but module `{}` defines it",
+                sym.name,
+                clif.name
+            ),
+            (_, 0) => bail!(
+                "`{}` is declared in module `{}` but not defined",
+                sym.name,
+                clif.name
+            ),
+            (_, _) => bail!(
+                "`{}` is defined more than once in module `{}`",
+                sym.name,
+                clif.name
+            ),
         }
     }
     Ok(())

@@ -47,7 +47,11 @@ enum Inputs {
 }
 
 fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
-    let is = |ext: &str| files.iter().all(|f| f.extension().is_some_and(|e| e == ext));
+    let is = |ext: &str| {
+        files
+            .iter()
+            .all(|f| f.extension().is_some_and(|e| e == ext))
+    };
     if files.is_empty() {
         Err(anyhow!("no input files").into())
     } else if is("pare") {
@@ -61,7 +65,8 @@ fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
 
 /// Reads a file, with the CLI's error message.
 pub fn read_source(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_reason(&e)))
+    std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_reason(&e)))
 }
 
 /// An I/O error's reason without the "(os error N)" suffix.
@@ -87,7 +92,10 @@ fn parse_clif_files(files: &[PathBuf]) -> anyhow::Result<Vec<ClifFile>> {
 pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
     let modules = match classify(files)? {
         Inputs::Pare => pipeline::lower_for_jit(files)?,
-        Inputs::Clif => parse_clif_files(files)?.into_iter().map(|f| f.module).collect(),
+        Inputs::Clif => parse_clif_files(files)?
+            .into_iter()
+            .map(|f| f.module)
+            .collect(),
     };
     Ok(jit::run(modules, &Pipeline::for_level(level), level)?)
 }
@@ -96,7 +104,10 @@ pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
 pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
     match classify(files)? {
         Inputs::Pare => pipeline::interpret(files),
-        Inputs::Clif => Err(anyhow!("`parec interp` runs Pare programs; for .clif files use `parec opt --run`").into()),
+        Inputs::Clif => Err(anyhow!(
+            "`parec interp` runs Pare programs; for .clif files use `parec opt --run`"
+        )
+        .into()),
     }
 }
 
@@ -106,7 +117,10 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
         Inputs::Pare => (pipeline::lower_for_aot(&opts.files, opts.target)?, None),
         Inputs::Clif => {
             let files = parse_clif_files(&opts.files)?;
-            (files.iter().map(|f| f.module.clone()).collect(), Some(files))
+            (
+                files.iter().map(|f| f.module.clone()).collect(),
+                Some(files),
+            )
         }
     };
     let pipeline = Pipeline::for_level(opts.level);
@@ -125,12 +139,18 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
             write_output(opts.out.as_deref(), text.as_bytes())?;
         }
         Emit::Obj => {
-            let dir = opts.out.as_deref().ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
+            let dir = opts
+                .out
+                .as_deref()
+                .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
             let objects = compile_objects(modules, opts, pipeline)?;
             write_object_dir(dir, &objects)?;
         }
         Emit::Exe => {
-            let out = opts.out.as_deref().ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
+            let out = opts
+                .out
+                .as_deref()
+                .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
             let objects = compile_objects(modules, opts, pipeline)?;
             let tmp = tempfile::Builder::new()
                 .prefix("parec-")
@@ -148,7 +168,12 @@ fn compile_objects(
     opts: &BuildOptions,
     pipeline: Pipeline,
 ) -> anyhow::Result<Vec<CompiledObject>> {
-    let options = ObjectOptions { target: opts.target, level: opts.level, pipeline, jobs: opts.jobs };
+    let options = ObjectOptions {
+        target: opts.target,
+        level: opts.level,
+        pipeline,
+        jobs: opts.jobs,
+    };
     object::compile_all(modules, &options)
 }
 
@@ -162,14 +187,19 @@ fn clif_text(
     let isa = target.isa(OptLevel::Oz)?;
     let mut text = String::new();
     for (i, mut module) in modules.into_iter().enumerate() {
-        pipeline.run(&mut module, Some(&*isa)).map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
+        pipeline
+            .run(&mut module, Some(&*isa))
+            .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
         text.push_str(&format!("; module {}\n", module.name));
         for def in &module.functions {
             let func = match clif_files {
                 Some(files) => files[i].restore_names(&def.func),
                 None => def.func.clone(),
             };
-            let name = module.symbols.get(def.symbol as usize).map_or("?", |s| s.name.as_str());
+            let name = module
+                .symbols
+                .get(def.symbol as usize)
+                .map_or("?", |s| s.name.as_str());
             text.push_str(&format!("; symbol {name}\n{}\n", func.display()));
         }
     }
@@ -179,12 +209,14 @@ fn clif_text(
 /// Writes to `out`, or to stdout if absent or `-`.
 fn write_output(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match out {
-        Some(path) if path != Path::new("-") => {
-            std::fs::write(path, bytes).map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))
-        }
+        Some(path) if path != Path::new("-") => std::fs::write(path, bytes)
+            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e))),
         _ => {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(bytes).and_then(|_| stdout.flush()).context("cannot write to stdout")
+            stdout
+                .write_all(bytes)
+                .and_then(|_| stdout.flush())
+                .context("cannot write to stdout")
         }
     }
 }
@@ -192,9 +224,13 @@ fn write_output(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
 /// Writes one `.o` per module into `dir` (created; must not be a file).
 fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
     if dir.exists() && !dir.is_dir() {
-        bail!("`{}` exists and is not a directory; refusing to overwrite it", dir.display());
+        bail!(
+            "`{}` exists and is not a directory; refusing to overwrite it",
+            dir.display()
+        );
     }
-    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
     write_object_files(dir, objects)
 }
 
@@ -202,13 +238,23 @@ fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Ve
 fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
-        let stem: String =
-            obj.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+        let stem: String = obj
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let mut path = dir.join(format!("{stem}.o"));
         if paths.contains(&path) {
             path = dir.join(format!("{stem}.{i}.o"));
         }
-        std::fs::write(&path, &obj.bytes).map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))?;
+        std::fs::write(&path, &obj.bytes)
+            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))?;
         paths.push(path);
     }
     Ok(paths)

@@ -42,7 +42,9 @@ enum MainKind {
 pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -> Result<i32> {
     let isa = host_jit_isa(level)?;
     for m in &mut modules {
-        pipeline.run(m, Some(&*isa)).map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
+        pipeline
+            .run(m, Some(&*isa))
+            .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
     }
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
 
@@ -63,7 +65,8 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
             definer.define(m)?;
         }
     }
-    jit.finalize_definitions().map_err(|e| anyhow!("cannot finalize JIT code: {e}"))?;
+    jit.finalize_definitions()
+        .map_err(|e| anyhow!("cannot finalize JIT code: {e}"))?;
     let Some(FuncOrDataId::Func(main_id)) = jit.get_name("main") else {
         bail!("the program has no `main` function");
     };
@@ -77,7 +80,9 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
                 0
             }
             MainKind::I32 => std::mem::transmute::<*const u8, extern "C" fn() -> i32>(code)(),
-            MainKind::I64 => std::mem::transmute::<*const u8, extern "C" fn() -> i64>(code)() as i32,
+            MainKind::I64 => {
+                std::mem::transmute::<*const u8, extern "C" fn() -> i64>(code)() as i32
+            }
         }
     };
     // SAFETY: fflush(NULL) flushes every C output stream; always valid.
@@ -99,12 +104,21 @@ fn main_kind(modules: &[ClifModule], c_conv: cranelift_codegen::isa::CallConv) -
         })
         .ok_or_else(|| anyhow!("the program has no `main` function"))?;
     if sig.call_conv != c_conv {
-        bail!("`main` must use the platform C calling convention ({c_conv}), not {}", sig.call_conv);
+        bail!(
+            "`main` must use the platform C calling convention ({c_conv}), not {}",
+            sig.call_conv
+        );
     }
     if !sig.params.is_empty() {
         bail!("`main` must take no parameters");
     }
-    match sig.returns.iter().map(|r| r.value_type).collect::<Vec<_>>().as_slice() {
+    match sig
+        .returns
+        .iter()
+        .map(|r| r.value_type)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         [] => Ok(MainKind::Unit),
         [t] if *t == types::I32 => Ok(MainKind::I32),
         [t] if *t == types::I64 => Ok(MainKind::I64),
@@ -149,8 +163,13 @@ mod tests {
 
     #[test]
     fn libc_symbols_resolve() {
-        for name in ["stdout", "stderr", "fwrite", "calloc", "putchar", "exit", "fflush"] {
-            assert!(lookup_host_symbol(name).is_some(), "{name} does not resolve");
+        for name in [
+            "stdout", "stderr", "fwrite", "calloc", "putchar", "exit", "fflush",
+        ] {
+            assert!(
+                lookup_host_symbol(name).is_some(),
+                "{name} does not resolve"
+            );
         }
         assert!(lookup_host_symbol("no_such_symbol_in_libc_parec").is_none());
     }

@@ -55,7 +55,9 @@ impl FromStr for Icf {
             "all" => Ok(Icf::All),
             "safe" => Ok(Icf::Safe),
             "none" => Ok(Icf::None),
-            other => Err(format!("unknown ICF mode `{other}`; expected all, safe or none")),
+            other => Err(format!(
+                "unknown ICF mode `{other}`; expected all, safe or none"
+            )),
         }
     }
 }
@@ -94,7 +96,11 @@ fn find_file(target: Target, file: &str) -> Result<PathBuf> {
         Target::Aarch64 => "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
         Target::X86_64 => "gcc libc6-dev",
     };
-    let out = run_tool(Command::new(tool).arg(format!("-print-file-name={file}")), tool, package)?;
+    let out = run_tool(
+        Command::new(tool).arg(format!("-print-file-name={file}")),
+        tool,
+        package,
+    )?;
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     // gcc prints the bare name back when it cannot find the file.
     if !out.status.success() || !path.is_absolute() || !path.exists() {
@@ -110,20 +116,29 @@ pub fn link_executable(objects: &[PathBuf], out: &Path, target: Target, icf: Icf
     let crtn = find_file(target, "crtn.o")?;
     let crtbegin = find_file(target, "crtbeginT.o")?;
     let crtend = find_file(target, "crtend.o")?;
-    let libc_dir = crt1.parent().ok_or_else(|| anyhow!("no directory for {}", crt1.display()))?;
-    let gcc_dir = crtbegin.parent().ok_or_else(|| anyhow!("no directory for {}", crtbegin.display()))?;
+    let libc_dir = crt1
+        .parent()
+        .ok_or_else(|| anyhow!("no directory for {}", crt1.display()))?;
+    let gcc_dir = crtbegin
+        .parent()
+        .ok_or_else(|| anyhow!("no directory for {}", crtbegin.display()))?;
 
     let mut cmd = Command::new(LLD);
-    cmd.args(["-m", emulation(target), "-static", "-o"]).arg(out);
+    cmd.args(["-m", emulation(target), "-static", "-o"])
+        .arg(out);
     cmd.arg(&crt1).arg(&crti).arg(&crtbegin);
     cmd.args(objects);
     cmd.arg(icf.flag());
-    cmd.arg(format!("-L{}", gcc_dir.display())).arg(format!("-L{}", libc_dir.display()));
+    cmd.arg(format!("-L{}", gcc_dir.display()))
+        .arg(format!("-L{}", libc_dir.display()));
     cmd.args(["--start-group", "-lgcc", "-lgcc_eh", "-lc", "--end-group"]);
     cmd.arg(&crtend).arg(&crtn);
     let output = run_tool(&mut cmd, LLD, "lld-19")?;
     if !output.status.success() {
-        bail!("linking failed:\n{}", String::from_utf8_lossy(&output.stderr).trim_end());
+        bail!(
+            "linking failed:\n{}",
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
     }
     Ok(())
 }
@@ -147,7 +162,9 @@ pub fn run_executable(exe: &Path, target: Target, args: &[String]) -> Result<i32
     cmd.args(args);
     let status = cmd.status().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound && target == Target::Aarch64 {
-            anyhow!("{QEMU_AARCH64} not found: run scripts/test.sh or apt-get install qemu-user-static")
+            anyhow!(
+                "{QEMU_AARCH64} not found: run scripts/test.sh or apt-get install qemu-user-static"
+            )
         } else {
             anyhow!("cannot run {}: {e}", exe.display())
         }
@@ -158,5 +175,8 @@ pub fn run_executable(exe: &Path, target: Target, args: &[String]) -> Result<i32
 /// Exit code of a finished process, shell-style for signals.
 pub fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
-    status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1)
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
 }

@@ -15,7 +15,11 @@ use parec::target::Target;
 use parec::Failure;
 
 #[derive(Parser)]
-#[command(name = "parec", version, about = "The Pare compiler: JIT, interpreter and aarch64 AOT builds on Cranelift")]
+#[command(
+    name = "parec",
+    version,
+    about = "The Pare compiler: JIT, interpreter and aarch64 AOT builds on Cranelift"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -105,11 +109,25 @@ fn opt_level(s: &str) -> OptLevel {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { files, opt, args: _ } => commands::run(&files, opt_level(&opt)),
+        Command::Run {
+            files,
+            opt,
+            args: _,
+        } => commands::run(&files, opt_level(&opt)),
         Command::Interp { files } => commands::interp(&files),
-        Command::Build { files, out, target, opt, emit, jobs, icf } => {
+        Command::Build {
+            files,
+            out,
+            target,
+            opt,
+            emit,
+            jobs,
+            icf,
+        } => {
             let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
-                std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
             });
             let emit = match emit {
                 EmitArg::Exe => Emit::Exe,
@@ -117,9 +135,22 @@ fn main() -> ExitCode {
                 EmitArg::Asm => Emit::Asm,
                 EmitArg::Clif => Emit::Clif,
             };
-            commands::build(&BuildOptions { files, out, target, level: opt_level(&opt), emit, jobs, icf })
+            commands::build(&BuildOptions {
+                files,
+                out,
+                target,
+                level: opt_level(&opt),
+                emit,
+                jobs,
+                icf,
+            })
         }
-        Command::Opt { file, passes, run, stats } => commands::opt(&file, passes.as_deref(), run, stats),
+        Command::Opt {
+            file,
+            passes,
+            run,
+            stats,
+        } => commands::opt(&file, passes.as_deref(), run, stats),
     };
     match result {
         Ok(status) => ExitCode::from((status & 0xff) as u8),

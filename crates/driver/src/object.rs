@@ -57,28 +57,47 @@ pub fn compile_all(modules: Vec<ClifModule>, opts: &ObjectOptions) -> Result<Vec
         .num_threads(opts.jobs.max(1))
         .build()
         .map_err(|e| anyhow!("cannot start {} compile threads: {e}", opts.jobs))?;
-    let results: Vec<Result<CompiledObject>> =
-        pool.install(|| modules.into_par_iter().map(|m| compile_module(m, opts)).collect());
+    let results: Vec<Result<CompiledObject>> = pool.install(|| {
+        modules
+            .into_par_iter()
+            .map(|m| compile_module(m, opts))
+            .collect()
+    });
     results.into_iter().collect()
 }
 
 /// Runs the pipeline on `module` and compiles it to an ELF object.
 pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<CompiledObject> {
     let isa = opts.target.isa(opts.level)?;
-    opts.pipeline.run(&mut module, Some(&*isa)).map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
-    let mut builder = ObjectBuilder::new(isa, module.name.as_bytes().to_vec(), default_libcall_names())
-        .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
+    opts.pipeline
+        .run(&mut module, Some(&*isa))
+        .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
+    let mut builder = ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        default_libcall_names(),
+    )
+    .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
     builder.per_function_section(true);
     let mut obj = ObjectModule::new(builder);
     let address_significant = {
         let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
-        definer.declare_and_define(&module).with_context(|| format!("in module `{}`", module.name))?;
-        definer.address_significant().iter().cloned().collect::<Vec<_>>()
+        definer
+            .declare_and_define(&module)
+            .with_context(|| format!("in module `{}`", module.name))?;
+        definer
+            .address_significant()
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
     };
     let product = obj.finish();
     let bytes = write_with_addrsig(product.object, &address_significant)
         .with_context(|| format!("cannot write the object of module `{}`", module.name))?;
-    Ok(CompiledObject { name: module.name.clone(), bytes })
+    Ok(CompiledObject {
+        name: module.name.clone(),
+        bytes,
+    })
 }
 
 /// Writes `object` with an `.llvm_addrsig` section listing `names` (those
@@ -86,7 +105,10 @@ pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<Co
 pub fn write_with_addrsig(mut object: Object<'static>, names: &[String]) -> Result<Vec<u8>> {
     let first = object.write().map_err(|e| anyhow!("{e}"))?;
     let indices = symbol_indices(&first)?;
-    let mut significant: Vec<u32> = names.iter().filter_map(|n| indices.get(n.as_bytes()).copied()).collect();
+    let mut significant: Vec<u32> = names
+        .iter()
+        .filter_map(|n| indices.get(n.as_bytes()).copied())
+        .collect();
     significant.sort_unstable();
     significant.dedup();
 
@@ -106,18 +128,27 @@ pub fn write_with_addrsig(mut object: Object<'static>, names: &[String]) -> Resu
 }
 
 fn add_addrsig_section(object: &mut Object<'static>) -> SectionId {
-    let id = object.add_section(Vec::new(), ADDRSIG_SECTION.as_bytes().to_vec(), SectionKind::Elf(SHT_LLVM_ADDRSIG));
+    let id = object.add_section(
+        Vec::new(),
+        ADDRSIG_SECTION.as_bytes().to_vec(),
+        SectionKind::Elf(SHT_LLVM_ADDRSIG),
+    );
     // Like LLVM: the linker consumes the section and never copies it to the output.
-    object.section_mut(id).flags = SectionFlags::Elf { sh_flags: u64::from(elf::SHF_EXCLUDE) };
+    object.section_mut(id).flags = SectionFlags::Elf {
+        sh_flags: u64::from(elf::SHF_EXCLUDE),
+    };
     id
 }
 
 /// Symbol name → ELF symbol-table index of every named symbol.
 fn symbol_indices(bytes: &[u8]) -> Result<HashMap<Vec<u8>, u32>> {
-    let file = object::File::parse(bytes).map_err(|e| anyhow!("cannot read back the object: {e}"))?;
+    let file =
+        object::File::parse(bytes).map_err(|e| anyhow!("cannot read back the object: {e}"))?;
     let mut map = HashMap::new();
     for sym in file.symbols() {
-        let name = sym.name_bytes().map_err(|e| anyhow!("bad symbol name: {e}"))?;
+        let name = sym
+            .name_bytes()
+            .map_err(|e| anyhow!("bad symbol name: {e}"))?;
         if !name.is_empty() {
             map.insert(name.to_vec(), sym.index().0 as u32);
         }
@@ -142,12 +173,22 @@ fn patch_addrsig_link(bytes: &mut [u8]) -> Result<()> {
             .find(|s| s.name() == Ok(ADDRSIG_SECTION))
             .ok_or_else(|| anyhow!("the object has no {ADDRSIG_SECTION}"))?;
         let e_shoff = file.elf_header().e_shoff.get(object::Endianness::Little);
-        let e_shentsize = u64::from(file.elf_header().e_shentsize.get(object::Endianness::Little));
-        (e_shoff + addrsig.index().0 as u64 * e_shentsize, symtab.index().0 as u32)
+        let e_shentsize = u64::from(
+            file.elf_header()
+                .e_shentsize
+                .get(object::Endianness::Little),
+        );
+        (
+            e_shoff + addrsig.index().0 as u64 * e_shentsize,
+            symtab.index().0 as u32,
+        )
     };
     // Elf64_Shdr: sh_name u32, sh_type u32, sh_flags u64, sh_addr u64, sh_offset u64, sh_size u64, sh_link u32.
-    let at = usize::try_from(header_offset + 40).map_err(|_| anyhow!("section header offset overflows"))?;
-    let field = bytes.get_mut(at..at + 4).ok_or_else(|| anyhow!("section header out of range"))?;
+    let at = usize::try_from(header_offset + 40)
+        .map_err(|_| anyhow!("section header offset overflows"))?;
+    let field = bytes
+        .get_mut(at..at + 4)
+        .ok_or_else(|| anyhow!("section header out of range"))?;
     field.copy_from_slice(&symtab_index.to_le_bytes());
     Ok(())
 }
@@ -171,7 +212,9 @@ pub fn read_uleb128_list(mut data: &[u8]) -> Result<Vec<u64>> {
         let mut value = 0u64;
         let mut shift = 0;
         loop {
-            let (&byte, rest) = data.split_first().ok_or_else(|| anyhow!("truncated ULEB128"))?;
+            let (&byte, rest) = data
+                .split_first()
+                .ok_or_else(|| anyhow!("truncated ULEB128"))?;
             data = rest;
             if shift >= 64 {
                 bail!("ULEB128 value too large");

@@ -43,19 +43,40 @@ pub struct OptReport {
 }
 
 /// Runs `pipeline` on the `.clif` text `text` (from file `name`).
-pub fn opt(name: &str, text: &str, pipeline: &Pipeline, run: bool, stats: bool) -> Result<OptReport> {
+pub fn opt(
+    name: &str,
+    text: &str,
+    pipeline: &Pipeline,
+    run: bool,
+    stats: bool,
+) -> Result<OptReport> {
     let file = ClifFile::parse(name, text)?;
     let before = file.module.clone();
     let mut after = file.module.clone();
-    pipeline.run(&mut after, None).map_err(|e| anyhow!("{name}: {e}"))?;
+    pipeline
+        .run(&mut after, None)
+        .map_err(|e| anyhow!("{name}: {e}"))?;
 
     let mut clif = String::new();
     for def in &after.functions {
         let _ = writeln!(clif, "{}", file.restore_names(&def.func).display());
     }
-    let stats = if stats { Some(instruction_stats(&file, &before, &after)?) } else { None };
-    let (failures, runs) = if run { differential_runs(&file, &before, &after) } else { (Vec::new(), 0) };
-    Ok(OptReport { clif, stats, failures, runs })
+    let stats = if stats {
+        Some(instruction_stats(&file, &before, &after)?)
+    } else {
+        None
+    };
+    let (failures, runs) = if run {
+        differential_runs(&file, &before, &after)
+    } else {
+        (Vec::new(), 0)
+    };
+    Ok(OptReport {
+        clif,
+        stats,
+        failures,
+        runs,
+    })
 }
 
 /// Instruction counts per function: as given, after the passes, and after
@@ -63,7 +84,11 @@ pub fn opt(name: &str, text: &str, pipeline: &Pipeline, run: bool, stats: bool) 
 fn instruction_stats(file: &ClifFile, before: &ClifModule, after: &ClifModule) -> Result<String> {
     let isa = Target::Aarch64.isa(OptLevel::Oz)?;
     let mut out = String::new();
-    let _ = writeln!(out, "{:<32} {:>8} {:>8} {:>10}", "function", "before", "passes", "cranelift");
+    let _ = writeln!(
+        out,
+        "{:<32} {:>8} {:>8} {:>10}",
+        "function", "before", "passes", "cranelift"
+    );
     for (b, a) in before.functions.iter().zip(&after.functions) {
         let mut ctx = Context::for_function(a.func.clone());
         let optimized = match ctx.optimize(&*isa, &mut ControlPlane::default()) {
@@ -81,7 +106,11 @@ fn instruction_stats(file: &ClifFile, before: &ClifModule, after: &ClifModule) -
     }
     let total_before: usize = before.functions.iter().map(|f| count_insts(&f.func)).sum();
     let total_after: usize = after.functions.iter().map(|f| count_insts(&f.func)).sum();
-    let _ = writeln!(out, "{:<32} {:>8} {:>8}", "total", total_before, total_after);
+    let _ = writeln!(
+        out,
+        "{:<32} {:>8} {:>8}",
+        "total", total_before, total_after
+    );
     Ok(out)
 }
 
@@ -100,7 +129,8 @@ impl Outcome {
             (Outcome::Returned(a), Outcome::Returned(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bitwise_eq(y))
             }
-            (Outcome::Trapped(a), Outcome::Trapped(b)) | (Outcome::Failed(a), Outcome::Failed(b)) => a == b,
+            (Outcome::Trapped(a), Outcome::Trapped(b))
+            | (Outcome::Failed(a), Outcome::Failed(b)) => a == b,
             _ => false,
         }
     }
@@ -118,9 +148,21 @@ impl Outcome {
 }
 
 /// Runs every run command before and after; returns the failures and the count.
-fn differential_runs(file: &ClifFile, before: &ClifModule, after: &ClifModule) -> (Vec<String>, usize) {
-    let before_funcs: Vec<ir::Function> = before.functions.iter().map(|d| file.restore_names(&d.func)).collect();
-    let after_funcs: Vec<ir::Function> = after.functions.iter().map(|d| file.restore_names(&d.func)).collect();
+fn differential_runs(
+    file: &ClifFile,
+    before: &ClifModule,
+    after: &ClifModule,
+) -> (Vec<String>, usize) {
+    let before_funcs: Vec<ir::Function> = before
+        .functions
+        .iter()
+        .map(|d| file.restore_names(&d.func))
+        .collect();
+    let after_funcs: Vec<ir::Function> = after
+        .functions
+        .iter()
+        .map(|d| file.restore_names(&d.func))
+        .collect();
     let mut failures = Vec::new();
     let mut runs = 0;
     for (index, commands) in file.run_commands.iter().enumerate() {
@@ -131,13 +173,20 @@ fn differential_runs(file: &ClifFile, before: &ClifModule, after: &ClifModule) -
                 RunCommand::Print(inv) => (inv, None),
                 RunCommand::Run(inv, cmp, expected) => (inv, Some((cmp, expected))),
             };
-            let target = if invocation.func == "default" { own_name.clone() } else { format!("%{}", invocation.func) };
+            let target = if invocation.func == "default" {
+                own_name.clone()
+            } else {
+                format!("%{}", invocation.func)
+            };
             let old = interpret(&before_funcs, &target, &invocation.args);
             let new = interpret(&after_funcs, &target, &invocation.args);
             let call = format!("{invocation}");
             if let Some((cmp, expected)) = expectation {
                 if !expectation_holds(&old, cmp, expected) {
-                    failures.push(format!("{own_name}: `{cmd}` does not hold before the passes: {call} {}", old.describe()));
+                    failures.push(format!(
+                        "{own_name}: `{cmd}` does not hold before the passes: {call} {}",
+                        old.describe()
+                    ));
                     continue;
                 }
             }
@@ -158,8 +207,11 @@ fn differential_runs(file: &ClifFile, before: &ClifModule, after: &ClifModule) -
 }
 
 fn expectation_holds(outcome: &Outcome, cmp: &Comparison, expected: &[DataValue]) -> bool {
-    let Outcome::Returned(actual) = outcome else { return false };
-    let equal = actual.len() == expected.len() && actual.iter().zip(expected).all(|(a, b)| a.bitwise_eq(b));
+    let Outcome::Returned(actual) = outcome else {
+        return false;
+    };
+    let equal =
+        actual.len() == expected.len() && actual.iter().zip(expected).all(|(a, b)| a.bitwise_eq(b));
     match cmp {
         Comparison::Equals => equal,
         Comparison::NotEquals => !equal,
@@ -175,7 +227,11 @@ fn interpret(funcs: &[ir::Function], name: &str, args: &[DataValue]) -> Outcome 
             store.add(fname, f);
         }
     }
-    let name = if store.index_of(name).is_some() { name.to_string() } else { name.trim_start_matches('%').to_string() };
+    let name = if store.index_of(name).is_some() {
+        name.to_string()
+    } else {
+        name.trim_start_matches('%').to_string()
+    };
     let previous_hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(AssertUnwindSafe(|| {

@@ -24,7 +24,11 @@ use crate::Failure;
 
 /// Writes diagnostics to stderr, in colour if stderr is a terminal.
 pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
-    let choice = if std::io::stderr().is_terminal() { ColorChoice::Auto } else { ColorChoice::Never };
+    let choice = if std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
     let mut stderr = StandardStream::stderr(choice);
     diags.emit(sources, &mut stderr);
     let _ = stderr.flush();
@@ -39,9 +43,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
             emit_diagnostics(&diags, &sources);
             Err(Failure::Reported)
         }
-        Err(LoadError::Io { path, error }) => {
-            Err(Failure::Error(anyhow!("cannot read `{}`: {error}", path.display())))
-        }
+        Err(LoadError::Io { path, error }) => Err(Failure::Error(anyhow!(
+            "cannot read `{}`: {error}",
+            path.display()
+        ))),
     }
 }
 
@@ -65,23 +70,31 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
 }
 
 fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv) -> LowerConfig {
-    LowerConfig { pointer_type: types::I64, c_call_conv: target_c_conv }
+    LowerConfig {
+        pointer_type: types::I64,
+        c_call_conv: target_c_conv,
+    }
 }
 
 /// The whole program plus the runtime, for the host JIT.
 pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
     let program = load(paths)?;
-    let host_conv = cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
+    let host_conv =
+        cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
     let cfg = lower_config(host_conv);
-    Ok(vec![lower::lower_program(&program, &cfg), lower::runtime_module(&cfg)])
+    Ok(vec![
+        lower::lower_program(&program, &cfg),
+        lower::runtime_module(&cfg),
+    ])
 }
 
 /// One module per source module, then the runtime, for AOT objects.
 pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Vec<ClifModule>, Failure> {
     let program = load(paths)?;
     let cfg = lower_config(target.c_call_conv());
-    let mut modules: Vec<ClifModule> =
-        (0..program.modules.len()).map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg)).collect();
+    let mut modules: Vec<ClifModule> = (0..program.modules.len())
+        .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
+        .collect();
     modules.push(lower::runtime_module(&cfg));
     Ok(modules)
 }

@@ -11,8 +11,13 @@ use crate::target::Target;
 use crate::Failure;
 
 fn unavailable(paths: &[PathBuf]) -> Failure {
-    let first = paths.first().map(|p| p.display().to_string()).unwrap_or_default();
-    Failure::Error(anyhow!("`{first}`: this build of parec has no Pare frontend; only .clif inputs are supported"))
+    let first = paths
+        .first()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    Failure::Error(anyhow!(
+        "`{first}`: this build of parec has no Pare frontend; only .clif inputs are supported"
+    ))
 }
 
 /// See `pipeline.rs`.

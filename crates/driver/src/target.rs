@@ -44,7 +44,9 @@ impl Target {
     pub fn isa(self, level: OptLevel) -> Result<OwnedTargetIsa> {
         let builder = isa::lookup(self.triple())
             .map_err(|e| anyhow!("Cranelift cannot target {}: {e}", self.triple_str()))?;
-        builder.finish(aot_flags(level)?).map_err(|e| anyhow!("cannot configure Cranelift for {}: {e}", self.triple_str()))
+        builder
+            .finish(aot_flags(level)?)
+            .map_err(|e| anyhow!("cannot configure Cranelift for {}: {e}", self.triple_str()))
     }
 }
 
@@ -68,7 +70,14 @@ fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
     b.set("is_pic", "false")?;
     // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
     b.set("unwind_info", "false")?;
-    b.set("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
+    b.set(
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
     Ok(settings::Flags::new(b))
 }
 
@@ -78,7 +87,17 @@ pub fn host_jit_isa(level: OptLevel) -> Result<OwnedTargetIsa> {
     b.set("opt_level", level.cranelift_opt_level())?;
     b.set("is_pic", "false")?;
     b.set("use_colocated_libcalls", "false")?;
-    b.set("enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
-    let isa_builder = cranelift_native::builder().map_err(|e| anyhow!("the host machine is not supported: {e}"))?;
-    isa_builder.finish(settings::Flags::new(b)).map_err(|e| anyhow!("cannot configure Cranelift for the host: {e}"))
+    b.set(
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    let isa_builder = cranelift_native::builder()
+        .map_err(|e| anyhow!("the host machine is not supported: {e}"))?;
+    isa_builder
+        .finish(settings::Flags::new(b))
+        .map_err(|e| anyhow!("cannot configure Cranelift for the host: {e}"))
 }
