@@ -150,7 +150,7 @@ fn examples_agree_in_interpreter_jit_and_qemu() {
         match output(
             parec()
                 .arg("build")
-                .arg(&ex.source)
+                .arg(source)
                 .arg("-o")
                 .arg(&exe)
                 .current_dir(&root),
