@@ -22,6 +22,9 @@ use parec_passes::clif_module::ClifModule;
 use crate::target::Target;
 use crate::Failure;
 
+/// Stack size of the interpreter thread.
+const INTERPRETER_STACK: usize = 1 << 30;
+
 /// Writes diagnostics to stderr, in colour if stderr is a terminal.
 pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
     let choice = if std::io::stderr().is_terminal() {
@@ -54,11 +57,23 @@ pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
 /// A trap prints `trap: <reason>` to stderr and gives status 101.
 pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
     let program = load(paths)?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let exit = interp::run(&program, &mut out);
-    let _ = out.flush();
-    drop(out);
+    // A tree-walking interpreter needs far more stack per Pare call than
+    // compiled code; give it a large (lazily committed) stack of its own.
+    let exit = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("pare-interp".into())
+            .stack_size(INTERPRETER_STACK)
+            .spawn_scoped(scope, || {
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                let exit = interp::run(&program, &mut out);
+                let _ = out.flush();
+                exit
+            })
+            .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?
+            .join()
+            .map_err(|_| anyhow!("the interpreter crashed"))
+    })?;
     match exit {
         Exit::Status(status) => Ok(status),
         Exit::Trap(kind) => {
