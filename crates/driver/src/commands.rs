@@ -70,7 +70,7 @@ pub fn read_source(path: &Path) -> anyhow::Result<String> {
 }
 
 /// An I/O error's reason without the "(os error N)" suffix.
-fn io_reason(e: &std::io::Error) -> String {
+pub fn io_reason(e: &std::io::Error) -> String {
     let s = e.to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),

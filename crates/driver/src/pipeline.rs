@@ -47,8 +47,9 @@ pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
             Err(Failure::Reported)
         }
         Err(LoadError::Io { path, error }) => Err(Failure::Error(anyhow!(
-            "cannot read `{}`: {error}",
-            path.display()
+            "cannot read `{}`: {}",
+            path.display(),
+            crate::commands::io_reason(&error)
         ))),
     }
 }

@@ -318,3 +318,41 @@ fn errors_exit_cleanly() {
         stderr(&o)
     );
 }
+
+/// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode.
+fn twin_addresses(icf: &str) -> Vec<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("icf");
+    let o = run(parec()
+        .arg("build")
+        .arg(data("icf.clif"))
+        .args(["--icf", icf, "-o"])
+        .arg(&exe));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+    assert_eq!(stdout(&o), "ABC\n");
+    let bytes = std::fs::read(&exe).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    ["twin1", "twin2", "twin3"]
+        .iter()
+        .map(|name| {
+            file.symbols()
+                .find(|s| s.name() == Ok(name))
+                .unwrap()
+                .address()
+        })
+        .collect()
+}
+
+#[test]
+fn icf_modes_fold_as_the_addrsig_section_allows() {
+    // all: every identical body folds.
+    let a = twin_addresses("all");
+    assert!(a[0] == a[1] && a[1] == a[2], "{a:x?}");
+    // safe: twin2 is address-significant (func_addr), so only twin1/twin3 fold.
+    let s = twin_addresses("safe");
+    assert!(s[0] == s[2] && s[0] != s[1], "{s:x?}");
+    // none: nothing folds.
+    let n = twin_addresses("none");
+    assert!(n[0] != n[1] && n[1] != n[2] && n[0] != n[2], "{n:x?}");
+}
