@@ -115,12 +115,12 @@ fn write_function(
 
 fn write_line(out: &mut String, offset: u64, bytes: &[u8], text: &str) {
     let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let _ = writeln!(out, "  {offset:6x}:  {:<24} {text}", hex.join(" "));
+    let _ = writeln!(out, "  {offset:6x}:  {:<29} {text}", hex.join(" "));
 }
 
 fn write_relocs(out: &mut String, relocs: &[(u64, String)], from: u64, to: u64) {
     for (_, text) in relocs.iter().filter(|(off, _)| *off >= from && *off < to) {
-        let _ = writeln!(out, "  {:6}   {:<24} ; {text}", "", "");
+        let _ = writeln!(out, "  {:6}   {:<29} ; {text}", "", "");
     }
 }
 

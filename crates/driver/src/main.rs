@@ -2,7 +2,7 @@
 //!
 //! Exit statuses: the program's own status for `run`/`interp` (101 after a
 //! trap), 0 on success, 1 on any compile, I/O or tool error, 2 on bad flags
-//! (clap).
+//! (clap), 70 on an internal error (a panic).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,8 +106,24 @@ fn opt_level(s: &str) -> OptLevel {
     }
 }
 
+/// Exit status of an internal compiler error (a panic): distinct from a
+/// program's trap status 101, which is also Rust's default panic status.
+const ICE_STATUS: u8 = 70;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match std::panic::catch_unwind(|| execute(cli)) {
+        Ok(code) => code,
+        Err(_) => {
+            eprintln!(
+                "error: internal compiler error (a bug in parec; the panic message is above)"
+            );
+            ExitCode::from(ICE_STATUS)
+        }
+    }
+}
+
+fn execute(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Run {
             files,
