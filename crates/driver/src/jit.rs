@@ -13,7 +13,7 @@
 //! A program that traps or calls `exit` ends this process from inside the
 //! runtime (`pare_trap` / `pare_exit` call libc `exit`).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::CString;
 
 use anyhow::{anyhow, bail, Result};
@@ -47,6 +47,7 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
             .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
     }
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
+    uniquify_locals(&mut modules);
 
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
     let arena = ArenaMemoryProvider::new_with_size(ARENA_SIZE)
@@ -90,6 +91,34 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
         libc::fflush(std::ptr::null_mut());
     }
     Ok(status)
+}
+
+/// Renames `Local` symbols whose names occur in another module (two modules'
+/// string literals, say), since all modules share one JIT namespace. Local
+/// symbols are invisible outside their module, so this changes nothing else.
+fn uniquify_locals(modules: &mut [ClifModule]) {
+    // How many modules use each name.
+    let mut users: HashMap<String, usize> = HashMap::new();
+    for m in modules.iter() {
+        let names: HashSet<&str> = m.symbols.iter().map(|s| s.name.as_str()).collect();
+        for name in names {
+            *users.entry(name.to_string()).or_default() += 1;
+        }
+    }
+    let mut taken: HashSet<String> = users.keys().cloned().collect();
+    for (i, m) in modules.iter_mut().enumerate() {
+        for sym in &mut m.symbols {
+            if sym.linkage != Linkage::Local || users.get(&sym.name).copied().unwrap_or(0) < 2 {
+                continue;
+            }
+            let fresh = (0..)
+                .map(|n| format!("{}.jit{i}.{n}", sym.name))
+                .find(|c| !taken.contains(c))
+                .unwrap_or_default();
+            taken.insert(fresh.clone());
+            sym.name = fresh;
+        }
+    }
 }
 
 /// Finds `main` and checks that it can be called as a C function without arguments.
@@ -160,6 +189,29 @@ pub fn lookup_host_symbol(name: &str) -> Option<*const u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_names_are_made_unique_across_modules() {
+        let mut a = ClifModule::new("a");
+        a.declare("str", SymbolKind::Data { writable: false }, Linkage::Local);
+        a.declare(
+            "shared",
+            SymbolKind::Data { writable: false },
+            Linkage::Export,
+        );
+        let mut b = ClifModule::new("b");
+        b.declare("str", SymbolKind::Data { writable: false }, Linkage::Local);
+        b.declare(
+            "shared",
+            SymbolKind::Data { writable: false },
+            Linkage::Import,
+        );
+        let mut modules = vec![a, b];
+        uniquify_locals(&mut modules);
+        assert_eq!(modules[0].symbols[0].name, "str.jit0.0");
+        assert_eq!(modules[1].symbols[0].name, "str.jit1.0");
+        assert_eq!(modules[1].symbols[1].name, "shared");
+    }
 
     #[test]
     fn libc_symbols_resolve() {
