@@ -60,8 +60,8 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
     let program = load(paths)?;
     // A tree-walking interpreter needs far more stack per Pare call than
     // compiled code; give it a large (lazily committed) stack of its own.
-    let exit = std::thread::scope(|scope| {
-        std::thread::Builder::new()
+    let exit = std::thread::scope(|scope| -> anyhow::Result<Exit> {
+        let handle = std::thread::Builder::new()
             .name("pare-interp".into())
             .stack_size(INTERPRETER_STACK)
             .spawn_scoped(scope, || {
@@ -71,9 +71,11 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
                 let _ = out.flush();
                 exit
             })
-            .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?
+            .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?;
+        // A panic in the interpreter is a parec bug: let `main` report it.
+        Ok(handle
             .join()
-            .map_err(|_| anyhow!("the interpreter crashed"))
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })?;
     match exit {
         Exit::Status(status) => Ok(status),
