@@ -1,1 +1,179 @@
-fn main() {}
+//! The `parec` command line: argument parsing and exit statuses.
+//!
+//! Exit statuses: the program's own status for `run`/`interp` (101 after a
+//! trap), 0 on success, 1 on any compile, I/O or tool error, 2 on bad flags
+//! (clap), 70 on an internal error (a panic).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use parec::clif_pipeline::OptLevel;
+use parec::commands::{self, BuildOptions, Emit};
+use parec::link::Icf;
+use parec::target::Target;
+use parec::Failure;
+
+#[derive(Parser)]
+#[command(
+    name = "parec",
+    version,
+    about = "The Pare compiler: JIT, interpreter and aarch64 AOT builds on Cranelift"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// JIT-compile and run a program on the host; exits with its status.
+    Run {
+        /// Source files (.pare, root module first; or .clif).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Optimization level: 0, 2 or z.
+        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        opt: String,
+        /// Arguments after `--` (accepted for symmetry; Pare programs have no argv).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Run a Pare program with the reference interpreter.
+    Interp {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Compile to an executable, objects, assembly or CLIF.
+    Build {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output: executable (exe), directory (obj), or file (asm/clif; default stdout).
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
+        /// Target triple: aarch64-unknown-linux-gnu (default) or x86_64-unknown-linux-gnu.
+        #[arg(long, default_value = "aarch64-unknown-linux-gnu", value_parser = parse_target)]
+        target: Target,
+        /// Optimization level: 0, 2 or z (size, the default).
+        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        opt: String,
+        /// What to write.
+        #[arg(long, value_enum, default_value_t = EmitArg::Exe)]
+        emit: EmitArg,
+        /// Modules compiled in parallel (output is the same for any value).
+        #[arg(short = 'j', value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+        /// Identical code folding in the linker.
+        #[arg(long, default_value = "all", value_parser = parse_icf)]
+        icf: Icf,
+    },
+    /// Run CLIF passes on a .clif file and print the result.
+    Opt {
+        file: PathBuf,
+        /// Comma-separated passes, in order (default: none).
+        #[arg(long)]
+        passes: Option<String>,
+        /// Check every `; run:` line with the CLIF interpreter before and after the passes.
+        #[arg(long)]
+        run: bool,
+        /// Print instruction counts per function (to stderr).
+        #[arg(long)]
+        stats: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EmitArg {
+    Exe,
+    Obj,
+    Asm,
+    Clif,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    s.parse()
+}
+
+fn parse_icf(s: &str) -> Result<Icf, String> {
+    s.parse()
+}
+
+fn opt_level(s: &str) -> OptLevel {
+    match s {
+        "0" => OptLevel::O0,
+        "2" => OptLevel::O2,
+        _ => OptLevel::Oz,
+    }
+}
+
+/// Exit status of an internal compiler error (a panic): distinct from a
+/// program's trap status 101, which is also Rust's default panic status.
+const ICE_STATUS: u8 = 70;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| execute(cli)) {
+        Ok(code) => code,
+        Err(_) => {
+            eprintln!(
+                "error: internal compiler error (a bug in parec; the panic message is above)"
+            );
+            ExitCode::from(ICE_STATUS)
+        }
+    }
+}
+
+fn execute(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Run {
+            files,
+            opt,
+            args: _,
+        } => commands::run(&files, opt_level(&opt)),
+        Command::Interp { files } => commands::interp(&files),
+        Command::Build {
+            files,
+            out,
+            target,
+            opt,
+            emit,
+            jobs,
+            icf,
+        } => {
+            let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+            let emit = match emit {
+                EmitArg::Exe => Emit::Exe,
+                EmitArg::Obj => Emit::Obj,
+                EmitArg::Asm => Emit::Asm,
+                EmitArg::Clif => Emit::Clif,
+            };
+            commands::build(&BuildOptions {
+                files,
+                out,
+                target,
+                level: opt_level(&opt),
+                emit,
+                jobs,
+                icf,
+            })
+        }
+        Command::Opt {
+            file,
+            passes,
+            run,
+            stats,
+        } => commands::opt(&file, passes.as_deref(), run, stats),
+    };
+    match result {
+        Ok(status) => ExitCode::from((status & 0xff) as u8),
+        Err(Failure::Reported) => ExitCode::from(1),
+        Err(Failure::Error(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

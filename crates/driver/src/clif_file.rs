@@ -1,0 +1,278 @@
+//! `.clif` text files as [`ClifModule`]s.
+//!
+//! A `.clif` file (with or without `test`/`target` lines) is parsed with
+//! cranelift-reader and becomes one ClifModule: every function it defines is
+//! an exported function symbol named like the function (`%main` → `main`,
+//! `u0:3` → `u0:3`); every name it calls is a function import and every
+//! `symbol` global value a (writable) data import, unless the file defines it.
+//! `; run:` / `; print:` comments are kept as [`RunCommand`]s of their function.
+//!
+//! Names are rewritten to the ClifModule convention
+//! (`UserExternalName { namespace: 0, index: symbol }`) so that the passes and
+//! the JIT/object paths see the same thing as for Pare programs;
+//! [`ClifFile::restore_names`] turns a function back into the file's own
+//! naming, for printing and for cranelift-interpreter (which looks functions
+//! up by their printed names).
+
+use std::collections::HashMap;
+
+use anyhow::{anyhow, bail, Result};
+use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName, UserFuncName};
+use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+
+/// How a symbol was named in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Original {
+    /// `%name`.
+    Testcase(String),
+    /// `uN:M`.
+    User(UserExternalName),
+}
+
+/// A parsed `.clif` file.
+pub struct ClifFile {
+    pub module: ClifModule,
+    /// Run commands by index into `module.functions`.
+    pub run_commands: Vec<Vec<RunCommand>>,
+    originals: Vec<Original>,
+}
+
+impl ClifFile {
+    /// Parses `text` (from a file called `name`) into a ClifModule.
+    pub fn parse(name: &str, text: &str) -> Result<ClifFile> {
+        let test = parse_test(text, ParseOptions::default()).map_err(|e| anyhow!("{name}:{e}"))?;
+        let mut file = ClifFile {
+            module: ClifModule::new(module_name(name)),
+            run_commands: Vec::new(),
+            originals: Vec::new(),
+        };
+        // Definitions first, so that a call to a defined function finds its symbol.
+        for (func, _) in &test.functions {
+            let original = original_func_name(&func.name)?;
+            let sym_name = file.symbol_name(&original);
+            if file.module.symbol_index(&sym_name).is_some() {
+                bail!("{name}: function `{sym_name}` is defined twice");
+            }
+            file.add_symbol(
+                original,
+                SymbolKind::Function(func.signature.clone()),
+                Linkage::Export,
+            );
+        }
+        for (func, details) in test.functions {
+            let mut commands = Vec::new();
+            for comment in &details.comments {
+                match parse_run_command(comment.text, &func.signature) {
+                    Ok(Some(cmd)) => commands.push(cmd),
+                    Ok(None) => {}
+                    Err(e) => bail!("{name}: bad run command `{}`: {e}", comment.text.trim()),
+                }
+            }
+            // User input: reject malformed functions here rather than let them
+            // reach code generation (which only verifies in debug builds).
+            crate::clif_pipeline::verify_function(&func, None)
+                .map_err(|e| anyhow!("{name}: function {} fails verification:\n{e}", func.name))?;
+            let func = file.rename_function(func)?;
+            let symbol = match &func.name {
+                UserFuncName::User(u) => u.index,
+                UserFuncName::Testcase(_) => bail!("internal: function left unrenamed"),
+            };
+            file.module.functions.push(FunctionDef { symbol, func });
+            file.run_commands.push(commands);
+        }
+        Ok(file)
+    }
+
+    fn symbol_name(&self, original: &Original) -> String {
+        match original {
+            Original::Testcase(s) => s.clone(),
+            Original::User(u) => format!("u{}:{}", u.namespace, u.index),
+        }
+    }
+
+    fn add_symbol(&mut self, original: Original, kind: SymbolKind, linkage: Linkage) -> u32 {
+        let name = self.symbol_name(&original);
+        let index = self.module.declare(&name, kind, linkage);
+        if index as usize == self.originals.len() {
+            self.originals.push(original);
+        }
+        index
+    }
+
+    /// The symbol for a referenced name, declaring an import if it is new.
+    fn reference(&mut self, original: Original, kind: SymbolKind) -> Result<u32> {
+        let name = self.symbol_name(&original);
+        if let Some(i) = self.module.symbol_index(&name) {
+            let existing = &self.module.symbols[i as usize].kind;
+            if matches!(existing, SymbolKind::Function(_))
+                != matches!(kind, SymbolKind::Function(_))
+            {
+                bail!("`{name}` is used both as a function and as data");
+            }
+            return Ok(i);
+        }
+        Ok(self.add_symbol(original, kind, Linkage::Import))
+    }
+
+    /// Rewrites a parsed function's names to symbol indices.
+    fn rename_function(&mut self, mut func: ir::Function) -> Result<ir::Function> {
+        let own = original_func_name(&func.name)?;
+        let own_index = self
+            .module
+            .symbol_index(&self.symbol_name(&own))
+            .ok_or_else(|| anyhow!("internal: no symbol"))?;
+        func.name = ClifModule::func_name(own_index);
+
+        // Every name a function refers to, with what it refers to as.
+        let mut renames: Vec<(ExternalName, SymbolKind)> = Vec::new();
+        for (_, ext) in func.dfg.ext_funcs.iter() {
+            renames.push((
+                ext.name.clone(),
+                SymbolKind::Function(func.dfg.signatures[ext.signature].clone()),
+            ));
+        }
+        for (_, gv) in func.global_values.iter() {
+            if let GlobalValueData::Symbol { name, .. } = gv {
+                renames.push((name.clone(), SymbolKind::Data { writable: true }));
+            }
+        }
+        let mut new_names: HashMap<ExternalName, ExternalName> = HashMap::new();
+        for (name, kind) in renames {
+            let Some(original) = original_external(&func, &name) else {
+                continue;
+            };
+            let symbol = self.reference(original, kind)?;
+            let r = func.declare_imported_user_function(ClifModule::external_name(symbol));
+            new_names.insert(name, ExternalName::User(r));
+        }
+        replace_external_names(&mut func, &new_names);
+        drop_unused_user_names(&mut func);
+        Ok(func)
+    }
+
+    /// A copy of `func` (a function of this module) named as in the file.
+    pub fn restore_names(&self, func: &ir::Function) -> ir::Function {
+        let mut func = func.clone();
+        if let UserFuncName::User(u) = &func.name {
+            if let Some(o) = self.originals.get(u.index as usize) {
+                func.name = match o {
+                    Original::Testcase(s) => UserFuncName::testcase(s),
+                    Original::User(u) => UserFuncName::User(u.clone()),
+                };
+            }
+        }
+        let mut new_names: HashMap<ExternalName, ExternalName> = HashMap::new();
+        let refs: Vec<_> = func
+            .params
+            .user_named_funcs()
+            .iter()
+            .map(|(r, u)| (r, u.clone()))
+            .collect();
+        let mut user_renames = Vec::new();
+        for (r, u) in refs {
+            match self.originals.get(u.index as usize) {
+                Some(Original::Testcase(s)) => {
+                    new_names.insert(ExternalName::User(r), ExternalName::testcase(s));
+                }
+                Some(Original::User(orig)) => user_renames.push((r, orig.clone())),
+                None => {}
+            }
+        }
+        replace_external_names(&mut func, &new_names);
+        for (r, orig) in user_renames {
+            func.params.reset_user_func_name(r, orig);
+        }
+        func
+    }
+
+    /// The name of a module function as printed in the file (`%name` or `uN:M`).
+    pub fn printed_name(&self, def: &FunctionDef) -> String {
+        match self.originals.get(def.symbol as usize) {
+            Some(Original::Testcase(s)) => format!("%{s}"),
+            Some(Original::User(u)) => format!("u{}:{}", u.namespace, u.index),
+            None => "?".to_string(),
+        }
+    }
+}
+
+/// A module name for a file name: its stem.
+fn module_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_stem()
+        .map_or_else(|| path.to_string(), |s| s.to_string_lossy().into_owned())
+}
+
+fn original_func_name(name: &UserFuncName) -> Result<Original> {
+    match name {
+        UserFuncName::Testcase(t) => Ok(Original::Testcase(strip_percent(&t.to_string()))),
+        UserFuncName::User(u) => Ok(Original::User(u.clone())),
+    }
+}
+
+fn original_external(func: &ir::Function, name: &ExternalName) -> Option<Original> {
+    match name {
+        ExternalName::User(r) => Some(Original::User(func.params.user_named_funcs()[*r].clone())),
+        ExternalName::TestCase(t) => Some(Original::Testcase(strip_percent(&t.to_string()))),
+        ExternalName::LibCall(_) | ExternalName::KnownSymbol(_) => None,
+    }
+}
+
+fn strip_percent(s: &str) -> String {
+    s.strip_prefix('%').unwrap_or(s).to_string()
+}
+
+fn replace_external_names(func: &mut ir::Function, map: &HashMap<ExternalName, ExternalName>) {
+    if map.is_empty() {
+        return;
+    }
+    let funcs: Vec<ir::FuncRef> = func.dfg.ext_funcs.keys().collect();
+    for f in funcs {
+        if let Some(new) = map.get(&func.dfg.ext_funcs[f].name) {
+            func.dfg.ext_funcs[f].name = new.clone();
+        }
+    }
+    let gvs: Vec<ir::GlobalValue> = func.global_values.keys().collect();
+    for g in gvs {
+        if let GlobalValueData::Symbol { name, .. } = &mut func.global_values[g] {
+            if let Some(new) = map.get(name) {
+                *name = new.clone();
+            }
+        }
+    }
+}
+
+/// After renaming, the file's own `uN:M` entries are unused; retarget them to
+/// the symbol they were renamed to, so that every entry is in the symbol namespace.
+fn drop_unused_user_names(func: &mut ir::Function) {
+    let mut used: HashMap<ir::UserExternalNameRef, bool> = HashMap::new();
+    for (_, ext) in func.dfg.ext_funcs.iter() {
+        if let ExternalName::User(r) = ext.name {
+            used.insert(r, true);
+        }
+    }
+    for (_, gv) in func.global_values.iter() {
+        if let GlobalValueData::Symbol {
+            name: ExternalName::User(r),
+            ..
+        } = gv
+        {
+            used.insert(*r, true);
+        }
+    }
+    // Entries cannot be removed from the table; an unused entry still must
+    // name a valid symbol, so point it at the function's own symbol.
+    let own = match &func.name {
+        UserFuncName::User(u) => u.clone(),
+        UserFuncName::Testcase(_) => return,
+    };
+    let unused: Vec<ir::UserExternalNameRef> = func
+        .params
+        .user_named_funcs()
+        .keys()
+        .filter(|r| !used.contains_key(r))
+        .collect();
+    for r in unused {
+        func.params.reset_user_func_name(r, own.clone());
+    }
+}

@@ -1,0 +1,189 @@
+//! The CLIF pass pipeline: the one place that orders parec's passes.
+//!
+//! Every path that compiles CLIF (the JIT, AOT objects, `parec opt`) runs a
+//! [`ClifModule`] through [`Pipeline::run`] before handing it to Cranelift,
+//! whose own `Context::compile` then runs the e-graph optimizer, lowering and
+//! register allocation. A pipeline is a list of [`Pass`]es in execution order;
+//! `-O0` / `-O2` / `-Oz` and `parec opt --passes` only choose the list.
+//!
+//! Invariants:
+//! - passes see the module in [`ClifModule`] form (external names are
+//!   `UserExternalName { namespace: 0, index: symbol }`), never the
+//!   cranelift-module ids;
+//! - when [`Pipeline::verify`] is set (always in debug builds and tests),
+//!   Cranelift's verifier runs on every function after every pass, and a
+//!   verifier error stops the pipeline naming the pass and the function.
+//!
+//! No passes exist yet: [`Pass`] has no variants, so every pipeline is empty
+//! and any pass name is rejected with the list of available ones.
+
+use cranelift_codegen::ir;
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::settings;
+use parec_passes::clif_module::ClifModule;
+
+/// A CLIF pass parec can run. Passes are added here as variants; the match
+/// in [`Pass::run`] dispatches to each pass's single public entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {}
+
+impl Pass {
+    /// Every pass, in the order `-Oz` runs them.
+    pub const ALL: &'static [Pass] = &[];
+
+    /// The name used on the command line (`--passes gvn,merge`).
+    pub fn name(self) -> &'static str {
+        match self {}
+    }
+
+    /// Looks a pass up by its command-line name.
+    pub fn from_name(name: &str) -> Option<Pass> {
+        Self::ALL.iter().copied().find(|p| p.name() == name)
+    }
+
+    fn run(self, _module: &mut ClifModule) {
+        match self {}
+    }
+}
+
+/// Optimization level of a build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OptLevel {
+    /// No parec passes, Cranelift `opt_level=none`.
+    O0,
+    /// Speed: Cranelift `opt_level=speed`, parec's passes that never cost speed.
+    O2,
+    /// Size (the default): Cranelift `opt_level=speed`, all of parec's size passes.
+    #[default]
+    Oz,
+}
+
+impl OptLevel {
+    /// The value of Cranelift's `opt_level` setting for this level.
+    pub fn cranelift_opt_level(self) -> &'static str {
+        match self {
+            OptLevel::O0 => "none",
+            OptLevel::O2 | OptLevel::Oz => "speed",
+        }
+    }
+}
+
+/// An ordered list of passes and whether to verify after each.
+#[derive(Clone, Debug)]
+pub struct Pipeline {
+    pub passes: Vec<Pass>,
+    /// Run Cranelift's verifier on every function after every pass.
+    pub verify: bool,
+}
+
+/// Instruction counts of one function before and after the pipeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionStats {
+    pub name: String,
+    pub before: usize,
+    pub after: usize,
+}
+
+impl Pipeline {
+    /// The pipeline of an optimization level. Until passes exist, `-O2` and
+    /// `-Oz` generate the same code.
+    pub fn for_level(level: OptLevel) -> Pipeline {
+        let passes = match level {
+            OptLevel::O0 => Vec::new(),
+            OptLevel::O2 | OptLevel::Oz => Pass::ALL.to_vec(),
+        };
+        Pipeline {
+            passes,
+            verify: cfg!(debug_assertions),
+        }
+    }
+
+    /// Parses a comma-separated pass list (`""` is the empty pipeline).
+    pub fn from_names(list: &str) -> Result<Pipeline, String> {
+        let mut passes = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match Pass::from_name(name) {
+                Some(p) => passes.push(p),
+                None => {
+                    return Err(format!(
+                        "unknown pass `{name}`; available: {}",
+                        available_passes()
+                    ))
+                }
+            }
+        }
+        Ok(Pipeline {
+            passes,
+            verify: cfg!(debug_assertions),
+        })
+    }
+
+    /// Runs the passes in order on `module`, verifying after each if asked.
+    /// `isa` is used by the verifier for target-specific checks, if given.
+    pub fn run(&self, module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+        for &pass in &self.passes {
+            pass.run(module);
+            if self.verify {
+                verify_module(module, isa)
+                    .map_err(|e| format!("after pass `{}`: {e}", pass.name()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The names of all passes, for error messages.
+pub fn available_passes() -> String {
+    if Pass::ALL.is_empty() {
+        "(none)".to_string()
+    } else {
+        Pass::ALL
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Runs Cranelift's verifier on every function of `module`.
+pub fn verify_module(module: &ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+    for def in &module.functions {
+        verify_function(&def.func, isa).map_err(|e| {
+            let name = module
+                .symbols
+                .get(def.symbol as usize)
+                .map_or("?", |s| s.name.as_str());
+            format!("function `{name}` fails verification:\n{e}")
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs Cranelift's verifier on one function.
+pub fn verify_function(func: &ir::Function, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+    let flags = settings::Flags::new(settings::builder());
+    let result = match isa {
+        Some(isa) => cranelift_codegen::verify_function(func, isa),
+        None => cranelift_codegen::verify_function(func, &flags),
+    };
+    result.map_err(|errors| {
+        cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_list_is_empty_pipeline() {
+        assert!(Pipeline::from_names("").unwrap().passes.is_empty());
+        assert!(Pipeline::from_names(" , ").unwrap().passes.is_empty());
+    }
+
+    #[test]
+    fn unknown_pass_is_rejected() {
+        let err = Pipeline::from_names("gvn").unwrap_err();
+        assert_eq!(err, "unknown pass `gvn`; available: (none)");
+    }
+}

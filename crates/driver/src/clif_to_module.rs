@@ -1,0 +1,409 @@
+//! Defining [`ClifModule`]s into a `cranelift_module::Module` (JIT or object).
+//!
+//! A ClifModule names everything through its own symbol table
+//! (`UserExternalName { namespace: 0, index: symbol }`); cranelift-module
+//! expects `namespace 0 = FuncId`, `namespace 1 = DataId`. [`ModuleDefiner`]
+//! declares every symbol *by name* in the target module, so several
+//! ClifModules can be defined into one Module (the JIT gets the whole program
+//! plus the runtime) and an import in one is satisfied by a definition in
+//! another; then it rewrites each function's external names to the
+//! cranelift-module ids and compiles it with `Module::define_function`.
+//!
+//! Invariants checked before anything is declared (so that no malformed input
+//! reaches cranelift-module, which panics on some of them):
+//! - every `Local`/`Export` symbol has exactly one definition of its kind in
+//!   its module and no `Import` symbol has one;
+//! - every external name in a function and every data relocation refers to an
+//!   existing symbol; data alignments are powers of two.
+//!
+//! The CLIF passes ([`crate::clif_pipeline`]) run on the ClifModule before it
+//! comes here; this module only translates and compiles.
+
+use std::collections::{BTreeSet, HashMap};
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use cranelift_codegen::binemit::Reloc;
+use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName};
+use cranelift_codegen::Context;
+use cranelift_module::{DataDescription, FuncOrDataId, Linkage as ModLinkage, Module};
+use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind, SYMBOL_NAMESPACE};
+
+/// How references to symbols that no defined module provides are compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Colocation {
+    /// As the ClifModule says (AOT: a static non-PIE link puts everything in range).
+    AsGiven,
+    /// References to imports that stay undefined in the Module become
+    /// non-colocated (JIT: libc may be further than a PC-relative reach).
+    FarImports,
+}
+
+/// Declares and defines ClifModules into one cranelift-module [`Module`].
+pub struct ModuleDefiner<'m, M: Module> {
+    module: &'m mut M,
+    colocation: Colocation,
+    /// Names of symbols whose address is taken by a non-call relocation in
+    /// the code or data defined so far (the `.llvm_addrsig` set).
+    address_significant: BTreeSet<String>,
+}
+
+impl<'m, M: Module> ModuleDefiner<'m, M> {
+    pub fn new(module: &'m mut M, colocation: Colocation) -> Self {
+        ModuleDefiner {
+            module,
+            colocation,
+            address_significant: BTreeSet::new(),
+        }
+    }
+
+    /// Declares every symbol of `clif` by name. Call this for every ClifModule
+    /// before defining any, so that imports meet their definitions.
+    pub fn declare(&mut self, clif: &ClifModule) -> Result<()> {
+        check_module(clif)?;
+        for sym in &clif.symbols {
+            let linkage = map_linkage(sym.linkage);
+            match &sym.kind {
+                SymbolKind::Function(sig) => {
+                    self.module
+                        .declare_function(&sym.name, linkage, sig)
+                        .with_context(|| format!("cannot declare function `{}`", sym.name))?;
+                }
+                SymbolKind::Data { writable } => {
+                    self.module
+                        .declare_data(&sym.name, linkage, *writable, false)
+                        .with_context(|| format!("cannot declare data `{}`", sym.name))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Defines the data objects and compiles the functions of `clif`, which
+    /// must have been [`declare`](Self::declare)d.
+    pub fn define(&mut self, clif: &ClifModule) -> Result<()> {
+        let ids = self.symbol_ids(clif)?;
+        for data in &clif.data {
+            self.define_data(clif, &ids, data)?;
+        }
+        let mut ctx = self.module.make_context();
+        for def in &clif.functions {
+            let name = &clif.symbols[def.symbol as usize].name;
+            let FuncOrDataId::Func(id) = ids[def.symbol as usize] else {
+                bail!("`{name}` is defined as a function but declared as data");
+            };
+            ctx.clear();
+            ctx.func = def.func.clone();
+            self.remap_names(&mut ctx.func, &ids)?;
+            self.module.define_function(id, &mut ctx).map_err(|e| {
+                anyhow!(
+                    "cannot compile function `{name}`: {}",
+                    describe_module_error(&e)
+                )
+            })?;
+            self.record_code_relocs(&ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Declares and defines one ClifModule (the AOT case).
+    pub fn declare_and_define(&mut self, clif: &ClifModule) -> Result<()> {
+        self.declare(clif)?;
+        self.define(clif)
+    }
+
+    /// Names of symbols referenced other than by a direct call or jump.
+    pub fn address_significant(&self) -> &BTreeSet<String> {
+        &self.address_significant
+    }
+
+    /// The cranelift-module id of each symbol of `clif`, by symbol index.
+    fn symbol_ids(&self, clif: &ClifModule) -> Result<Vec<FuncOrDataId>> {
+        clif.symbols
+            .iter()
+            .map(|s| {
+                self.module
+                    .get_name(&s.name)
+                    .ok_or_else(|| anyhow!("symbol `{}` was not declared", s.name))
+            })
+            .collect()
+    }
+
+    fn define_data(
+        &mut self,
+        clif: &ClifModule,
+        ids: &[FuncOrDataId],
+        data: &parec_passes::clif_module::DataDef,
+    ) -> Result<()> {
+        let name = &clif.symbols[data.symbol as usize].name;
+        let FuncOrDataId::Data(id) = ids[data.symbol as usize] else {
+            bail!("`{name}` is defined as data but declared as a function");
+        };
+        let mut desc = DataDescription::new();
+        let writable = matches!(
+            clif.symbols[data.symbol as usize].kind,
+            SymbolKind::Data { writable: true }
+        );
+        if writable && data.relocs.is_empty() && data.bytes.iter().all(|&b| b == 0) {
+            desc.define_zeroinit(data.bytes.len());
+        } else {
+            desc.define(data.bytes.clone().into_boxed_slice());
+        }
+        desc.set_align(data.align.max(1));
+        for reloc in &data.relocs {
+            let target = &clif.symbols[reloc.target as usize];
+            // Every data relocation stores an address: the target is address-significant.
+            self.address_significant.insert(target.name.clone());
+            match ids[reloc.target as usize] {
+                FuncOrDataId::Func(f) => {
+                    if reloc.addend != 0 {
+                        bail!(
+                            "data `{name}`: a function address (`{}`) cannot have an addend",
+                            target.name
+                        );
+                    }
+                    let fref = self.module.declare_func_in_data(f, &mut desc);
+                    desc.write_function_addr(reloc.offset, fref);
+                }
+                FuncOrDataId::Data(d) => {
+                    let gv = self.module.declare_data_in_data(d, &mut desc);
+                    desc.write_data_addr(reloc.offset, gv, reloc.addend);
+                }
+            }
+        }
+        self.module
+            .define_data(id, &desc)
+            .map_err(|e| anyhow!("cannot define data `{name}`: {}", describe_module_error(&e)))
+    }
+
+    /// Rewrites `func`'s external names from ClifModule symbols to
+    /// cranelift-module ids, and applies the colocation policy.
+    fn remap_names(&self, func: &mut ir::Function, ids: &[FuncOrDataId]) -> Result<()> {
+        let refs: Vec<(ir::UserExternalNameRef, UserExternalName)> = func
+            .params
+            .user_named_funcs()
+            .iter()
+            .map(|(r, n)| (r, n.clone()))
+            .collect();
+        for (r, name) in refs {
+            if name.namespace != SYMBOL_NAMESPACE {
+                bail!("external name {name} is not in the symbol namespace");
+            }
+            let id = ids
+                .get(name.index as usize)
+                .ok_or_else(|| anyhow!("external name {name} refers to no symbol"))?;
+            func.params.reset_user_func_name(r, module_name(*id));
+        }
+        if let ir::UserFuncName::User(own) = &func.name {
+            if let Some(id) = ids.get(own.index as usize) {
+                func.name = ir::UserFuncName::User(module_name(*id));
+            }
+        }
+        if self.colocation == Colocation::FarImports {
+            self.make_imports_far(func);
+        }
+        Ok(())
+    }
+
+    /// Marks references to symbols without a definition in the Module as not colocated.
+    fn make_imports_far(&self, func: &mut ir::Function) {
+        let decls = self.module.declarations();
+        let is_import = |func: &ir::Function, name: &ExternalName| -> bool {
+            let ExternalName::User(r) = name else {
+                return false;
+            };
+            let u = &func.params.user_named_funcs()[*r];
+            match u.namespace {
+                0 => {
+                    decls
+                        .get_function_decl(cranelift_module::FuncId::from_u32(u.index))
+                        .linkage
+                        == ModLinkage::Import
+                }
+                _ => {
+                    decls
+                        .get_data_decl(cranelift_module::DataId::from_u32(u.index))
+                        .linkage
+                        == ModLinkage::Import
+                }
+            }
+        };
+        let far_funcs: Vec<ir::FuncRef> = func
+            .dfg
+            .ext_funcs
+            .iter()
+            .filter(|(_, d)| is_import(func, &d.name))
+            .map(|(f, _)| f)
+            .collect();
+        for f in far_funcs {
+            func.dfg.ext_funcs[f].colocated = false;
+        }
+        let far_globals: Vec<ir::GlobalValue> = func
+            .global_values
+            .iter()
+            .filter(|(_, gv)| matches!(gv, GlobalValueData::Symbol { name, .. } if is_import(func, name)))
+            .map(|(g, _)| g)
+            .collect();
+        for g in far_globals {
+            if let GlobalValueData::Symbol { colocated, .. } = &mut func.global_values[g] {
+                *colocated = false;
+            }
+        }
+    }
+
+    /// Records the address-significant targets of a compiled function's relocations.
+    fn record_code_relocs(&mut self, ctx: &Context) -> Result<()> {
+        let compiled = ctx
+            .compiled_code()
+            .ok_or_else(|| anyhow!("function was not compiled"))?;
+        for reloc in compiled.buffer.relocs() {
+            if is_call_reloc(reloc.kind) {
+                continue;
+            }
+            if let cranelift_codegen::FinalizedRelocTarget::ExternalName(ExternalName::User(r)) =
+                reloc.target
+            {
+                let u = &ctx.func.params.user_named_funcs()[r];
+                let name = match u.namespace {
+                    0 => {
+                        &self
+                            .module
+                            .declarations()
+                            .get_function_decl(cranelift_module::FuncId::from_u32(u.index))
+                            .name
+                    }
+                    _ => {
+                        &self
+                            .module
+                            .declarations()
+                            .get_data_decl(cranelift_module::DataId::from_u32(u.index))
+                            .name
+                    }
+                };
+                if let Some(name) = name {
+                    self.address_significant.insert(name.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Relocations of direct calls and jumps: these do not take an address.
+pub fn is_call_reloc(kind: Reloc) -> bool {
+    matches!(
+        kind,
+        Reloc::Arm64Call | Reloc::X86CallPCRel4 | Reloc::X86CallPLTRel4
+    )
+}
+
+fn module_name(id: FuncOrDataId) -> UserExternalName {
+    match id {
+        FuncOrDataId::Func(f) => UserExternalName {
+            namespace: 0,
+            index: f.as_u32(),
+        },
+        FuncOrDataId::Data(d) => UserExternalName {
+            namespace: 1,
+            index: d.as_u32(),
+        },
+    }
+}
+
+fn map_linkage(linkage: Linkage) -> ModLinkage {
+    match linkage {
+        Linkage::Import => ModLinkage::Import,
+        Linkage::Local => ModLinkage::Local,
+        Linkage::Export => ModLinkage::Export,
+    }
+}
+
+/// Renders a cranelift-module error, including the verifier's report.
+pub fn describe_module_error(e: &cranelift_module::ModuleError) -> String {
+    match e {
+        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(
+            errors,
+        )) => {
+            format!("verifier errors:\n{errors}")
+        }
+        other => format!("{other}"),
+    }
+}
+
+/// Checks the invariants listed in the module doc.
+pub fn check_module(clif: &ClifModule) -> Result<()> {
+    let mut definitions: HashMap<u32, usize> = HashMap::new();
+    let n = clif.symbols.len() as u32;
+    let symbol = |i: u32| -> Result<&parec_passes::clif_module::Symbol> {
+        clif.symbols
+            .get(i as usize)
+            .ok_or_else(|| anyhow!("module `{}`: symbol index {i} out of range", clif.name))
+    };
+    for def in &clif.functions {
+        let sym = symbol(def.symbol)?;
+        if !matches!(sym.kind, SymbolKind::Function(_)) {
+            bail!(
+                "`{}` is defined as a function but declared as data",
+                sym.name
+            );
+        }
+        *definitions.entry(def.symbol).or_default() += 1;
+        for (_, name) in def.func.params.user_named_funcs().iter() {
+            if name.namespace != SYMBOL_NAMESPACE || name.index >= n {
+                bail!(
+                    "function `{}` refers to {name}, which is not a symbol of module `{}`",
+                    sym.name,
+                    clif.name
+                );
+            }
+        }
+    }
+    for data in &clif.data {
+        let sym = symbol(data.symbol)?;
+        if !matches!(sym.kind, SymbolKind::Data { .. }) {
+            bail!(
+                "`{}` is defined as data but declared as a function",
+                sym.name
+            );
+        }
+        if !data.align.is_power_of_two() && data.align != 0 {
+            bail!(
+                "data `{}` has alignment {}, not a power of two",
+                sym.name,
+                data.align
+            );
+        }
+        for reloc in &data.relocs {
+            symbol(reloc.target)?;
+            if reloc.offset as u64 + 8 > data.bytes.len() as u64 {
+                bail!(
+                    "data `{}` has a relocation at {} past its end",
+                    sym.name,
+                    reloc.offset
+                );
+            }
+        }
+        *definitions.entry(data.symbol).or_default() += 1;
+    }
+    for (i, sym) in clif.symbols.iter().enumerate() {
+        let count = definitions.get(&(i as u32)).copied().unwrap_or(0);
+        match (sym.linkage, count) {
+            (Linkage::Import, 0) | (Linkage::Local | Linkage::Export, 1) => {}
+            (Linkage::Import, _) => bail!(
+                "`{}` is an import but module `{}` defines it",
+                sym.name,
+                clif.name
+            ),
+            (_, 0) => bail!(
+                "`{}` is declared in module `{}` but not defined",
+                sym.name,
+                clif.name
+            ),
+            (_, _) => bail!(
+                "`{}` is defined more than once in module `{}`",
+                sym.name,
+                clif.name
+            ),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! The `parec` subcommands, independent of argument parsing.
+//!
+//! Inputs are either all `.pare` files (a Pare program, root module first) or
+//! all `.clif` files (each one ClifModule; the program's `main` is a function
+//! `%main` with the platform C calling convention). Every command returns the
+//! process exit status or a [`Failure`]; none panics on user input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context as _};
+use parec_passes::clif_module::ClifModule;
+
+use crate::clif_file::ClifFile;
+use crate::clif_pipeline::{OptLevel, Pipeline};
+use crate::link::{self, Icf};
+use crate::object::{self, CompiledObject, ObjectOptions};
+use crate::target::Target;
+use crate::{asm, jit, pipeline, Failure};
+
+/// What `parec build` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Emit {
+    #[default]
+    Exe,
+    Obj,
+    Asm,
+    Clif,
+}
+
+/// Options of `parec build`.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub files: Vec<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub target: Target,
+    pub level: OptLevel,
+    pub emit: Emit,
+    pub jobs: usize,
+    pub icf: Icf,
+}
+
+/// The kind of the input files.
+enum Inputs {
+    Pare,
+    Clif,
+}
+
+fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
+    let is = |ext: &str| {
+        files
+            .iter()
+            .all(|f| f.extension().is_some_and(|e| e == ext))
+    };
+    if files.is_empty() {
+        Err(anyhow!("no input files").into())
+    } else if is("pare") {
+        Ok(Inputs::Pare)
+    } else if is("clif") {
+        Ok(Inputs::Clif)
+    } else {
+        Err(anyhow!("inputs must be all .pare files or all .clif files").into())
+    }
+}
+
+/// Reads a file, with the CLI's error message.
+pub fn read_source(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_reason(&e)))
+}
+
+/// An I/O error's reason without the "(os error N)" suffix.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn parse_clif_files(files: &[PathBuf]) -> anyhow::Result<Vec<ClifFile>> {
+    files
+        .iter()
+        .map(|path| {
+            let text = read_source(path)?;
+            ClifFile::parse(&path.display().to_string(), &text)
+        })
+        .collect()
+}
+
+/// `parec run`: JIT-compile and run; returns the program's status.
+pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
+    let modules = match classify(files)? {
+        Inputs::Pare => pipeline::lower_for_jit(files)?,
+        Inputs::Clif => parse_clif_files(files)?
+            .into_iter()
+            .map(|f| f.module)
+            .collect(),
+    };
+    Ok(jit::run(modules, &Pipeline::for_level(level), level)?)
+}
+
+/// `parec interp`: run with the reference interpreter.
+pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
+    match classify(files)? {
+        Inputs::Pare => pipeline::interpret(files),
+        Inputs::Clif => Err(anyhow!(
+            "`parec interp` runs Pare programs; for .clif files use `parec opt --run`"
+        )
+        .into()),
+    }
+}
+
+/// `parec build`.
+pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
+    let (modules, clif_files) = match classify(&opts.files)? {
+        Inputs::Pare => (pipeline::lower_for_aot(&opts.files, opts.target)?, None),
+        Inputs::Clif => {
+            let files = parse_clif_files(&opts.files)?;
+            (
+                files.iter().map(|f| f.module.clone()).collect(),
+                Some(files),
+            )
+        }
+    };
+    let pipeline = Pipeline::for_level(opts.level);
+    match opts.emit {
+        Emit::Clif => {
+            let text = clif_text(modules, &pipeline, clif_files.as_deref(), opts.target)?;
+            write_output(opts.out.as_deref(), text.as_bytes())?;
+        }
+        Emit::Asm => {
+            let objects = compile_objects(modules, opts, pipeline)?;
+            let mut text = String::new();
+            for obj in &objects {
+                text.push_str(&format!("; module {}\n", obj.name));
+                text.push_str(&asm::disassemble_object(&obj.bytes, opts.target)?);
+            }
+            write_output(opts.out.as_deref(), text.as_bytes())?;
+        }
+        Emit::Obj => {
+            let dir = opts
+                .out
+                .as_deref()
+                .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
+            let objects = compile_objects(modules, opts, pipeline)?;
+            write_object_dir(dir, &objects)?;
+        }
+        Emit::Exe => {
+            let out = opts
+                .out
+                .as_deref()
+                .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
+            let objects = compile_objects(modules, opts, pipeline)?;
+            let tmp = tempfile::Builder::new()
+                .prefix("parec-")
+                .tempdir()
+                .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+            let paths = write_object_files(tmp.path(), &objects)?;
+            link::link_executable(&paths, out, opts.target, opts.icf)?;
+        }
+    }
+    Ok(0)
+}
+
+fn compile_objects(
+    modules: Vec<ClifModule>,
+    opts: &BuildOptions,
+    pipeline: Pipeline,
+) -> anyhow::Result<Vec<CompiledObject>> {
+    let options = ObjectOptions {
+        target: opts.target,
+        level: opts.level,
+        pipeline,
+        jobs: opts.jobs,
+    };
+    object::compile_all(modules, &options)
+}
+
+/// The modules' functions after the pipeline, as CLIF text.
+fn clif_text(
+    modules: Vec<ClifModule>,
+    pipeline: &Pipeline,
+    clif_files: Option<&[ClifFile]>,
+    target: Target,
+) -> anyhow::Result<String> {
+    let isa = target.isa(OptLevel::Oz)?;
+    let mut text = String::new();
+    for (i, mut module) in modules.into_iter().enumerate() {
+        pipeline
+            .run(&mut module, Some(&*isa))
+            .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
+        text.push_str(&format!("; module {}\n", module.name));
+        for def in &module.functions {
+            let func = match clif_files {
+                Some(files) => files[i].restore_names(&def.func),
+                None => def.func.clone(),
+            };
+            let name = module
+                .symbols
+                .get(def.symbol as usize)
+                .map_or("?", |s| s.name.as_str());
+            text.push_str(&format!("; symbol {name}\n{}\n", func.display()));
+        }
+    }
+    Ok(text)
+}
+
+/// Writes to `out`, or to stdout if absent or `-`.
+fn write_output(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
+    match out {
+        Some(path) if path != Path::new("-") => std::fs::write(path, bytes)
+            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e))),
+        _ => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(bytes)
+                .and_then(|_| stdout.flush())
+                .context("cannot write to stdout")
+        }
+    }
+}
+
+/// Writes one `.o` per module into `dir` (created; must not be a file).
+fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "`{}` exists and is not a directory; refusing to overwrite it",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
+    write_object_files(dir, objects)
+}
+
+/// Writes the objects as `NAME.o` (numbered when names repeat), in order.
+fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for (i, obj) in objects.iter().enumerate() {
+        let stem: String = obj
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut path = dir.join(format!("{stem}.o"));
+        if paths.contains(&path) {
+            path = dir.join(format!("{stem}.{i}.o"));
+        }
+        std::fs::write(&path, &obj.bytes)
+            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))?;
+        paths.push(path);
+    }
+    Ok(paths)
+}
+
+/// `parec opt`: returns 0, or 1 if a `--run` check failed.
+pub fn opt(file: &Path, passes: Option<&str>, run: bool, stats: bool) -> Result<i32, Failure> {
+    let text = read_source(file)?;
+    let pipeline = Pipeline::from_names(passes.unwrap_or("")).map_err(|e| anyhow!(e))?;
+    let report = crate::opt::opt(&file.display().to_string(), &text, &pipeline, run, stats)?;
+    write_output(None, report.clif.as_bytes())?;
+    if let Some(stats) = &report.stats {
+        eprint!("{stats}");
+    }
+    if !report.failures.is_empty() {
+        for f in &report.failures {
+            eprintln!("error: {f}");
+        }
+        return Ok(1);
+    }
+    if run {
+        eprintln!("{} run command(s) agree", report.runs);
+    }
+    Ok(0)
+}

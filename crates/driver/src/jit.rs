@@ -1,0 +1,228 @@
+//! Running a program in-process with cranelift-jit.
+//!
+//! All ClifModules of a program (for Pare: the whole program plus the runtime)
+//! are defined into one `JITModule` for the host ISA. Symbols that none of
+//! them defines are resolved with `dlsym` in this process (libc: `putchar`,
+//! `fwrite`, `calloc`, `stdout`, ...) *before* finalizing, because
+//! cranelift-jit panics on an unresolvable symbol; such references are
+//! compiled non-colocated (absolute addresses), since libc may lie beyond a
+//! PC-relative reach. All JIT code and data live in one arena so that
+//! colocated references between them always reach.
+//!
+//! `main` is called through the C ABI; afterwards all C streams are flushed.
+//! A program that traps or calls `exit` ends this process from inside the
+//! runtime (`pare_trap` / `pare_exit` call libc `exit`).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ffi::CString;
+
+use anyhow::{anyhow, bail, Result};
+use cranelift_codegen::ir::types;
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
+use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
+
+use crate::clif_pipeline::{OptLevel, Pipeline};
+use crate::clif_to_module::{Colocation, ModuleDefiner};
+use crate::target::host_jit_isa;
+
+/// Address space reserved for JIT code and data.
+const ARENA_SIZE: usize = 1 << 30;
+
+/// What `main` returns, which decides how it is called.
+#[derive(Clone, Copy, Debug)]
+enum MainKind {
+    Unit,
+    I32,
+    I64,
+}
+
+/// Runs the passes of `pipeline` on `modules`, JIT-compiles them, calls
+/// `main` and returns its status (0 for a `main` without result).
+pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -> Result<i32> {
+    let isa = host_jit_isa(level)?;
+    for m in &mut modules {
+        pipeline
+            .run(m, Some(&*isa))
+            .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
+    }
+    let main_kind = main_kind(&modules, isa.default_call_conv())?;
+    uniquify_locals(&mut modules);
+
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    let arena = ArenaMemoryProvider::new_with_size(ARENA_SIZE)
+        .map_err(|e| anyhow!("cannot reserve JIT memory: {e}"))?;
+    builder.memory_provider(Box::new(arena));
+    for (name, addr) in resolve_imports(&modules)? {
+        builder.symbol(name, addr);
+    }
+    let mut jit = JITModule::new(builder);
+    {
+        let mut definer = ModuleDefiner::new(&mut jit, Colocation::FarImports);
+        for m in &modules {
+            definer.declare(m)?;
+        }
+        for m in &modules {
+            definer.define(m)?;
+        }
+    }
+    jit.finalize_definitions()
+        .map_err(|e| anyhow!("cannot finalize JIT code: {e}"))?;
+    let Some(FuncOrDataId::Func(main_id)) = jit.get_name("main") else {
+        bail!("the program has no `main` function");
+    };
+    let code = jit.get_finalized_function(main_id);
+    // SAFETY: `main` was compiled for the host with the platform C calling
+    // convention and the signature checked by `main_kind`.
+    let status = unsafe {
+        match main_kind {
+            MainKind::Unit => {
+                std::mem::transmute::<*const u8, extern "C" fn()>(code)();
+                0
+            }
+            MainKind::I32 => std::mem::transmute::<*const u8, extern "C" fn() -> i32>(code)(),
+            MainKind::I64 => {
+                std::mem::transmute::<*const u8, extern "C" fn() -> i64>(code)() as i32
+            }
+        }
+    };
+    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+    }
+    Ok(status)
+}
+
+/// Renames `Local` symbols whose names occur in another module (two modules'
+/// string literals, say), since all modules share one JIT namespace. Local
+/// symbols are invisible outside their module, so this changes nothing else.
+fn uniquify_locals(modules: &mut [ClifModule]) {
+    // How many modules use each name.
+    let mut users: HashMap<String, usize> = HashMap::new();
+    for m in modules.iter() {
+        let names: HashSet<&str> = m.symbols.iter().map(|s| s.name.as_str()).collect();
+        for name in names {
+            *users.entry(name.to_string()).or_default() += 1;
+        }
+    }
+    let mut taken: HashSet<String> = users.keys().cloned().collect();
+    for (i, m) in modules.iter_mut().enumerate() {
+        for sym in &mut m.symbols {
+            if sym.linkage != Linkage::Local || users.get(&sym.name).copied().unwrap_or(0) < 2 {
+                continue;
+            }
+            let fresh = (0..)
+                .map(|n| format!("{}.jit{i}.{n}", sym.name))
+                .find(|c| !taken.contains(c))
+                .unwrap_or_default();
+            taken.insert(fresh.clone());
+            sym.name = fresh;
+        }
+    }
+}
+
+/// Finds `main` and checks that it can be called as a C function without arguments.
+fn main_kind(modules: &[ClifModule], c_conv: cranelift_codegen::isa::CallConv) -> Result<MainKind> {
+    let sig = modules
+        .iter()
+        .flat_map(|m| m.symbols.iter())
+        .find(|s| s.name == "main" && s.linkage != Linkage::Import)
+        .and_then(|s| match &s.kind {
+            SymbolKind::Function(sig) => Some(sig),
+            SymbolKind::Data { .. } => None,
+        })
+        .ok_or_else(|| anyhow!("the program has no `main` function"))?;
+    if sig.call_conv != c_conv {
+        bail!(
+            "`main` must use the platform C calling convention ({c_conv}), not {}",
+            sig.call_conv
+        );
+    }
+    if !sig.params.is_empty() {
+        bail!("`main` must take no parameters");
+    }
+    match sig
+        .returns
+        .iter()
+        .map(|r| r.value_type)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => Ok(MainKind::Unit),
+        [t] if *t == types::I32 => Ok(MainKind::I32),
+        [t] if *t == types::I64 => Ok(MainKind::I64),
+        _ => bail!("`main` must return nothing, i32 or i64"),
+    }
+}
+
+/// Looks up in this process every symbol that the modules import but none defines.
+fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
+    let defined: HashSet<&str> = modules
+        .iter()
+        .flat_map(|m| m.symbols.iter())
+        .filter(|s| s.linkage != Linkage::Import)
+        .map(|s| s.name.as_str())
+        .collect();
+    let imports: BTreeSet<&str> = modules
+        .iter()
+        .flat_map(|m| m.symbols.iter())
+        .filter(|s| s.linkage == Linkage::Import && !defined.contains(s.name.as_str()))
+        .map(|s| s.name.as_str())
+        .collect();
+    imports
+        .into_iter()
+        .map(|name| match lookup_host_symbol(name) {
+            Some(addr) => Ok((name.to_string(), addr)),
+            None => Err(anyhow!("undefined symbol `{name}`: not defined by the program and not found in the C library")),
+        })
+        .collect()
+}
+
+/// `dlsym(RTLD_DEFAULT, name)`: the address of a symbol of this process.
+pub fn lookup_host_symbol(name: &str) -> Option<*const u8> {
+    let cname = CString::new(name).ok()?;
+    // SAFETY: `cname` is a valid NUL-terminated string; dlsym only reads it.
+    let addr = unsafe { libc::dlsym(libc::RTLD_DEFAULT, cname.as_ptr()) };
+    (!addr.is_null()).then_some(addr as *const u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_names_are_made_unique_across_modules() {
+        let mut a = ClifModule::new("a");
+        a.declare("str", SymbolKind::Data { writable: false }, Linkage::Local);
+        a.declare(
+            "shared",
+            SymbolKind::Data { writable: false },
+            Linkage::Export,
+        );
+        let mut b = ClifModule::new("b");
+        b.declare("str", SymbolKind::Data { writable: false }, Linkage::Local);
+        b.declare(
+            "shared",
+            SymbolKind::Data { writable: false },
+            Linkage::Import,
+        );
+        let mut modules = vec![a, b];
+        uniquify_locals(&mut modules);
+        assert_eq!(modules[0].symbols[0].name, "str.jit0.0");
+        assert_eq!(modules[1].symbols[0].name, "str.jit1.0");
+        assert_eq!(modules[1].symbols[1].name, "shared");
+    }
+
+    #[test]
+    fn libc_symbols_resolve() {
+        for name in [
+            "stdout", "stderr", "fwrite", "calloc", "putchar", "exit", "fflush",
+        ] {
+            assert!(
+                lookup_host_symbol(name).is_some(),
+                "{name} does not resolve"
+            );
+        }
+        assert!(lookup_host_symbol("no_such_symbol_in_libc_parec").is_none());
+    }
+}

@@ -1,0 +1,358 @@
+//! End-to-end tests of the `parec` binary on CLIF programs (no Pare frontend
+//! needed): JIT, AOT under qemu, objects (sections, `.llvm_addrsig`),
+//! determinism, `parec opt`, and error handling.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
+
+fn parec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_parec"))
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("cannot start a process")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn jit_runs_main_with_putchar() {
+    let o = run(parec().arg("run").arg(data("hello.clif")));
+    assert_eq!(stdout(&o), "Hi\n", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(3));
+}
+
+#[test]
+fn jit_links_several_modules() {
+    let o = run(parec()
+        .arg("run")
+        .arg(data("two_main.clif"))
+        .arg(data("two_lib.clif")));
+    assert_eq!(stdout(&o), "B\n", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn aot_aarch64_runs_under_qemu() {
+    let dir = tempfile::tempdir().unwrap();
+    for (files, expected, status) in [
+        (vec![data("hello.clif")], "Hi\n", 3),
+        (vec![data("two_main.clif"), data("two_lib.clif")], "B\n", 0),
+    ] {
+        let exe = dir.path().join("prog");
+        let o = run(parec().arg("build").args(&files).arg("-o").arg(&exe));
+        assert!(o.status.success(), "build failed: {}", stderr(&o));
+        let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+        assert_eq!(stdout(&o), expected);
+        assert_eq!(o.status.code(), Some(status));
+    }
+}
+
+#[test]
+fn aot_x86_64_runs_natively() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("prog");
+    let o = run(parec()
+        .arg("build")
+        .arg(data("hello.clif"))
+        .args(["--target", "x86_64-unknown-linux-gnu", "-o"])
+        .arg(&exe));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let o = run(&mut Command::new(&exe));
+    assert_eq!(stdout(&o), "Hi\n");
+    assert_eq!(o.status.code(), Some(3));
+}
+
+fn build_objects(dir: &Path, files: &[PathBuf], extra: &[&str]) -> Vec<(String, Vec<u8>)> {
+    let o = run(parec()
+        .arg("build")
+        .args(files)
+        .args(["--emit", "obj"])
+        .args(extra)
+        .arg("-o")
+        .arg(dir));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let mut objs: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    objs.sort();
+    objs
+}
+
+#[test]
+fn objects_have_one_section_per_function_and_addrsig() {
+    let dir = tempfile::tempdir().unwrap();
+    let objs = build_objects(dir.path(), &[data("hello.clif")], &[]);
+    assert_eq!(objs.len(), 1);
+    let file = object::File::parse(&*objs[0].1).unwrap();
+
+    // Every function symbol sits alone in its own section.
+    let funcs: Vec<_> = file
+        .symbols()
+        .filter(|s| s.kind() == object::SymbolKind::Text && s.is_definition())
+        .collect();
+    let names: Vec<&str> = funcs.iter().map(|s| s.name().unwrap()).collect();
+    assert_eq!(names, ["emit", "emit2", "main"]);
+    let mut sections: Vec<_> = funcs.iter().map(|s| s.section_index().unwrap()).collect();
+    sections.dedup();
+    assert_eq!(sections.len(), funcs.len());
+    for s in &funcs {
+        assert_eq!(s.address(), 0);
+        let section = file.section_by_index(s.section_index().unwrap()).unwrap();
+        assert_eq!(section.size(), s.size());
+    }
+
+    // `.llvm_addrsig`: type SHT_LLVM_ADDRSIG, linked to .symtab, listing the
+    // address-taken `emit2` (func_addr) but not `emit` (only called).
+    let addrsig = file
+        .section_by_name(parec::object::ADDRSIG_SECTION)
+        .expect("no .llvm_addrsig");
+    let object::SectionFlags::Elf { sh_flags } = addrsig.flags() else {
+        panic!("not ELF")
+    };
+    assert_eq!(sh_flags, u64::from(object::elf::SHF_EXCLUDE));
+    let indices = parec::object::read_uleb128_list(addrsig.data().unwrap()).unwrap();
+    let significant: Vec<String> = indices
+        .iter()
+        .map(|&i| {
+            file.symbol_by_index(object::SymbolIndex(i as usize))
+                .unwrap()
+                .name()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        significant.contains(&"emit2".to_string()),
+        "{significant:?}"
+    );
+    assert!(
+        !significant.contains(&"emit".to_string()),
+        "{significant:?}"
+    );
+    assert!(
+        !significant.contains(&"main".to_string()),
+        "{significant:?}"
+    );
+
+    let elf = object::read::elf::ElfFile64::<object::Endianness>::parse(&*objs[0].1).unwrap();
+    let symtab = elf
+        .sections()
+        .find(|s| s.name() == Ok(".symtab"))
+        .unwrap()
+        .index()
+        .0 as u32;
+    let header = elf.section_by_name(".llvm_addrsig").unwrap();
+    let header = header.elf_section_header();
+    assert_eq!(
+        header.sh_type.get(object::Endianness::Little),
+        parec::object::SHT_LLVM_ADDRSIG
+    );
+    assert_eq!(header.sh_link.get(object::Endianness::Little), symtab);
+}
+
+#[test]
+fn objects_are_deterministic_across_job_counts() {
+    let files = [
+        data("two_main.clif"),
+        data("two_lib.clif"),
+        data("hello.clif"),
+    ];
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let c = tempfile::tempdir().unwrap();
+    let one = build_objects(a.path(), &files, &["-j", "1"]);
+    let two = build_objects(b.path(), &files, &["-j", "2"]);
+    let again = build_objects(c.path(), &files, &["-j", "2"]);
+    assert_eq!(one.len(), 3);
+    assert_eq!(one, two);
+    assert_eq!(two, again);
+}
+
+#[test]
+fn emit_asm_lists_functions_and_relocations() {
+    let o = run(parec()
+        .arg("build")
+        .arg(data("hello.clif"))
+        .args(["--emit", "asm"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for needle in [
+        "emit:",
+        "emit2:",
+        "main:",
+        "bl ",
+        "R_AARCH64_CALL26 emit",
+        "R_AARCH64_ADR_PREL_PG_HI21 emit2",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+}
+
+#[test]
+fn emit_clif_prints_functions() {
+    let o = run(parec()
+        .arg("build")
+        .arg(data("hello.clif"))
+        .args(["--emit", "clif", "-O0"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("function %main() -> i32 system_v"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn emit_obj_refuses_to_overwrite_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out");
+    std::fs::write(&file, "x").unwrap();
+    let o = run(parec()
+        .arg("build")
+        .arg(data("hello.clif"))
+        .args(["--emit", "obj", "-o"])
+        .arg(&file));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is not a directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn opt_run_agrees_without_passes() {
+    let o = run(parec()
+        .arg("opt")
+        .arg(data("arith.clif"))
+        .args(["--run", "--stats", "--passes", ""]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("function %add3(i32) -> i32"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("fn0 = %add sig0"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("4 run command(s) agree"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("%loop"), "{}", stderr(&o));
+}
+
+#[test]
+fn opt_run_reports_a_failing_run_line() {
+    let o = run(parec().arg("opt").arg(data("wrong.clif")).arg("--run"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("%add(1, 2)") && err.contains("returned [3]"),
+        "{err}"
+    );
+}
+
+#[test]
+fn opt_rejects_unknown_passes() {
+    let o = run(parec()
+        .arg("opt")
+        .arg(data("arith.clif"))
+        .args(["--passes", "gvn"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "error: unknown pass `gvn`; available: (none)\n");
+}
+
+#[test]
+fn errors_exit_cleanly() {
+    let o = run(parec().args(["run", "does-not-exist.clif"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: cannot read `does-not-exist.clif`: No such file or directory\n"
+    );
+
+    let o = run(parec().args(["build", "--no-such-flag"]));
+    assert_eq!(o.status.code(), Some(2));
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.clif");
+    std::fs::write(
+        &bad,
+        "function %main() -> i32 system_v {\nblock0:\n  v0 = bogus\n}\n",
+    )
+    .unwrap();
+    let o = run(parec().arg("run").arg(&bad));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+
+    // An import that nothing defines is an error, not a JIT panic.
+    let undefined = dir.path().join("undef.clif");
+    std::fs::write(
+        &undefined,
+        "function %main() -> i32 system_v {\n    fn0 = %no_such_function_anywhere() -> i32 system_v\nblock0:\n    v0 = call fn0()\n    return v0\n}\n",
+    )
+    .unwrap();
+    let o = run(parec().arg("run").arg(&undefined));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("undefined symbol `no_such_function_anywhere`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode.
+fn twin_addresses(icf: &str) -> Vec<u64> {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("icf");
+    let o = run(parec()
+        .arg("build")
+        .arg(data("icf.clif"))
+        .args(["--icf", icf, "-o"])
+        .arg(&exe));
+    assert!(o.status.success(), "build failed: {}", stderr(&o));
+    let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+    assert_eq!(stdout(&o), "ABC\n");
+    let bytes = std::fs::read(&exe).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    ["twin1", "twin2", "twin3"]
+        .iter()
+        .map(|name| {
+            file.symbols()
+                .find(|s| s.name() == Ok(name))
+                .unwrap()
+                .address()
+        })
+        .collect()
+}
+
+#[test]
+fn icf_modes_fold_as_the_addrsig_section_allows() {
+    // all: every identical body folds.
+    let a = twin_addresses("all");
+    assert!(a[0] == a[1] && a[1] == a[2], "{a:x?}");
+    // safe: twin2 is address-significant (func_addr), so only twin1/twin3 fold.
+    let s = twin_addresses("safe");
+    assert!(s[0] == s[2] && s[0] != s[1], "{s:x?}");
+    // none: nothing folds.
+    let n = twin_addresses("none");
+    assert!(n[0] != n[1] && n[1] != n[2] && n[0] != n[2], "{n:x?}");
+}

@@ -1,0 +1,178 @@
+//! Differential test of every example program in all three executors.
+//!
+//! Examples: `examples/X.pare` (single module) with `examples/X.out`, optional
+//! `X.status` (default 0) and `X.err` (exact stderr; default empty), and
+//! `examples/X/main.pare` (multi-module, the other modules found through
+//! `import`) with `examples/X/expected.out`, `expected.status`, `expected.err`.
+//! Each runs with `parec interp`, `parec run` (JIT) and `parec build` +
+//! `qemu-aarch64-static`; every mismatch of any of them is reported, then the
+//! test fails. Missing qemu or lld is a failure, not a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Example {
+    name: String,
+    /// The root source file.
+    source: PathBuf,
+    stdout: String,
+    status: i32,
+    stderr: String,
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+fn read_optional(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn parse_status(path: &Path) -> i32 {
+    read_optional(path).map_or(0, |s| {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: not an exit status", path.display()))
+    })
+}
+
+/// Every example with its expectations, sorted by name.
+fn examples() -> Vec<Example> {
+    let dir = workspace_root().join("examples");
+    let mut out = Vec::new();
+    let entries =
+        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() && path.join("main.pare").exists() {
+            let expected_out = path.join("expected.out");
+            out.push(Example {
+                source: path.join("main.pare"),
+                stdout: read_optional(&expected_out)
+                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
+                status: parse_status(&path.join("expected.status")),
+                stderr: read_optional(&path.join("expected.err")).unwrap_or_default(),
+                name,
+            });
+        } else if path.extension().is_some_and(|e| e == "pare") {
+            let expected_out = path.with_extension("out");
+            out.push(Example {
+                source: path.clone(),
+                stdout: read_optional(&expected_out)
+                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
+                status: parse_status(&path.with_extension("status")),
+                stderr: read_optional(&path.with_extension("err")).unwrap_or_default(),
+                name,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn parec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_parec"))
+}
+
+fn output(cmd: &mut Command, what: &str) -> Result<Output, String> {
+    cmd.output()
+        .map_err(|e| format!("{what}: cannot start: {e}"))
+}
+
+/// Compares one executor's result with the expectations; returns the mismatches.
+fn compare(example: &Example, executor: &str, o: &Output) -> Vec<String> {
+    let mut problems = Vec::new();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if stdout != example.stdout {
+        problems.push(format!(
+            "{} [{executor}]: stdout differs\n--- expected\n{}--- actual\n{}---",
+            example.name, example.stdout, stdout
+        ));
+    }
+    if o.status.code() != Some(example.status) {
+        problems.push(format!(
+            "{} [{executor}]: exit status {:?}, expected {}",
+            example.name,
+            o.status.code(),
+            example.status
+        ));
+    }
+    if stderr != example.stderr {
+        problems.push(format!(
+            "{} [{executor}]: stderr differs\n--- expected\n{}--- actual\n{}---",
+            example.name, example.stderr, stderr
+        ));
+    }
+    problems
+}
+
+fn check_tool(tool: &str, arg: &str) {
+    let ok = Command::new(tool)
+        .arg(arg)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(ok, "{tool} is not installed: run scripts/test.sh (it installs qemu-user-static, lld-19, the aarch64 cross gcc and libc)");
+}
+
+#[test]
+fn at_least_fifteen_examples_exist() {
+    let n = examples().len();
+    assert!(n >= 15, "only {n} examples found under examples/");
+}
+
+#[test]
+fn examples_agree_in_interpreter_jit_and_qemu() {
+    check_tool("qemu-aarch64-static", "--version");
+    check_tool("ld.lld-19", "--version");
+    check_tool("aarch64-linux-gnu-gcc", "--version");
+    let root = workspace_root();
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let mut problems = Vec::new();
+    let examples = examples();
+    for ex in &examples {
+        // Relative to the workspace root, so that any path in messages is stable.
+        let source = ex.source.strip_prefix(&root).unwrap_or(&ex.source);
+        let mut check =
+            |executor: &str, cmd: &mut Command| match output(cmd.current_dir(&root), executor) {
+                Ok(o) => problems.extend(compare(ex, executor, &o)),
+                Err(e) => problems.push(format!("{}: {e}", ex.name)),
+            };
+        check("interp", parec().arg("interp").arg(source));
+        check("jit", parec().arg("run").arg(source));
+
+        let exe = tmp.path().join(&ex.name);
+        match output(
+            parec()
+                .arg("build")
+                .arg(source)
+                .arg("-o")
+                .arg(&exe)
+                .current_dir(&root),
+            "build",
+        ) {
+            Ok(o) if o.status.success() => {
+                check("qemu", Command::new("qemu-aarch64-static").arg(&exe))
+            }
+            Ok(o) => problems.push(format!(
+                "{} [build]: failed with {:?}\n{}",
+                ex.name,
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => problems.push(format!("{}: {e}", ex.name)),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} mismatch(es) over {} examples:\n\n{}",
+        problems.len(),
+        examples.len(),
+        problems.join("\n\n")
+    );
+}

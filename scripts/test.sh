@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what parec's tests need (when missing) and runs the whole test suite.
+#
+# Tools: qemu-aarch64-static (run aarch64 programs), aarch64-linux-gnu-gcc and
+# the aarch64 libc (start files, libc.a), ld.lld-19 (the linker, with ICF).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross lld-19)
+tools=(qemu-aarch64-static aarch64-linux-gnu-gcc ld.lld-19)
+
+missing=0
+for tool in "${tools[@]}"; do
+    command -v "$tool" >/dev/null 2>&1 || missing=1
+done
+if [ ! -e /usr/aarch64-linux-gnu/lib/libc.a ]; then
+    missing=1
+fi
+
+if [ "$missing" = 1 ]; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then
+        sudo="sudo"
+    fi
+    echo "scripts/test.sh: installing ${packages[*]}" >&2
+    $sudo apt-get update
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
+fi
+
+for tool in "${tools[@]}"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "scripts/test.sh: error: $tool is still missing after installing ${packages[*]}" >&2
+        exit 1
+    fi
+done
+if [ ! -e /usr/aarch64-linux-gnu/lib/libc.a ]; then
+    echo "scripts/test.sh: error: the aarch64 libc (libc6-dev-arm64-cross) is still missing" >&2
+    exit 1
+fi
+
+exec cargo test --workspace
