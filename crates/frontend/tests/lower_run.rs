@@ -10,14 +10,30 @@ use support::{run_src, Outcome};
 #[track_caller]
 fn expect(src: &str, stdout: &str, status: i32) {
     let out = run_src(&[("main", src)]);
-    assert_eq!(out, Outcome { status, stdout: stdout.to_string(), stderr: String::new() }, "program:\n{src}");
+    assert_eq!(
+        out,
+        Outcome {
+            status,
+            stdout: stdout.to_string(),
+            stderr: String::new()
+        },
+        "program:\n{src}"
+    );
 }
 
 #[track_caller]
 fn expect_trap(src: &str, stdout: &str, message: &str) {
     let out = run_src(&[("main", src)]);
     let stderr = format!("trap: {message}\n");
-    assert_eq!(out, Outcome { status: 101, stdout: stdout.to_string(), stderr }, "program:\n{src}");
+    assert_eq!(
+        out,
+        Outcome {
+            status: 101,
+            stdout: stdout.to_string(),
+            stderr
+        },
+        "program:\n{src}"
+    );
 }
 
 #[test]
@@ -196,8 +212,16 @@ fn extern_functions() {
 
 #[test]
 fn traps() {
-    expect_trap("fn d(a: i64, b: i64) -> i64 { a / b } fn main() { print(1); print(d(1, 0)); }", "1\n", "division by zero");
-    expect_trap("fn d(a: i64, b: i64) -> i64 { a % b } fn main() { print(d(1, 0)); }", "", "division by zero");
+    expect_trap(
+        "fn d(a: i64, b: i64) -> i64 { a / b } fn main() { print(1); print(d(1, 0)); }",
+        "1\n",
+        "division by zero",
+    );
+    expect_trap(
+        "fn d(a: i64, b: i64) -> i64 { a % b } fn main() { print(d(1, 0)); }",
+        "",
+        "division by zero",
+    );
     expect_trap(
         "fn d(a: i64, b: i64) -> i64 { a / b } fn main() { print(d(-9223372036854775808, -1)); }",
         "",
@@ -208,17 +232,41 @@ fn traps() {
         "",
         "division overflow",
     );
-    expect_trap("fn d(a: u8, b: u8) -> u8 { a / b } fn main() { print(d(1u8, 0u8)); }", "", "division by zero");
-    expect_trap("fn main() { let a = new [i64; 2]; print(a[2]); }", "", "index out of bounds");
-    expect_trap("fn main() { let a = new [i64; 2]; let i = -1; a[i] = 5; }", "", "index out of bounds");
-    expect_trap("fn main() { let a: [i64] = null; print(len(a)); }", "", "null dereference");
+    expect_trap(
+        "fn d(a: u8, b: u8) -> u8 { a / b } fn main() { print(d(1u8, 0u8)); }",
+        "",
+        "division by zero",
+    );
+    expect_trap(
+        "fn main() { let a = new [i64; 2]; print(a[2]); }",
+        "",
+        "index out of bounds",
+    );
+    expect_trap(
+        "fn main() { let a = new [i64; 2]; let i = -1; a[i] = 5; }",
+        "",
+        "index out of bounds",
+    );
+    expect_trap(
+        "fn main() { let a: [i64] = null; print(len(a)); }",
+        "",
+        "null dereference",
+    );
     expect_trap(
         "struct P { x: i64 } fn main() { let p: P = null; print(1); p.x = 3; }",
         "1\n",
         "null dereference",
     );
-    expect_trap("fn main() { let n = -1; let a = new [u8; n]; print(len(a)); }", "", "negative array length");
-    expect_trap("fn main() { let a = new [i64; 4611686018427387904]; print(len(a)); }", "", "out of memory");
+    expect_trap(
+        "fn main() { let n = -1; let a = new [u8; n]; print(len(a)); }",
+        "",
+        "negative array length",
+    );
+    expect_trap(
+        "fn main() { let a = new [i64; 4611686018427387904]; print(len(a)); }",
+        "",
+        "out of memory",
+    );
 }
 
 #[test]
@@ -239,5 +287,12 @@ fn multiple_modules_and_recursion() {
              pub fn twice<T>(x: T) -> T { x + x }",
         ),
     ]);
-    assert_eq!(out, Outcome { status: 0, stdout: "25\n6765\n42\n".into(), stderr: String::new() });
+    assert_eq!(
+        out,
+        Outcome {
+            status: 0,
+            stdout: "25\n6765\n42\n".into(),
+            stderr: String::new()
+        }
+    );
 }

@@ -23,12 +23,18 @@ use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 /// The lowering configuration of the host (x86_64 System V in CI).
 pub fn host_config() -> LowerConfig {
     let isa = host_isa();
-    LowerConfig { pointer_type: isa.pointer_type(), c_call_conv: isa.default_call_conv() }
+    LowerConfig {
+        pointer_type: isa.pointer_type(),
+        c_call_conv: isa.default_call_conv(),
+    }
 }
 
 /// A fixed configuration for snapshots, independent of the host.
 pub fn snapshot_config() -> LowerConfig {
-    LowerConfig { pointer_type: ir::types::I64, c_call_conv: CallConv::AppleAarch64 }
+    LowerConfig {
+        pointer_type: ir::types::I64,
+        c_call_conv: CallConv::SystemV,
+    }
 }
 
 fn host_isa() -> std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa> {
@@ -52,7 +58,11 @@ pub fn check_src(mods: &[(&str, &str)]) -> Program {
             parse_module(name, file, text, &mut diags)
         })
         .collect();
-    let program = if diags.has_errors() { None } else { check_program(&modules, &mut diags) };
+    let program = if diags.has_errors() {
+        None
+    } else {
+        check_program(&modules, &mut diags)
+    };
     match program {
         Some(p) => p,
         None => panic!("errors:\n{}", diags.render(&sources)),
@@ -114,9 +124,15 @@ pub fn jit(modules: &[&ClifModule]) -> Jit {
             // Imports live in shared libraries, possibly far away: no
             // PC-relative references to them.
             let is_import = |func: &ir::Function, name: &ExternalName| {
-                symbol_of(func, name).is_some_and(|s| m.symbols[s as usize].linkage == Linkage::Import)
+                symbol_of(func, name)
+                    .is_some_and(|s| m.symbols[s as usize].linkage == Linkage::Import)
             };
-            let far: Vec<_> = func.dfg.ext_funcs.keys().filter(|&r| is_import(&func, &func.dfg.ext_funcs[r].name)).collect();
+            let far: Vec<_> = func
+                .dfg
+                .ext_funcs
+                .keys()
+                .filter(|&r| is_import(&func, &func.dfg.ext_funcs[r].name))
+                .collect();
             for r in far {
                 func.dfg.ext_funcs[r].colocated = false;
             }
@@ -130,15 +146,28 @@ pub fn jit(modules: &[&ClifModule]) -> Jit {
                     *colocated = false;
                 }
             }
-            let names: Vec<_> = func.params.user_named_funcs().iter().map(|(r, n)| (r, n.clone())).collect();
+            let names: Vec<_> = func
+                .params
+                .user_named_funcs()
+                .iter()
+                .map(|(r, n)| (r, n.clone()))
+                .collect();
             for (r, name) in names {
                 let remapped = match ids[name.index as usize] {
-                    FuncOrDataId::Func(f) => UserExternalName { namespace: 0, index: f.as_u32() },
-                    FuncOrDataId::Data(d) => UserExternalName { namespace: 1, index: d.as_u32() },
+                    FuncOrDataId::Func(f) => UserExternalName {
+                        namespace: 0,
+                        index: f.as_u32(),
+                    },
+                    FuncOrDataId::Data(d) => UserExternalName {
+                        namespace: 1,
+                        index: d.as_u32(),
+                    },
                 };
                 func.params.reset_user_func_name(r, remapped);
             }
-            let FuncOrDataId::Func(id) = ids[def.symbol as usize] else { panic!("function symbol is data") };
+            let FuncOrDataId::Func(id) = ids[def.symbol as usize] else {
+                panic!("function symbol is data")
+            };
             let mut ctx = cranelift_codegen::Context::for_function(func);
             jit.define_function(id, &mut ctx)
                 .unwrap_or_else(|e| panic!("{}: {e:?}", m.symbols[def.symbol as usize].name));
@@ -159,7 +188,9 @@ pub fn jit(modules: &[&ClifModule]) -> Jit {
                     }
                 }
             }
-            let FuncOrDataId::Data(id) = ids[def.symbol as usize] else { panic!("data symbol is a function") };
+            let FuncOrDataId::Data(id) = ids[def.symbol as usize] else {
+                panic!("data symbol is a function")
+            };
             jit.define_data(id, &desc).unwrap();
         }
     }
@@ -199,13 +230,24 @@ impl Jit {
             libc::close(out[1]);
             libc::close(err[1]);
             let mut stdout = String::new();
-            std::fs::File::from_raw_fd(out[0]).read_to_string(&mut stdout).unwrap();
+            std::fs::File::from_raw_fd(out[0])
+                .read_to_string(&mut stdout)
+                .unwrap();
             let mut stderr = String::new();
-            std::fs::File::from_raw_fd(err[0]).read_to_string(&mut stderr).unwrap();
+            std::fs::File::from_raw_fd(err[0])
+                .read_to_string(&mut stderr)
+                .unwrap();
             let mut wstatus = 0;
             assert_eq!(libc::waitpid(pid, &mut wstatus, 0), pid);
-            assert!(libc::WIFEXITED(wstatus), "child died abnormally: {wstatus:#x}\nstdout: {stdout}\nstderr: {stderr}");
-            Outcome { status: libc::WEXITSTATUS(wstatus), stdout, stderr }
+            assert!(
+                libc::WIFEXITED(wstatus),
+                "child died abnormally: {wstatus:#x}\nstdout: {stdout}\nstderr: {stderr}"
+            );
+            Outcome {
+                status: libc::WEXITSTATUS(wstatus),
+                stdout,
+                stderr,
+            }
         }
     }
 }

@@ -16,11 +16,17 @@
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address.
+//! - `facts` records what checks already established about SSA values (a
+//!   reference is non-null, an array's loaded length, a checked element
+//!   address) and the integer conversions already emitted. A fact is used only where the point that established it
+//!   dominates: the structured constructs save the facts at a branch and
+//!   restore them at the join (whose immediate dominator is at or after the
+//!   save point), so repeated checks of the same value are not emitted.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData, TrapCode, Value};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use hashbrown::HashSet;
+use hashbrown::{HashMap, HashSet};
 use parec_passes::clif_module::ClifModule;
 
 use super::{clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn};
@@ -61,10 +67,23 @@ pub(super) fn lower_function(mb: &mut ModuleBuilder<'_>, id: FuncId) -> ir::Func
         targeted: HashSet::new(),
         loops: Vec::new(),
         trap_blocks: [None; TrapKind::ALL.len()],
+        facts: Facts::default(),
     };
     lowering.lower_body();
     drop(lowering);
     func
+}
+
+/// Facts established by checks, valid at the current point (see module doc).
+#[derive(Clone, Default)]
+struct Facts {
+    non_null: HashSet<Value>,
+    /// Array (or string) reference → its loaded length.
+    lengths: HashMap<Value, Value>,
+    /// (array, index as lowered) → checked element address.
+    elements: HashMap<(Value, Value), Value>,
+    /// (value, type, sign-extend) → the value converted to the type.
+    conversions: HashMap<(Value, ir::Type, bool), Value>,
 }
 
 /// Branch targets of the innermost loops.
@@ -86,6 +105,7 @@ struct FnLower<'a, 'm, 'p> {
     loops: Vec<LoopTargets>,
     /// The shared trap block of each trap kind, indexed by its code.
     trap_blocks: [Option<ir::Block>; TrapKind::ALL.len()],
+    facts: Facts,
 }
 
 impl<'p> FnLower<'_, '_, 'p> {
@@ -232,7 +252,20 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     fn null_check(&mut self, reference: Value) {
-        self.trap_unless(reference, TrapKind::NullDereference);
+        if self.facts.non_null.insert(reference) {
+            self.trap_unless(reference, TrapKind::NullDereference);
+        }
+    }
+
+    /// Loads the length of a checked non-null array or string.
+    fn length(&mut self, array: Value) -> Value {
+        self.null_check(array);
+        if let Some(&len) = self.facts.lengths.get(&array) {
+            return len;
+        }
+        let len = self.b.ins().load(types::I64, TRUSTED, array, 0);
+        self.facts.lengths.insert(array, len);
+        len
     }
 
     // ---- small value helpers -----------------------------------------------
@@ -248,17 +281,26 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     /// Converts integer `v` to `ty`: truncates, or sign-/zero-extends.
+    /// Conversions are pure, so one already emitted at a dominating point is
+    /// reused (this lets the element cache recognise `a[i as i64]` twice).
     fn resize_int(&mut self, v: Value, ty: ir::Type, signed: bool) -> Value {
         let from = self.b.func.dfg.value_type(v);
-        if from.bits() > ty.bits() {
-            self.b.ins().ireduce(ty, v)
-        } else if from.bits() < ty.bits() && signed {
-            self.b.ins().sextend(ty, v)
-        } else if from.bits() < ty.bits() {
-            self.b.ins().uextend(ty, v)
-        } else {
-            v
+        if from.bits() == ty.bits() {
+            return v;
         }
+        let key = (v, ty, signed && from.bits() < ty.bits());
+        if let Some(&done) = self.facts.conversions.get(&key) {
+            return done;
+        }
+        let converted = if from.bits() > ty.bits() {
+            self.b.ins().ireduce(ty, v)
+        } else if signed {
+            self.b.ins().sextend(ty, v)
+        } else {
+            self.b.ins().uextend(ty, v)
+        };
+        self.facts.conversions.insert(key, converted);
+        converted
     }
 
     fn call_runtime(&mut self, f: RuntimeFn, args: &[Value]) -> Option<Value> {
@@ -388,6 +430,8 @@ impl<'p> FnLower<'_, '_, 'p> {
         self.enter(header);
         if let Some(c) = self.value(cond) {
             self.branch(c, body_block, &[], exit, &[]);
+            // The block ending in this branch dominates the body and the exit.
+            let at_branch = self.facts.clone();
             self.enter_sealed(body_block);
             self.loops.push(LoopTargets {
                 continue_to: header,
@@ -398,6 +442,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             if self.reachable {
                 self.jump(header, &[]);
             }
+            self.facts = at_branch;
         }
         self.b.seal_block(header);
         self.enter_sealed(exit);
@@ -421,6 +466,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         let body_block = self.b.create_block();
         let step = self.b.create_block();
         let exit = self.b.create_block();
+        let before = self.facts.clone();
         self.jump(header, &[]);
         self.enter(header);
         let i = self.b.use_var(var);
@@ -436,6 +482,8 @@ impl<'p> FnLower<'_, '_, 'p> {
         if self.reachable {
             self.jump(step, &[]);
         }
+        // The step and the exit are dominated by the loop entry only.
+        self.facts = before;
         self.enter_sealed(step);
         if self.reachable {
             let i = self.b.use_var(var);
@@ -617,9 +665,11 @@ impl<'p> FnLower<'_, '_, 'p> {
             _ => None,
         };
         let ty = self.b.func.dfg.value_type(x);
+        if signed && op == BinOp::Rem && constant == Some(-1) {
+            return self.iconst(ty, 0);
+        }
         if constant.is_none_or(|c| c == 0) {
-            let zero = self.b.ins().icmp_imm_u(IntCC::Equal, y, 0);
-            self.trap_if(zero, TrapKind::DivisionByZero);
+            self.trap_unless(y, TrapKind::DivisionByZero);
         }
         let may_be_minus_one = signed && constant.is_none_or(|c| c == -1);
         match (op, signed) {
@@ -661,10 +711,12 @@ impl<'p> FnLower<'_, '_, 'p> {
             Logical::And => self.branch(a, rhs_block, &[], merge, &[a]),
             Logical::Or => self.branch(a, merge, &[a], rhs_block, &[]),
         }
+        let at_branch = self.facts.clone();
         self.enter_sealed(rhs_block);
         if let Some(b) = self.value(rhs) {
             self.jump(merge, &[b]);
         }
+        self.facts = at_branch;
         self.enter_sealed(merge);
         self.reachable.then_some(result)
     }
@@ -686,11 +738,14 @@ impl<'p> FnLower<'_, '_, 'p> {
             None => merge,
         };
         self.branch(c, then_block, &[], else_block, &[]);
+        let at_branch = self.facts.clone();
         self.enter_sealed(then_block);
         self.branch_into(then, merge, result_ty.is_some());
+        self.facts = at_branch.clone();
         if let Some(els) = els {
             self.enter_sealed(else_block);
             self.branch_into(els, merge, result_ty.is_some());
+            self.facts = at_branch;
         }
         self.enter_sealed(merge);
         result.filter(|_| self.reachable)
@@ -722,10 +777,7 @@ impl<'p> FnLower<'_, '_, 'p> {
                 }
             },
             Builtin::PrintStr => self.call_runtime(RuntimeFn::PrintStr, &[arg]),
-            Builtin::Len => {
-                self.null_check(arg);
-                Some(self.b.ins().load(types::I64, TRUSTED, arg, 0))
-            }
+            Builtin::Len => Some(self.length(arg)),
             Builtin::Exit => {
                 let code = self.resize_int(arg, types::I32, arg_ty.is_signed());
                 self.call_runtime(RuntimeFn::Exit, &[code]);
@@ -773,8 +825,11 @@ impl<'p> FnLower<'_, '_, 'p> {
     /// unsigned compare) and returns the address of element `index` minus
     /// [`ELEMS_OFFSET`].
     fn element_address(&mut self, array: Value, index: Value, index_ty: &Ty, elem: &Ty) -> Value {
-        self.null_check(array);
-        let len = self.b.ins().load(types::I64, TRUSTED, array, 0);
+        if let Some(&addr) = self.facts.elements.get(&(array, index)) {
+            return addr;
+        }
+        let key = (array, index);
+        let len = self.length(array);
         let index = self.resize_int(index, types::I64, index_ty.is_signed());
         let out_of_bounds = self
             .b
@@ -786,7 +841,9 @@ impl<'p> FnLower<'_, '_, 'p> {
             size => self.b.ins().imul_imm_u(index, i64::from(size)),
         };
         let scaled = self.resize_int(scaled, self.mb.cfg.pointer_type, false);
-        self.b.ins().iadd(array, scaled)
+        let addr = self.b.ins().iadd(array, scaled);
+        self.facts.elements.insert(key, addr);
+        addr
     }
 }
 
