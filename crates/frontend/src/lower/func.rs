@@ -19,7 +19,7 @@
 //! - `facts` records what checks already established about SSA values (a
 //!   reference is non-null, an array's loaded length, a checked element
 //!   address) and the integer conversions already emitted. A fact is used only where the point that established it
-//!   dominates: the structured constructs save the facts at a branch and
+//!   dominates: the structured constructs mark the facts at a branch and
 //!   restore them at the join (whose immediate dominator is at or after the
 //!   save point), so repeated checks of the same value are not emitted.
 
@@ -74,8 +74,10 @@ pub(super) fn lower_function(mb: &mut ModuleBuilder<'_>, id: FuncId) -> ir::Func
     func
 }
 
-/// Facts established by checks, valid at the current point (see module doc).
-#[derive(Clone, Default)]
+/// Facts established by checks, valid at the current point (see module
+/// doc). Scoping uses an undo log rather than copies, so saving and restoring
+/// at each branch costs only what the branch added.
+#[derive(Default)]
 struct Facts {
     non_null: HashSet<Value>,
     /// Array (or string) reference → its loaded length.
@@ -84,6 +86,60 @@ struct Facts {
     elements: HashMap<(Value, Value), Value>,
     /// (value, type, sign-extend) → the value converted to the type.
     conversions: HashMap<(Value, ir::Type, bool), Value>,
+    /// Every fact added, in order, to undo back to a [`Facts::mark`].
+    log: Vec<Fact>,
+}
+
+enum Fact {
+    NonNull(Value),
+    Length(Value),
+    Element((Value, Value)),
+    Conversion((Value, ir::Type, bool)),
+}
+
+impl Facts {
+    fn mark(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Forgets every fact added since `mark`.
+    fn restore(&mut self, mark: usize) {
+        for fact in self.log.drain(mark..) {
+            match fact {
+                Fact::NonNull(v) => self.non_null.remove(&v),
+                Fact::Length(v) => self.lengths.remove(&v).is_some(),
+                Fact::Element(k) => self.elements.remove(&k).is_some(),
+                Fact::Conversion(k) => self.conversions.remove(&k).is_some(),
+            };
+        }
+    }
+
+    /// Records that `v` is non-null; false if already known.
+    fn add_non_null(&mut self, v: Value) -> bool {
+        let new = self.non_null.insert(v);
+        if new {
+            self.log.push(Fact::NonNull(v));
+        }
+        new
+    }
+
+    fn add_length(&mut self, array: Value, len: Value) {
+        if self.lengths.insert(array, len).is_none() {
+            self.log.push(Fact::Length(array));
+        }
+    }
+
+    fn add_element(&mut self, key: (Value, Value), addr: Value) {
+        if self.elements.insert(key, addr).is_none() {
+            self.log.push(Fact::Element(key));
+        }
+    }
+
+    fn add_conversion(&mut self, key: (Value, ir::Type, bool), converted: Value) {
+        if self.conversions.insert(key, converted).is_none() {
+            self.log.push(Fact::Conversion(key));
+        }
+    }
 }
 
 /// Branch targets of the innermost loops.
@@ -252,7 +308,7 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     fn null_check(&mut self, reference: Value) {
-        if self.facts.non_null.insert(reference) {
+        if self.facts.add_non_null(reference) {
             self.trap_unless(reference, TrapKind::NullDereference);
         }
     }
@@ -264,7 +320,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             return len;
         }
         let len = self.b.ins().load(types::I64, TRUSTED, array, 0);
-        self.facts.lengths.insert(array, len);
+        self.facts.add_length(array, len);
         len
     }
 
@@ -299,7 +355,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         } else {
             self.b.ins().uextend(ty, v)
         };
-        self.facts.conversions.insert(key, converted);
+        self.facts.add_conversion(key, converted);
         converted
     }
 
@@ -431,7 +487,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         if let Some(c) = self.value(cond) {
             self.branch(c, body_block, &[], exit, &[]);
             // The block ending in this branch dominates the body and the exit.
-            let at_branch = self.facts.clone();
+            let at_branch = self.facts.mark();
             self.enter_sealed(body_block);
             self.loops.push(LoopTargets {
                 continue_to: header,
@@ -442,7 +498,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             if self.reachable {
                 self.jump(header, &[]);
             }
-            self.facts = at_branch;
+            self.facts.restore(at_branch);
         }
         self.b.seal_block(header);
         self.enter_sealed(exit);
@@ -466,7 +522,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         let body_block = self.b.create_block();
         let step = self.b.create_block();
         let exit = self.b.create_block();
-        let before = self.facts.clone();
+        let before = self.facts.mark();
         self.jump(header, &[]);
         self.enter(header);
         let i = self.b.use_var(var);
@@ -483,7 +539,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             self.jump(step, &[]);
         }
         // The step and the exit are dominated by the loop entry only.
-        self.facts = before;
+        self.facts.restore(before);
         self.enter_sealed(step);
         if self.reachable {
             let i = self.b.use_var(var);
@@ -711,12 +767,12 @@ impl<'p> FnLower<'_, '_, 'p> {
             Logical::And => self.branch(a, rhs_block, &[], merge, &[a]),
             Logical::Or => self.branch(a, merge, &[a], rhs_block, &[]),
         }
-        let at_branch = self.facts.clone();
+        let at_branch = self.facts.mark();
         self.enter_sealed(rhs_block);
         if let Some(b) = self.value(rhs) {
             self.jump(merge, &[b]);
         }
-        self.facts = at_branch;
+        self.facts.restore(at_branch);
         self.enter_sealed(merge);
         self.reachable.then_some(result)
     }
@@ -738,14 +794,14 @@ impl<'p> FnLower<'_, '_, 'p> {
             None => merge,
         };
         self.branch(c, then_block, &[], else_block, &[]);
-        let at_branch = self.facts.clone();
+        let at_branch = self.facts.mark();
         self.enter_sealed(then_block);
         self.branch_into(then, merge, result_ty.is_some());
-        self.facts = at_branch.clone();
+        self.facts.restore(at_branch);
         if let Some(els) = els {
             self.enter_sealed(else_block);
             self.branch_into(els, merge, result_ty.is_some());
-            self.facts = at_branch;
+            self.facts.restore(at_branch);
         }
         self.enter_sealed(merge);
         result.filter(|_| self.reachable)
@@ -842,7 +898,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         };
         let scaled = self.resize_int(scaled, self.mb.cfg.pointer_type, false);
         let addr = self.b.ins().iadd(array, scaled);
-        self.facts.elements.insert(key, addr);
+        self.facts.add_element(key, addr);
         addr
     }
 }
