@@ -296,3 +296,40 @@ fn multiple_modules_and_recursion() {
         }
     );
 }
+
+/// Checks proven on one path must not be reused where that path does not
+/// dominate (the lowering's check facts are scoped to dominance).
+#[test]
+fn checks_are_not_reused_across_joins() {
+    expect_trap(
+        "struct P { x: i64 }
+         fn f(p: P, c: bool) -> i64 { if c { print(p.x); } p.x }
+         fn main() { print(f(null, false)); }",
+        "",
+        "null dereference",
+    );
+    expect_trap(
+        "fn g(a: [i64], n: i64) -> i64 { let mut s = 0; for i in 0..n { s += a[i]; } print(s); a[n] }
+         fn main() { let a = new [i64; 2]; a[1] = 4; print(g(a, 2)); }",
+        "4\n",
+        "index out of bounds",
+    );
+    expect_trap(
+        "fn h(a: [i64]) -> i64 { let ok = a != null && len(a) > 0; print(ok); len(a) }
+         fn main() { print(h(null)); }",
+        "false\n",
+        "null dereference",
+    );
+    expect_trap(
+        "fn k(a: [i64], i: i64) -> i64 { let mut j = 0; while j < 2 { if j == 7 { print(a[i]); } j += 1; } a[i] }
+         fn main() { let a = new [i64; 1]; print(k(a, 0)); print(k(a, 5)); }",
+        "0\n",
+        "index out of bounds",
+    );
+    expect(
+        "fn bump(a: [u8], i: u8) -> u8 { a[i] += 7u8; a[i] * 2u8 }
+         fn main() { let a = new [u8; 3]; a[2] = 250u8; print(bump(a, 2u8)); print(a[2]); }",
+        "2\n1\n",
+        0,
+    );
+}
