@@ -375,6 +375,11 @@ impl<'p> FnLower<'_, '_, 'p> {
         self.b.ins().symbol_value(self.mb.cfg.pointer_type, gv)
     }
 
+    /// The variable of local `id` (`None` for locals without a value).
+    fn var(&self, id: u32) -> Option<Variable> {
+        self.vars.get(id as usize).copied().flatten()
+    }
+
     fn ty(&self, ty: &Ty) -> Option<ir::Type> {
         clif_type(ty, &self.mb.cfg)
     }
@@ -403,7 +408,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         match stmt {
             Stmt::Let(local, init) => {
                 let value = self.expr(init);
-                if let (Some(var), Some(v)) = (self.vars[local.0 as usize], value) {
+                if let (Some(var), Some(v)) = (self.var(local.0), value) {
                     if self.reachable {
                         self.b.def_var(var, v);
                     }
@@ -419,7 +424,7 @@ impl<'p> FnLower<'_, '_, 'p> {
                 start,
                 end,
                 body,
-            } => self.for_loop(var.0 as usize, start, end, body),
+            } => self.for_loop(var.0, start, end, body),
             Stmt::Break | Stmt::Continue => match self.loops.last() {
                 Some(targets) => {
                     let to = if matches!(stmt, Stmt::Break) {
@@ -449,8 +454,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         match place {
             Place::Local(local) => {
                 let v = self.expr(value);
-                if let (Some(var), Some(v), true) = (self.vars[local.0 as usize], v, self.reachable)
-                {
+                if let (Some(var), Some(v), true) = (self.var(local.0), v, self.reachable) {
                     self.b.def_var(var, v);
                 }
             }
@@ -506,12 +510,12 @@ impl<'p> FnLower<'_, '_, 'p> {
 
     /// `for var in start..end body`: `end` is evaluated once; `continue`
     /// goes to the increment.
-    fn for_loop(&mut self, var: usize, start: &'p Expr, end: &'p Expr, body: &'p Block) {
+    fn for_loop(&mut self, var: u32, start: &'p Expr, end: &'p Expr, body: &'p Block) {
         let Some(first) = self.value(start) else {
             return;
         };
         let Some(limit) = self.value(end) else { return };
-        let Some(var) = self.vars[var] else { return };
+        let Some(var) = self.var(var) else { return };
         let less = if start.ty.is_signed() {
             IntCC::SignedLessThan
         } else {
@@ -586,7 +590,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             }
             ExprKind::Null => Some(self.iconst(self.mb.cfg.pointer_type, 0)),
             ExprKind::Local(local) => {
-                let var = self.vars[local.0 as usize]?;
+                let var = self.var(local.0)?;
                 Some(self.b.use_var(var))
             }
             ExprKind::Global(id) => {
