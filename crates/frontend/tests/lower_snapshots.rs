@@ -189,3 +189,32 @@ fn lowering_is_deterministic() {
     let b = lower_module(&p, ModuleId(0), &cfg);
     assert_eq!(render(&a), render(&b));
 }
+
+/// Everything lowered compiles to machine code for both targets (aarch64 is
+/// the AOT target; x86_64 the JIT host).
+#[test]
+fn compiles_for_aarch64_and_x86_64() {
+    use cranelift_codegen::settings::{self, Configurable};
+    let p = program();
+    for triple in ["aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"] {
+        let mut flags = settings::builder();
+        flags.set("is_pic", "false").unwrap();
+        let isa = cranelift_codegen::isa::lookup_by_name(triple)
+            .unwrap()
+            .finish(settings::Flags::new(flags))
+            .unwrap();
+        let cfg = pare_frontend::lower::LowerConfig {
+            pointer_type: isa.pointer_type(),
+            c_call_conv: isa.default_call_conv(),
+        };
+        for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
+            for def in &m.functions {
+                let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
+                let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+                ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
+                    panic!("{triple}: {}: {e:?}", m.symbols[def.symbol as usize].name)
+                });
+            }
+        }
+    }
+}
