@@ -178,6 +178,8 @@ fn linkage(l: tir::Linkage) -> Linkage {
 pub(crate) struct Imports {
     funcs: HashMap<u32, ir::FuncRef>,
     data: HashMap<u32, ir::GlobalValue>,
+    /// Identical signatures share one `SigRef`.
+    signatures: HashMap<ir::Signature, ir::SigRef>,
 }
 
 impl Imports {
@@ -199,7 +201,10 @@ impl Imports {
             SymbolKind::Data { .. } => ir::Signature::new(CallConv::Tail),
         };
         let name = func.declare_imported_user_function(ClifModule::external_name(sym));
-        let signature = func.import_signature(sig);
+        let signature = *self
+            .signatures
+            .entry(sig)
+            .or_insert_with_key(|sig| func.import_signature(sig.clone()));
         let r = func.import_function(ExtFuncData {
             name: ExternalName::user(name),
             signature,
