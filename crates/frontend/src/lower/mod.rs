@@ -1,0 +1,454 @@
+//! Lowering of the typed program ([`tir`]) to Cranelift IR, and the Pare
+//! runtime written in CLIF ([`runtime_module`]).
+//!
+//! The result is a [`ClifModule`]: defined functions, defined data objects and
+//! a symbol table. [`lower_module`] produces one object's worth (a source
+//! module's `emit` functions, its globals and its string literals; everything
+//! else is imported); [`lower_program`] produces every function and global
+//! once, for the JIT.
+//!
+//! Conventions (see `docs/LANGUAGE.md` and `/work/shared/DESIGN.md`):
+//! - Pare functions use `CallConv::Tail`; `main` and `extern fn`s use the
+//!   platform C convention ([`LowerConfig::c_call_conv`]); `main` is
+//!   `() -> i32` whatever its Pare result type. C-ABI parameters and results
+//!   narrower than 64 bits carry `sext` (i32) / `uext` (u8, bool) so either
+//!   side may rely on the register being extended.
+//! - Types: `i64` → `I64`, `i32` → `I32`, `u8`/`bool` → `I8` (bools are 0 or
+//!   1), references → the pointer type; unit has no CLIF value.
+//! - Data layout as in [`tir`]: arrays and strings are `{ len: i64, elems }`
+//!   with elements at offset 8; all data is little-endian (both targets are).
+//! - Globals: a data object named by [`tir::GlobalDef::name`] holding the
+//!   variable's value (1, 4 or 8 bytes). A fixed array global `[T; N]` is two
+//!   data objects: the local, writable block `<name>.data` (length header and
+//!   elements) and the variable itself, 8 bytes initialized with a relocation
+//!   to the block. A `str` global likewise points at its string literal.
+//! - String literals: read-only local data objects with the array layout,
+//!   named `.str.<module>.<fnv1a-64 of the bytes>` (identical literals in one
+//!   module share one object; the name depends only on module and content).
+//! - Every reference to a symbol is `colocated`: executables are static and
+//!   non-PIC (DESIGN.md). A JIT must clear `colocated` on imports that
+//!   resolve into shared libraries (see the JIT test).
+//! - Symbols are declared in a fixed order: defined functions, defined
+//!   globals, then whatever the function bodies reference, in lowering order.
+//!
+//! Every lowered function passes the Cranelift verifier (checked by a
+//! `debug_assert` after each function).
+
+mod func;
+mod runtime;
+
+use cranelift_codegen::ir::{self, types, AbiParam, ExtFuncData, ExternalName, GlobalValueData};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings;
+use hashbrown::HashMap;
+use parec_passes::clif_module::{ClifModule, DataDef, DataReloc, FunctionDef, Linkage, SymbolKind};
+
+use crate::tir::{self, FuncId, GlobalId, GlobalInit, ModuleId, Program, Ty};
+
+pub use runtime::runtime_module;
+
+/// Target facts the lowering needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LowerConfig {
+    /// The target's pointer type (`I64` on both supported targets).
+    pub pointer_type: ir::Type,
+    /// The target ISA's default calling convention, used for `main`, externs
+    /// and the runtime.
+    pub c_call_conv: CallConv,
+}
+
+/// The runtime's entry points, callable from lowered code. All use the C
+/// calling convention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RuntimeFn {
+    PrintI64,
+    PrintBool,
+    PrintStr,
+    NewArray,
+    Alloc,
+    Trap,
+    Exit,
+}
+
+impl RuntimeFn {
+    pub(crate) const ALL: [RuntimeFn; 7] = [
+        RuntimeFn::PrintI64,
+        RuntimeFn::PrintBool,
+        RuntimeFn::PrintStr,
+        RuntimeFn::NewArray,
+        RuntimeFn::Alloc,
+        RuntimeFn::Trap,
+        RuntimeFn::Exit,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RuntimeFn::PrintI64 => "pare_print_i64",
+            RuntimeFn::PrintBool => "pare_print_bool",
+            RuntimeFn::PrintStr => "pare_print_str",
+            RuntimeFn::NewArray => "pare_new_array",
+            RuntimeFn::Alloc => "pare_alloc",
+            RuntimeFn::Trap => "pare_trap",
+            RuntimeFn::Exit => "pare_exit",
+        }
+    }
+
+    pub(crate) fn signature(self, cfg: &LowerConfig) -> ir::Signature {
+        let ptr = cfg.pointer_type;
+        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        let (params, rets): (&[AbiParam], &[AbiParam]) = match self {
+            RuntimeFn::PrintI64 => (&[AbiParam::new(types::I64)], &[]),
+            RuntimeFn::PrintBool => (&[AbiParam::new(types::I8).uext()], &[]),
+            RuntimeFn::PrintStr => (&[AbiParam::new(ptr)], &[]),
+            RuntimeFn::NewArray => (
+                &[AbiParam::new(types::I64), AbiParam::new(types::I64)],
+                &[AbiParam::new(ptr)],
+            ),
+            RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
+            RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
+        };
+        sig.params.extend_from_slice(params);
+        sig.returns.extend_from_slice(rets);
+        sig
+    }
+}
+
+/// The CLIF type holding a value of `ty`, or `None` for types without values.
+pub(crate) fn clif_type(ty: &Ty, cfg: &LowerConfig) -> Option<ir::Type> {
+    match ty {
+        Ty::I64 => Some(types::I64),
+        Ty::I32 => Some(types::I32),
+        Ty::U8 | Ty::Bool => Some(types::I8),
+        Ty::Str | Ty::Struct(_) | Ty::Array(_) | Ty::Null => Some(cfg.pointer_type),
+        Ty::Unit | Ty::Never => None,
+    }
+}
+
+/// An ABI parameter for a C-convention value of type `ty`, extended to a
+/// full register as C compilers do for narrow integers.
+fn c_abi_param(ty: &Ty, cfg: &LowerConfig) -> Option<AbiParam> {
+    let param = AbiParam::new(clif_type(ty, cfg)?);
+    Some(match ty {
+        Ty::I32 => param.sext(),
+        Ty::U8 | Ty::Bool => param.uext(),
+        _ => param,
+    })
+}
+
+/// The signature of a Pare function: `tail`, or the C `() -> i32` of `main`.
+pub(crate) fn func_signature(f: &tir::Func, cfg: &LowerConfig) -> ir::Signature {
+    if f.is_main {
+        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        sig.params
+            .extend(f.params().iter().filter_map(|l| c_abi_param(&l.ty, cfg)));
+        sig.returns.push(AbiParam::new(types::I32));
+        return sig;
+    }
+    let mut sig = ir::Signature::new(CallConv::Tail);
+    sig.params.extend(
+        f.params()
+            .iter()
+            .filter_map(|l| clif_type(&l.ty, cfg))
+            .map(AbiParam::new),
+    );
+    sig.returns
+        .extend(clif_type(&f.ret, cfg).map(AbiParam::new));
+    sig
+}
+
+/// The C signature of an `extern fn`.
+pub(crate) fn extern_signature(e: &tir::ExternDef, cfg: &LowerConfig) -> ir::Signature {
+    let mut sig = ir::Signature::new(cfg.c_call_conv);
+    sig.params
+        .extend(e.params.iter().filter_map(|t| c_abi_param(t, cfg)));
+    sig.returns.extend(c_abi_param(&e.ret, cfg));
+    sig
+}
+
+fn linkage(l: tir::Linkage) -> Linkage {
+    match l {
+        tir::Linkage::Export => Linkage::Export,
+        tir::Linkage::Local => Linkage::Local,
+    }
+}
+
+/// Per-function cache of imported symbols (function references and symbol
+/// global values), so each symbol is imported into a function once.
+#[derive(Default)]
+pub(crate) struct Imports {
+    funcs: HashMap<u32, ir::FuncRef>,
+    data: HashMap<u32, ir::GlobalValue>,
+    /// Identical signatures share one `SigRef`.
+    signatures: HashMap<ir::Signature, ir::SigRef>,
+}
+
+impl Imports {
+    /// A `FuncRef` calling symbol `sym`, which must be a function symbol.
+    pub(crate) fn func(
+        &mut self,
+        func: &mut ir::Function,
+        clif: &ClifModule,
+        sym: u32,
+    ) -> ir::FuncRef {
+        if let Some(&r) = self.funcs.get(&sym) {
+            return r;
+        }
+        let sig = match &clif.symbols[sym as usize].kind {
+            SymbolKind::Function(sig) => sig.clone(),
+            // Only reachable if a name is used both as data and as a function
+            // (e.g. an extern named like a runtime data symbol); the verifier
+            // or the linker reports the mismatch.
+            SymbolKind::Data { .. } => ir::Signature::new(CallConv::Tail),
+        };
+        let name = func.declare_imported_user_function(ClifModule::external_name(sym));
+        let signature = *self
+            .signatures
+            .entry(sig)
+            .or_insert_with_key(|sig| func.import_signature(sig.clone()));
+        let r = func.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature,
+            colocated: true,
+            patchable: false,
+        });
+        self.funcs.insert(sym, r);
+        r
+    }
+
+    /// A global value holding the address of symbol `sym`.
+    pub(crate) fn data(&mut self, func: &mut ir::Function, sym: u32) -> ir::GlobalValue {
+        if let Some(&gv) = self.data.get(&sym) {
+            return gv;
+        }
+        let name = func.declare_imported_user_function(ClifModule::external_name(sym));
+        let gv = func.create_global_value(GlobalValueData::Symbol {
+            name: ExternalName::user(name),
+            offset: ir::immediates::Imm64::new(0),
+            colocated: true,
+            tls: false,
+        });
+        self.data.insert(sym, gv);
+        gv
+    }
+}
+
+/// Builds one [`ClifModule`] from (part of) a program: owns the symbol table
+/// and the data objects, and hands out symbols to the function lowering.
+pub(crate) struct ModuleBuilder<'p> {
+    pub(crate) program: &'p Program,
+    pub(crate) cfg: LowerConfig,
+    pub(crate) clif: ClifModule,
+    /// String literal contents → symbol, for literals defined in this module.
+    strings: HashMap<Vec<u8>, u32>,
+}
+
+impl<'p> ModuleBuilder<'p> {
+    fn new(program: &'p Program, cfg: &LowerConfig, name: &str) -> Self {
+        ModuleBuilder {
+            program,
+            cfg: *cfg,
+            clif: ClifModule::new(name),
+            strings: HashMap::new(),
+        }
+    }
+
+    /// Declares function `id` as defined here, with its own linkage.
+    fn declare_defined_func(&mut self, id: FuncId) -> u32 {
+        let f = self.program.func(id);
+        let sig = func_signature(f, &self.cfg);
+        self.clif
+            .declare(&f.symbol, SymbolKind::Function(sig), linkage(f.linkage))
+    }
+
+    /// The symbol of function `id` (an import unless declared as defined).
+    pub(crate) fn func_symbol(&mut self, id: FuncId) -> u32 {
+        let f = self.program.func(id);
+        let sig = func_signature(f, &self.cfg);
+        self.clif
+            .declare(&f.symbol, SymbolKind::Function(sig), Linkage::Import)
+    }
+
+    pub(crate) fn extern_symbol(&mut self, id: tir::ExternId) -> u32 {
+        let e = self.program.extern_def(id);
+        let sig = extern_signature(e, &self.cfg);
+        self.clif
+            .declare(&e.name, SymbolKind::Function(sig), Linkage::Import)
+    }
+
+    pub(crate) fn runtime_symbol(&mut self, f: RuntimeFn) -> u32 {
+        let sig = f.signature(&self.cfg);
+        self.clif
+            .declare(f.name(), SymbolKind::Function(sig), Linkage::Import)
+    }
+
+    /// The symbol of global `id`'s variable (an import unless defined here).
+    pub(crate) fn global_symbol(&mut self, id: GlobalId) -> u32 {
+        let g = self.program.global(id);
+        self.clif.declare(
+            &g.name,
+            SymbolKind::Data { writable: true },
+            Linkage::Import,
+        )
+    }
+
+    /// The symbol of the read-only data object holding string literal
+    /// `bytes` (`{ len, bytes }`), defining it on first use.
+    pub(crate) fn string_symbol(&mut self, bytes: &[u8]) -> u32 {
+        if let Some(&sym) = self.strings.get(bytes) {
+            return sym;
+        }
+        let base = format!(".str.{}.{:016x}", self.clif.name, fnv1a64(bytes));
+        // A hash collision between different contents gets a numbered suffix.
+        let mut name = base.clone();
+        let mut n = 1;
+        while self.clif.symbol_index(&name).is_some() {
+            name = format!("{base}.{n}");
+            n += 1;
+        }
+        let sym = self
+            .clif
+            .declare(&name, SymbolKind::Data { writable: false }, Linkage::Local);
+        let mut data = (bytes.len() as i64).to_le_bytes().to_vec();
+        data.extend_from_slice(bytes);
+        self.clif.data.push(DataDef {
+            symbol: sym,
+            bytes: data,
+            align: 8,
+            relocs: Vec::new(),
+        });
+        self.strings.insert(bytes.to_vec(), sym);
+        sym
+    }
+
+    /// Declares and defines global `id` (see the module doc for the layout).
+    fn define_global(&mut self, id: GlobalId) {
+        let g = self.program.global(id);
+        let var = self.clif.declare(
+            &g.name,
+            SymbolKind::Data { writable: true },
+            linkage(g.linkage),
+        );
+        let (bytes, align, relocs) = match &g.init {
+            GlobalInit::Int(v) => {
+                let size = g.ty.size().clamp(1, 8) as usize;
+                (v.to_le_bytes()[..size].to_vec(), size as u64, Vec::new())
+            }
+            GlobalInit::Null => (vec![0; 8], 8, Vec::new()),
+            GlobalInit::Str(s) => {
+                let target = self.string_symbol(s);
+                (
+                    vec![0; 8],
+                    8,
+                    vec![DataReloc {
+                        offset: 0,
+                        target,
+                        addend: 0,
+                    }],
+                )
+            }
+            GlobalInit::Array(elem, values) => {
+                let block_name = format!("{}.data", g.name);
+                let target = self.clif.declare(
+                    &block_name,
+                    SymbolKind::Data { writable: true },
+                    Linkage::Local,
+                );
+                let size = elem.size().clamp(1, 8) as usize;
+                let mut block = (values.len() as i64).to_le_bytes().to_vec();
+                for v in values {
+                    block.extend_from_slice(&v.to_le_bytes()[..size]);
+                }
+                self.clif.data.push(DataDef {
+                    symbol: target,
+                    bytes: block,
+                    align: 8,
+                    relocs: Vec::new(),
+                });
+                (
+                    vec![0; 8],
+                    8,
+                    vec![DataReloc {
+                        offset: 0,
+                        target,
+                        addend: 0,
+                    }],
+                )
+            }
+        };
+        self.clif.data.push(DataDef {
+            symbol: var,
+            bytes,
+            align,
+            relocs,
+        });
+    }
+
+    /// Lowers function `id` (already declared) and adds its definition.
+    fn define_func(&mut self, id: FuncId) {
+        let symbol = self.func_symbol(id);
+        let func = func::lower_function(self, id);
+        debug_assert!(
+            verify(&func).is_ok(),
+            "lowered function {} fails verification: {}\n{}",
+            self.program.func(id).symbol,
+            verify(&func).unwrap_err(),
+            func.display()
+        );
+        self.clif.functions.push(FunctionDef { symbol, func });
+    }
+}
+
+/// FNV-1a, 64 bits: a stable content hash for data object names.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Runs Cranelift's verifier on `func` with ISA-independent default flags.
+pub fn verify(func: &ir::Function) -> Result<(), String> {
+    let flags = settings::Flags::new(settings::builder());
+    cranelift_codegen::verifier::verify_function(func, &flags).map_err(|e| e.to_string())
+}
+
+/// Verifies every function of `m`, naming the first one that fails.
+pub fn verify_module(m: &ClifModule) -> Result<(), String> {
+    for f in &m.functions {
+        verify(&f.func).map_err(|e| format!("{}: {e}", m.symbols[f.symbol as usize].name))?;
+    }
+    Ok(())
+}
+
+/// Lowers one source module: its `emit` functions, its globals and the string
+/// literals they use; every other symbol is an import.
+pub fn lower_module(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
+    let info = &p.modules[m.0 as usize];
+    let mut mb = ModuleBuilder::new(p, cfg, &info.name);
+    for &f in &info.emit {
+        mb.declare_defined_func(f);
+    }
+    for &g in &info.globals {
+        mb.define_global(g);
+    }
+    for &f in &info.emit {
+        mb.define_func(f);
+    }
+    mb.clif
+}
+
+/// Lowers the whole program into one module (every function and global
+/// once), as the JIT wants it. The module is named `program`.
+pub fn lower_program(p: &Program, cfg: &LowerConfig) -> ClifModule {
+    let mut mb = ModuleBuilder::new(p, cfg, "program");
+    let funcs = (0..p.funcs.len() as u32).map(FuncId);
+    for f in funcs.clone() {
+        mb.declare_defined_func(f);
+    }
+    for g in 0..p.globals.len() as u32 {
+        mb.define_global(GlobalId(g));
+    }
+    for f in funcs {
+        mb.define_func(f);
+    }
+    mb.clif
+}

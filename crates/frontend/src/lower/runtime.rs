@@ -1,0 +1,423 @@
+//! The Pare runtime, written in CLIF on top of a few libc functions.
+//!
+//! Exported entry points (C calling convention, see [`RuntimeFn`]):
+//! `pare_print_i64`, `pare_print_bool`, `pare_print_str`, `pare_new_array`,
+//! `pare_alloc`, `pare_trap`, `pare_exit`. Imported from libc: `fwrite`,
+//! `fflush`, `calloc`, `exit` and the data symbols `stdout`/`stderr` (each a
+//! `FILE *` variable: the runtime loads the pointer from the symbol's
+//! address). No variadic function is called (Cranelift cannot call them
+//! portably).
+//!
+//! Invariants: output goes through libc's `stdout`, so it interleaves with C
+//! code writing there; `pare_trap` and `pare_exit` flush `stdout` and never
+//! return (each call is followed by a `trap`); allocations are zeroed.
+//!
+//! Data objects (all local, read-only): `.rt.true`, `.rt.false`, the
+//! concatenated trap lines `.rt.trap_text` ("trap: <message>\n" per
+//! [`TrapKind`], then a line for unknown codes) and `.rt.trap_index`, an
+//! array of `(offset: u32, len: u32)` into the text, one per code.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    self, types, AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value,
+};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use parec_passes::clif_module::{ClifModule, DataDef, FunctionDef, Linkage, SymbolKind};
+
+use super::func::{NORETURN_TRAP, TRUSTED};
+use super::{Imports, LowerConfig, RuntimeFn};
+use crate::tir::{TrapKind, TRAP_EXIT_STATUS};
+
+/// Size of the decimal conversion buffer: sign, 20 digits, newline, rounded up.
+const DECIMAL_BUFFER: u32 = 32;
+
+/// The libc functions the runtime calls.
+#[derive(Clone, Copy)]
+enum Libc {
+    Fwrite,
+    Fflush,
+    Calloc,
+    Exit,
+}
+
+impl Libc {
+    fn name(self) -> &'static str {
+        match self {
+            Libc::Fwrite => "fwrite",
+            Libc::Fflush => "fflush",
+            Libc::Calloc => "calloc",
+            Libc::Exit => "exit",
+        }
+    }
+
+    fn signature(self, cfg: &LowerConfig) -> ir::Signature {
+        let ptr = AbiParam::new(cfg.pointer_type);
+        let size = AbiParam::new(types::I64);
+        let int = AbiParam::new(types::I32).sext();
+        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        let (params, returns): (Vec<AbiParam>, Vec<AbiParam>) = match self {
+            // size_t fwrite(const void *, size_t, size_t, FILE *)
+            Libc::Fwrite => (vec![ptr, size, size, ptr], vec![size]),
+            // int fflush(FILE *)
+            Libc::Fflush => (vec![ptr], vec![int]),
+            // void *calloc(size_t, size_t)
+            Libc::Calloc => (vec![size, size], vec![ptr]),
+            // void exit(int)
+            Libc::Exit => (vec![int], vec![]),
+        };
+        sig.params = params;
+        sig.returns = returns;
+        sig
+    }
+}
+
+/// Builds the runtime module.
+pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
+    let mut clif = ClifModule::new("pare_runtime");
+    for f in RuntimeFn::ALL {
+        clif.declare(
+            f.name(),
+            SymbolKind::Function(f.signature(cfg)),
+            Linkage::Export,
+        );
+    }
+    for f in RuntimeFn::ALL {
+        let symbol = clif.symbol_index(f.name()).unwrap_or_default();
+        let func = build_function(&mut clif, cfg, f, symbol);
+        debug_assert!(
+            super::verify(&func).is_ok(),
+            "runtime function {} fails verification: {}",
+            f.name(),
+            super::verify(&func).unwrap_err()
+        );
+        clif.functions.push(FunctionDef { symbol, func });
+    }
+    clif
+}
+
+fn build_function(
+    clif: &mut ClifModule,
+    cfg: &LowerConfig,
+    f: RuntimeFn,
+    symbol: u32,
+) -> ir::Function {
+    let mut func =
+        ir::Function::with_name_signature(ClifModule::func_name(symbol), f.signature(cfg));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut b = FunctionBuilder::new(&mut func, &mut fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let mut rt = RtFn {
+        clif,
+        cfg: *cfg,
+        b,
+        imports: Imports::default(),
+    };
+    match f {
+        RuntimeFn::PrintI64 => rt.print_i64(params[0]),
+        RuntimeFn::PrintBool => rt.print_bool(params[0]),
+        RuntimeFn::PrintStr => rt.print_str(params[0]),
+        RuntimeFn::NewArray => rt.new_array(params[0], params[1]),
+        RuntimeFn::Alloc => rt.alloc(params[0]),
+        RuntimeFn::Trap => rt.trap(params[0]),
+        RuntimeFn::Exit => rt.exit(params[0]),
+    }
+    rt.b.seal_all_blocks();
+    drop(rt);
+    func
+}
+
+/// The state of one runtime function being built.
+struct RtFn<'a, 'c> {
+    clif: &'c mut ClifModule,
+    cfg: LowerConfig,
+    b: FunctionBuilder<'a>,
+    imports: Imports,
+}
+
+impl RtFn<'_, '_> {
+    // ---- helpers -----------------------------------------------------------
+
+    fn call_libc(&mut self, f: Libc, args: &[Value]) -> Option<Value> {
+        let sym = self.clif.declare(
+            f.name(),
+            SymbolKind::Function(f.signature(&self.cfg)),
+            Linkage::Import,
+        );
+        self.call_symbol(sym, args)
+    }
+
+    fn call_runtime(&mut self, f: RuntimeFn, args: &[Value]) {
+        let sym = self.clif.declare(
+            f.name(),
+            SymbolKind::Function(f.signature(&self.cfg)),
+            Linkage::Import,
+        );
+        self.call_symbol(sym, args);
+    }
+
+    fn call_symbol(&mut self, sym: u32, args: &[Value]) -> Option<Value> {
+        let callee = self.imports.func(self.b.func, self.clif, sym);
+        let call = self.b.ins().call(callee, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    fn address_of(&mut self, sym: u32) -> Value {
+        let gv = self.imports.data(self.b.func, sym);
+        self.b.ins().symbol_value(self.cfg.pointer_type, gv)
+    }
+
+    /// The address of the read-only data object `name` holding `bytes`,
+    /// defining it on first use.
+    fn constant_data(&mut self, name: &str, bytes: &[u8], align: u64) -> Value {
+        let known = self.clif.symbol_index(name).is_some();
+        let sym = self
+            .clif
+            .declare(name, SymbolKind::Data { writable: false }, Linkage::Local);
+        if !known {
+            self.clif.data.push(DataDef {
+                symbol: sym,
+                bytes: bytes.to_vec(),
+                align,
+                relocs: Vec::new(),
+            });
+        }
+        self.address_of(sym)
+    }
+
+    /// Loads the `FILE *` stored in libc's variable `name` (`stdout`/`stderr`).
+    fn c_stream(&mut self, name: &str) -> Value {
+        let sym = self
+            .clif
+            .declare(name, SymbolKind::Data { writable: true }, Linkage::Import);
+        let addr = self.address_of(sym);
+        self.b.ins().load(self.cfg.pointer_type, TRUSTED, addr, 0)
+    }
+
+    /// `fwrite(bytes, 1, len, *stream)`.
+    fn write(&mut self, stream: &str, bytes: Value, len: Value) {
+        let file = self.c_stream(stream);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.call_libc(Libc::Fwrite, &[bytes, one, len, file]);
+    }
+
+    fn flush_stdout(&mut self) {
+        let file = self.c_stream("stdout");
+        self.call_libc(Libc::Fflush, &[file]);
+    }
+
+    /// Calls `pare_trap(kind)` (which does not return) and ends the block.
+    fn trap_with(&mut self, kind: TrapKind) {
+        let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
+        self.call_runtime(RuntimeFn::Trap, &[code]);
+        self.b.ins().trap(NORETURN_TRAP);
+    }
+
+    /// Continues in a new block if `cond` is zero, else traps with `kind`
+    /// (the trap path is a cold block of its own).
+    fn trap_if(&mut self, cond: Value, kind: TrapKind) {
+        let trap = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, trap, &[], cont, &[]);
+        self.b.seal_block(trap);
+        self.b.seal_block(cont);
+        self.b.switch_to_block(trap);
+        self.b.set_cold_block(trap);
+        self.trap_with(kind);
+        self.b.switch_to_block(cont);
+    }
+
+    // ---- the entry points --------------------------------------------------
+
+    /// Writes `x` in decimal and a newline: digits are produced from the
+    /// end of a stack buffer from the unsigned magnitude (`0 - x` wraps to
+    /// the right magnitude for `i64::MIN`), then the sign.
+    fn print_i64(&mut self, x: Value) {
+        let ptr = self.cfg.pointer_type;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            DECIMAL_BUFFER,
+            3,
+        ));
+        let buf = self.b.ins().stack_addr(ptr, slot, 0);
+        let newline = self.b.ins().iconst(types::I8, i64::from(b'\n'));
+        self.b
+            .ins()
+            .store(TRUSTED, newline, buf, DECIMAL_BUFFER as i32 - 1);
+        let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+        let negated = self.b.ins().ineg(x);
+        let magnitude = self.b.ins().select(negative, negated, x);
+        let end = self
+            .b
+            .ins()
+            .iconst(types::I64, i64::from(DECIMAL_BUFFER - 1));
+
+        let digit_loop = self.b.create_block();
+        let n = self.b.append_block_param(digit_loop, types::I64);
+        let pos = self.b.append_block_param(digit_loop, types::I64);
+        let sign = self.b.create_block();
+        let sign_pos = self.b.append_block_param(sign, types::I64);
+        let minus = self.b.create_block();
+        let output = self.b.create_block();
+        let start = self.b.append_block_param(output, types::I64);
+        self.b
+            .ins()
+            .jump(digit_loop, &[magnitude.into(), end.into()]);
+
+        self.b.switch_to_block(digit_loop);
+        let ten = self.b.ins().iconst(types::I64, 10);
+        let quotient = self.b.ins().udiv(n, ten);
+        let tens = self.b.ins().imul(quotient, ten);
+        let remainder = self.b.ins().isub(n, tens);
+        let low = self.b.ins().ireduce(types::I8, remainder);
+        let digit = self.b.ins().iadd_imm_u(low, i64::from(b'0'));
+        let next = self.b.ins().iadd_imm_s(pos, -1);
+        let at = self.b.ins().iadd(buf, next);
+        self.b.ins().store(TRUSTED, digit, at, 0);
+        self.b.ins().brif(
+            quotient,
+            digit_loop,
+            &[quotient.into(), next.into()],
+            sign,
+            &[next.into()],
+        );
+        self.b.seal_block(digit_loop);
+
+        self.b.switch_to_block(sign);
+        self.b.seal_block(sign);
+        self.b
+            .ins()
+            .brif(negative, minus, &[], output, &[sign_pos.into()]);
+
+        self.b.switch_to_block(minus);
+        self.b.seal_block(minus);
+        let dash = self.b.ins().iconst(types::I8, i64::from(b'-'));
+        let before = self.b.ins().iadd_imm_s(sign_pos, -1);
+        let at = self.b.ins().iadd(buf, before);
+        self.b.ins().store(TRUSTED, dash, at, 0);
+        self.b.ins().jump(output, &[before.into()]);
+
+        self.b.switch_to_block(output);
+        self.b.seal_block(output);
+        let text = self.b.ins().iadd(buf, start);
+        let size = self.b.ins().iconst(types::I64, i64::from(DECIMAL_BUFFER));
+        let len = self.b.ins().isub(size, start);
+        self.write("stdout", text, len);
+        self.b.ins().return_(&[]);
+    }
+
+    /// Writes `true\n` or `false\n`.
+    fn print_bool(&mut self, value: Value) {
+        let yes = self.b.create_block();
+        let no = self.b.create_block();
+        let output = self.b.create_block();
+        let text = self.b.append_block_param(output, self.cfg.pointer_type);
+        let len = self.b.append_block_param(output, types::I64);
+        self.b.ins().brif(value, yes, &[], no, &[]);
+        for (block, word) in [(yes, "true\n"), (no, "false\n")] {
+            self.b.switch_to_block(block);
+            self.b.seal_block(block);
+            let name = format!(".rt.{}", word.trim_end());
+            let addr = self.constant_data(&name, word.as_bytes(), 1);
+            let n = self.b.ins().iconst(types::I64, word.len() as i64);
+            self.b.ins().jump(output, &[addr.into(), n.into()]);
+        }
+        self.b.switch_to_block(output);
+        self.b.seal_block(output);
+        self.write("stdout", text, len);
+        self.b.ins().return_(&[]);
+    }
+
+    /// Writes the bytes of a string (`{ len, bytes }`); traps on null.
+    fn print_str(&mut self, s: Value) {
+        let is_null = self.b.ins().icmp_imm_u(IntCC::Equal, s, 0);
+        self.trap_if(is_null, TrapKind::NullDereference);
+        let len = self.b.ins().load(types::I64, TRUSTED, s, 0);
+        let bytes = self.b.ins().iadd_imm_u(s, 8);
+        self.write("stdout", bytes, len);
+        self.b.ins().return_(&[]);
+    }
+
+    /// A zeroed array block of `len` elements of `elem_size` bytes, with the
+    /// length stored at offset 0. Traps on a negative length, on a size that
+    /// overflows 64 bits and when calloc fails.
+    fn new_array(&mut self, len: Value, elem_size: Value) {
+        let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, len, 0);
+        self.trap_if(negative, TrapKind::NegativeLength);
+        let high = self.b.ins().umulhi(len, elem_size);
+        let elems = self.b.ins().imul(len, elem_size);
+        let total = self.b.ins().iadd_imm_u(elems, 8);
+        let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, total, elems);
+        let too_big = self.b.ins().icmp_imm_u(IntCC::NotEqual, high, 0);
+        let overflow = self.b.ins().bor(wrapped, too_big);
+        self.trap_if(overflow, TrapKind::OutOfMemory);
+        let one = self.b.ins().iconst(types::I64, 1);
+        let block = self.call_libc(Libc::Calloc, &[one, total]).unwrap_or(one);
+        let failed = self.b.ins().icmp_imm_u(IntCC::Equal, block, 0);
+        self.trap_if(failed, TrapKind::OutOfMemory);
+        self.b.ins().store(TRUSTED, len, block, 0);
+        self.b.ins().return_(&[block]);
+    }
+
+    /// `size` zeroed bytes; traps when calloc fails.
+    fn alloc(&mut self, size: Value) {
+        let one = self.b.ins().iconst(types::I64, 1);
+        let block = self.call_libc(Libc::Calloc, &[one, size]).unwrap_or(one);
+        let failed = self.b.ins().icmp_imm_u(IntCC::Equal, block, 0);
+        self.trap_if(failed, TrapKind::OutOfMemory);
+        self.b.ins().return_(&[block]);
+    }
+
+    /// Flushes stdout, writes `trap: <message>\n` to stderr (the message is
+    /// looked up in a table; unknown codes get a generic line) and exits with
+    /// status 101.
+    fn trap(&mut self, code: Value) {
+        self.flush_stdout();
+        let (text, index) = trap_tables();
+        let known = TrapKind::ALL.len() as i64;
+        let in_range = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedLessThan, code, known);
+        let unknown = self.b.ins().iconst(types::I32, known);
+        let entry = self.b.ins().select(in_range, code, unknown);
+        let entry = self.b.ins().uextend(types::I64, entry);
+        let entry_offset = self.b.ins().ishl_imm_u(entry, 3);
+        let index_addr = self.constant_data(".rt.trap_index", &index, 4);
+        let entry_addr = self.b.ins().iadd(index_addr, entry_offset);
+        let offset = self.b.ins().uload32(TRUSTED, entry_addr, 0);
+        let len = self.b.ins().uload32(TRUSTED, entry_addr, 4);
+        let text_addr = self.constant_data(".rt.trap_text", &text, 1);
+        let line = self.b.ins().iadd(text_addr, offset);
+        self.write("stderr", line, len);
+        let status = self.b.ins().iconst(types::I32, i64::from(TRAP_EXIT_STATUS));
+        self.call_libc(Libc::Exit, &[status]);
+        self.b.ins().trap(NORETURN_TRAP);
+    }
+
+    /// Flushes stdout and exits with `code`.
+    fn exit(&mut self, code: Value) {
+        self.flush_stdout();
+        self.call_libc(Libc::Exit, &[code]);
+        self.b.ins().trap(NORETURN_TRAP);
+    }
+}
+
+/// The trap lines (one per [`TrapKind`] code, then one for unknown codes)
+/// and their `(offset, len)` index, both little-endian `u32`s.
+fn trap_tables() -> (Vec<u8>, Vec<u8>) {
+    let mut text = Vec::new();
+    let mut index = Vec::new();
+    let lines = TrapKind::ALL
+        .iter()
+        .map(|k| format!("trap: {}\n", k.message()));
+    for line in lines.chain(std::iter::once("trap: unknown trap\n".to_string())) {
+        index.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        index.extend_from_slice(&(line.len() as u32).to_le_bytes());
+        text.extend_from_slice(line.as_bytes());
+    }
+    (text, index)
+}

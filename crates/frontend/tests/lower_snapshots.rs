@@ -1,0 +1,220 @@
+//! Snapshots of lowered CLIF (`func.display()`) for representative functions,
+//! plus structural checks of `lower_module`: symbols, linkage, data objects,
+//! determinism, and verification of everything lowered.
+
+#[path = "lower_support.rs"]
+mod support;
+
+use pare_frontend::lower::{lower_module, lower_program, runtime_module, verify_module};
+use pare_frontend::tir::{ModuleId, Program};
+use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
+use support::{check_src, snapshot_config};
+
+const PROGRAM: &str = "
+struct Pair { a: i64, b: i32, c: bool }
+global total: i64 = 0;
+global table: [i32; 3] = [1, -2, 3];
+fn div(x: i64, y: i64) -> i64 { x / y }
+fn rem(x: i32, y: i32) -> i32 { x % y }
+fn udiv(x: u8, y: u8) -> u8 { x / y + x % 16u8 }
+fn by_const(x: i64) -> i64 { x / 7 + x % -1 }
+fn sum(n: i64) -> i64 {
+    let mut s = 0;
+    for i in 0..n { if i % 3 == 0 { continue; } s += i; }
+    while s > 100 { s = s - 100; }
+    s
+}
+fn get(a: [i32], i: u8) -> i32 { a[i] = a[i] + 1i32; a[i] }
+fn pair(x: i64) -> Pair { new Pair { a: x, b: 2i32, c: x > 0 } }
+fn swap(p: Pair) -> i64 { p.a = p.b as i64; p.a }
+fn max<T>(a: T, b: T) -> T { if a > b { a } else { b } }
+fn main() -> i32 {
+    total = div(1, 2) + sum(10) + max(3, 4) + by_const(5) + udiv(9u8, 2u8) as i64;
+    print(swap(pair(total)));
+    print_str(\"bye\\n\");
+    rem(7i32, 2i32) + get(new [i32; 3], 1u8) + table[0] + max<i32>(1i32, 2i32)
+}
+";
+
+fn snapshot(module: &ClifModule, symbol: &str) -> String {
+    let def = module
+        .function(symbol)
+        .unwrap_or_else(|| panic!("no function {symbol}"));
+    def.func.display().to_string()
+}
+
+macro_rules! assert_clif {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({snapshot_path => "../../../snapshots/lower", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+fn program() -> Program {
+    check_src(&[("main", PROGRAM)])
+}
+
+#[test]
+fn snapshots_of_lowered_functions() {
+    let p = program();
+    let m = lower_program(&p, &snapshot_config());
+    verify_module(&m).unwrap();
+    assert_clif!("div_i64", snapshot(&m, "main::div"));
+    assert_clif!("rem_i32", snapshot(&m, "main::rem"));
+    assert_clif!("div_rem_u8", snapshot(&m, "main::udiv"));
+    assert_clif!("div_by_constants", snapshot(&m, "main::by_const"));
+    assert_clif!("loops", snapshot(&m, "main::sum"));
+    assert_clif!("array_index", snapshot(&m, "main::get"));
+    assert_clif!("new_struct", snapshot(&m, "main::pair"));
+    assert_clif!("field_store", snapshot(&m, "main::swap"));
+    assert_clif!("generic_instance_i64", snapshot(&m, "main::max<i64>"));
+    assert_clif!("main", snapshot(&m, "main"));
+}
+
+#[test]
+fn snapshots_of_the_runtime() {
+    let rt = runtime_module(&snapshot_config());
+    verify_module(&rt).unwrap();
+    assert_clif!("runtime_print_i64", snapshot(&rt, "pare_print_i64"));
+    assert_clif!("runtime_new_array", snapshot(&rt, "pare_new_array"));
+    assert_clif!("runtime_trap", snapshot(&rt, "pare_trap"));
+}
+
+#[test]
+fn runtime_symbols() {
+    let rt = runtime_module(&snapshot_config());
+    for name in [
+        "pare_print_i64",
+        "pare_print_bool",
+        "pare_print_str",
+        "pare_new_array",
+        "pare_alloc",
+        "pare_trap",
+        "pare_exit",
+    ] {
+        let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
+        assert_eq!(s.linkage, Linkage::Export, "{name}");
+        assert!(rt.function(name).is_some());
+    }
+    for name in ["fwrite", "fflush", "calloc", "exit", "stdout", "stderr"] {
+        let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
+        assert_eq!(s.linkage, Linkage::Import, "{name}");
+    }
+    assert!(matches!(
+        rt.symbols[rt.symbol_index("stdout").unwrap() as usize].kind,
+        SymbolKind::Data { .. }
+    ));
+}
+
+/// The symbol table as `linkage name` lines, in order.
+fn symbol_lines(m: &ClifModule) -> Vec<String> {
+    m.symbols
+        .iter()
+        .map(|s| format!("{:?} {}", s.linkage, s.name))
+        .collect()
+}
+
+#[test]
+fn module_objects_define_their_own_functions_and_import_the_rest() {
+    let p = check_src(&[
+        (
+            "main",
+            "import util;
+             extern fn putchar(c: i32) -> i32;
+             fn main() { util::counter = util::twice<i64>(2); print(util::counter); putchar(10i32); print_str(\"x\"); }",
+        ),
+        (
+            "util",
+            "pub global counter: i64 = 1;
+             global words: [u8; 2] = [104, 105];
+             pub fn twice<T>(x: T) -> T { helper(); x + x }
+             fn helper() { print_str(\"x\"); print(len(words)); }",
+        ),
+    ]);
+    let cfg = snapshot_config();
+    let main = lower_module(&p, ModuleId(0), &cfg);
+    let util = lower_module(&p, ModuleId(1), &cfg);
+    verify_module(&main).unwrap();
+    verify_module(&util).unwrap();
+    insta::with_settings!({snapshot_path => "../../../snapshots/lower", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("symbols_main", symbol_lines(&main).join("\n"));
+        insta::assert_snapshot!("symbols_util", symbol_lines(&util).join("\n"));
+    });
+    // The instance is local in the object that uses it.
+    let instance = main.symbol_index("util::twice<i64>").unwrap();
+    assert_eq!(main.symbols[instance as usize].linkage, Linkage::Local);
+    assert!(main.function("util::twice<i64>").is_some());
+    // util's array global: the variable points at its local data block.
+    let var = util.symbol_index("util::words").unwrap();
+    let block = util.symbol_index("util::words.data").unwrap();
+    let var_def = util.data.iter().find(|d| d.symbol == var).unwrap();
+    assert_eq!(var_def.relocs.len(), 1);
+    assert_eq!(var_def.relocs[0].target, block);
+    let block_def = util.data.iter().find(|d| d.symbol == block).unwrap();
+    assert_eq!(block_def.bytes, vec![2, 0, 0, 0, 0, 0, 0, 0, 104, 105]);
+    // String literals: deterministic names, shared within a module.
+    let strings: Vec<_> = main
+        .symbols
+        .iter()
+        .filter(|s| s.name.starts_with(".str.main."))
+        .collect();
+    assert_eq!(strings.len(), 1, "{:?}", symbol_lines(&main));
+    assert_eq!(strings[0].linkage, Linkage::Local);
+}
+
+#[test]
+fn lowering_is_deterministic() {
+    let p = program();
+    let cfg = snapshot_config();
+    let render = |m: &ClifModule| {
+        let funcs: Vec<String> = m
+            .functions
+            .iter()
+            .map(|f| f.func.display().to_string())
+            .collect();
+        (
+            symbol_lines(m),
+            funcs,
+            m.data
+                .iter()
+                .map(|d| (d.symbol, d.bytes.clone()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let a = lower_program(&p, &cfg);
+    let b = lower_program(&program(), &cfg);
+    assert_eq!(render(&a), render(&b));
+    let a = lower_module(&p, ModuleId(0), &cfg);
+    let b = lower_module(&p, ModuleId(0), &cfg);
+    assert_eq!(render(&a), render(&b));
+}
+
+/// Everything lowered compiles to machine code for both targets (aarch64 is
+/// the AOT target; x86_64 the JIT host).
+#[test]
+fn compiles_for_aarch64_and_x86_64() {
+    use cranelift_codegen::settings::{self, Configurable};
+    let p = program();
+    for triple in ["aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"] {
+        let mut flags = settings::builder();
+        flags.set("is_pic", "false").unwrap();
+        let isa = cranelift_codegen::isa::lookup_by_name(triple)
+            .unwrap()
+            .finish(settings::Flags::new(flags))
+            .unwrap();
+        let cfg = pare_frontend::lower::LowerConfig {
+            pointer_type: isa.pointer_type(),
+            c_call_conv: isa.default_call_conv(),
+        };
+        for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
+            for def in &m.functions {
+                let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
+                let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+                ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
+                    panic!("{triple}: {}: {e:?}", m.symbols[def.symbol as usize].name)
+                });
+            }
+        }
+    }
+}
