@@ -33,8 +33,7 @@ mod ops;
 mod tests;
 
 use crate::tir::{
-    Block, Builtin, Expr, ExprKind, FuncId, GlobalInit, Logical, Place, Program, Stmt, TrapKind,
-    Ty,
+    Block, Builtin, Expr, ExprKind, FuncId, GlobalInit, Logical, Place, Program, Stmt, TrapKind, Ty,
 };
 use heap::Heap;
 use std::collections::HashMap;
@@ -86,7 +85,10 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
             .name("pare-interp".into())
             .stack_size(BIG_STACK_SIZE)
             .spawn_scoped(scope, move || {
-                let mut out = ChannelWriter { buf: Vec::with_capacity(CHUNK_SIZE), sender };
+                let mut out = ChannelWriter {
+                    buf: Vec::with_capacity(CHUNK_SIZE),
+                    sender,
+                };
                 let exit = run(program, &mut out);
                 match out.flush() {
                     Err(e) if !matches!(exit, Exit::Error(_)) => Exit::Error(output_error(&e)),
@@ -106,7 +108,9 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
                 break;
             }
         }
-        let exit = worker.join().unwrap_or_else(|_| Exit::Error("the interpreter panicked".into()));
+        let exit = worker
+            .join()
+            .unwrap_or_else(|_| Exit::Error("the interpreter panicked".into()));
         match write_error {
             Some(e) => Exit::Error(output_error(&e)),
             None => exit,
@@ -136,7 +140,9 @@ impl Write for ChannelWriter {
             return Ok(());
         }
         let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK_SIZE));
-        self.sender.send(chunk).map_err(|_| std::io::Error::other("output closed"))
+        self.sender
+            .send(chunk)
+            .map_err(|_| std::io::Error::other("output closed"))
     }
 }
 
@@ -223,7 +229,11 @@ impl<'p, 'w> Machine<'p, 'w> {
             depth: 0,
             globals: vec![0; program.globals.len()],
             heap: Heap::default(),
-            externs: program.externs.iter().map(|e| ExternFn::from_name(&e.name)).collect(),
+            externs: program
+                .externs
+                .iter()
+                .map(|e| ExternFn::from_name(&e.name))
+                .collect(),
             literals: HashMap::new(),
             interned: HashMap::new(),
         }
@@ -236,7 +246,8 @@ impl<'p, 'w> Machine<'p, 'w> {
                 GlobalInit::Int(v) => ops::normalize(&global.ty, *v),
                 GlobalInit::Null => 0,
                 GlobalInit::Array(elem, values) => {
-                    let values: Vec<i64> = values.iter().map(|&v| ops::normalize(elem, v)).collect();
+                    let values: Vec<i64> =
+                        values.iter().map(|&v| ops::normalize(elem, v)).collect();
                     self.heap.static_array(elem, &values)
                 }
                 GlobalInit::Str(bytes) => self.intern(bytes),
@@ -377,7 +388,12 @@ impl<'p, 'w> Machine<'p, 'w> {
                     }
                 }
             }
-            Stmt::For { var, start, end, body } => self.for_loop(*var, start, end, body)?,
+            Stmt::For {
+                var,
+                start,
+                end,
+                body,
+            } => self.for_loop(*var, start, end, body)?,
             Stmt::Break => return Err(Flow::Break),
             Stmt::Continue => return Err(Flow::Continue),
             Stmt::Return(value) => {
@@ -438,7 +454,9 @@ impl<'p, 'w> Machine<'p, 'w> {
                 let i = self.eval(index)?;
                 let v = self.eval(value)?;
                 if base.ty == Ty::Str {
-                    return Err(error("internal error: assignment to an element of a `str`".into()));
+                    return Err(error(
+                        "internal error: assignment to an element of a `str`".into(),
+                    ));
                 }
                 self.heap.set_element(handle, i, v)?;
             }
@@ -468,7 +486,10 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn call(&mut self, id: FuncId, args: &'p [Expr]) -> Eval {
         let program = self.program;
         let Some(func) = program.funcs.get(id.0 as usize) else {
-            return Err(error(format!("internal error: call to unknown function {}", id.0)));
+            return Err(error(format!(
+                "internal error: call to unknown function {}",
+                id.0
+            )));
         };
         let base = self.push_args(args)?;
         if self.depth >= MAX_CALL_DEPTH {
@@ -487,9 +508,10 @@ impl<'p, 'w> Machine<'p, 'w> {
         self.stack.truncate(base);
         match result {
             Ok(v) | Err(Flow::Return(v)) => Ok(v),
-            Err(Flow::Break | Flow::Continue) => {
-                Err(error(format!("internal error: `break` or `continue` escapes `{}`", func.symbol)))
-            }
+            Err(Flow::Break | Flow::Continue) => Err(error(format!(
+                "internal error: `break` or `continue` escapes `{}`",
+                func.symbol
+            ))),
             Err(other) => Err(other),
         }
     }
@@ -498,7 +520,9 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn call_extern(&mut self, index: usize, args: &'p [Expr]) -> Eval {
         let program = self.program;
         let (Some(def), Some(&kind)) = (program.externs.get(index), self.externs.get(index)) else {
-            return Err(error(format!("internal error: call to unknown extern {index}")));
+            return Err(error(format!(
+                "internal error: call to unknown extern {index}"
+            )));
         };
         let base = self.push_args(args)?;
         let arg = self.stack.get(base).copied();
@@ -520,7 +544,10 @@ impl<'p, 'w> Machine<'p, 'w> {
                 )))
             }
             (_, None) => {
-                return Err(error(format!("extern function `{}` called without an argument", def.name)))
+                return Err(error(format!(
+                    "extern function `{}` called without an argument",
+                    def.name
+                )))
             }
         };
         Ok(ops::normalize(&def.ret, result))
@@ -529,7 +556,9 @@ impl<'p, 'w> Machine<'p, 'w> {
     #[inline(never)]
     fn builtin(&mut self, builtin: Builtin, args: &'p [Expr]) -> Eval {
         let Some(arg) = args.first() else {
-            return Err(error(format!("internal error: builtin {builtin:?} without an argument")));
+            return Err(error(format!(
+                "internal error: builtin {builtin:?} without an argument"
+            )));
         };
         let value = self.eval(arg)?;
         match builtin {
@@ -544,7 +573,9 @@ impl<'p, 'w> Machine<'p, 'w> {
             Builtin::PrintStr => {
                 let program_out = &mut *self.out;
                 let bytes = self.heap.str_bytes(value)?;
-                program_out.write_all(bytes).map_err(|e| error(output_error(&e)))?;
+                program_out
+                    .write_all(bytes)
+                    .map_err(|e| error(output_error(&e)))?;
                 Ok(0)
             }
             Builtin::Len => match arg.ty {
@@ -583,7 +614,9 @@ impl<'p, 'w> Machine<'p, 'w> {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), Flow> {
-        self.out.write_all(bytes).map_err(|e| error(output_error(&e)))
+        self.out
+            .write_all(bytes)
+            .map_err(|e| error(output_error(&e)))
     }
 
     /// `print` of an integer: its normalized value is its value, so signed

@@ -148,7 +148,10 @@ impl Heap {
             .filter(|&b| b <= i64::MAX as u64)
             .ok_or(TrapKind::OutOfMemory)?;
         self.charge(bytes)?;
-        let elems = usize::try_from(len).ok().and_then(make).ok_or(TrapKind::OutOfMemory)?;
+        let elems = usize::try_from(len)
+            .ok()
+            .and_then(make)
+            .ok_or(TrapKind::OutOfMemory)?;
         self.arrays.push(elems);
         Ok(self.arrays.len() as i64)
     }
