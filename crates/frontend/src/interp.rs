@@ -33,7 +33,8 @@ mod ops;
 mod tests;
 
 use crate::tir::{
-    Block, Builtin, Expr, ExprKind, FuncId, GlobalInit, Logical, Place, Program, Stmt, TrapKind, Ty,
+    BinOp, Block, Builtin, Expr, ExprKind, FuncId, GlobalInit, Logical, Place, Program, Stmt,
+    TrapKind, Ty, UnOp,
 };
 use heap::Heap;
 use std::collections::HashMap;
@@ -57,7 +58,7 @@ pub const MAX_CALL_DEPTH: u32 = 100_000;
 /// Stack size of the thread [`run_with_big_stack`] runs the interpreter on;
 /// enough for [`MAX_CALL_DEPTH`] calls in unoptimized builds. Only the pages
 /// actually used are committed.
-pub const BIG_STACK_SIZE: usize = 4 << 30;
+pub const BIG_STACK_SIZE: usize = 1 << 30;
 
 /// Runs `program` on the current thread, writing its output to `stdout`.
 /// Everything the program printed has been written (not flushed) on return.
@@ -298,6 +299,10 @@ impl<'p, 'w> Machine<'p, 'w> {
         self.stack[self.frame + id.0 as usize] = value;
     }
 
+    /// Evaluates an expression. Every arm beyond the trivial ones is its own
+    /// method: in unoptimized builds a function's frame holds the temporaries of
+    /// all its arms, and `eval` is on every recursion path, so keeping it lean
+    /// keeps deep recursion within the stack.
     fn eval(&mut self, expr: &'p Expr) -> Eval {
         match &expr.kind {
             ExprKind::Const(v) => Ok(*v),
@@ -305,57 +310,84 @@ impl<'p, 'w> Machine<'p, 'w> {
             ExprKind::Global(id) => Ok(self.globals[id.0 as usize]),
             ExprKind::Null => Ok(0),
             ExprKind::Str(bytes) => Ok(self.literal(bytes)),
-            ExprKind::Binary(op, left, right) => {
-                let a = self.eval(left)?;
-                let b = self.eval(right)?;
-                Ok(ops::binary(*op, &left.ty, a, b)?)
-            }
-            ExprKind::Unary(op, operand) => {
-                let a = self.eval(operand)?;
-                Ok(ops::unary(*op, &operand.ty, a))
-            }
-            ExprKind::Logical(op, left, right) => {
-                let a = self.eval(left)?;
-                match (op, a != 0) {
-                    (Logical::And, false) => Ok(0),
-                    (Logical::Or, true) => Ok(1),
-                    _ => self.eval(right),
-                }
-            }
-            // Operands are normalized to the source type, so extension is
-            // already done; normalizing to the target truncates.
-            ExprKind::Cast(operand) => Ok(ops::normalize(&expr.ty, self.eval(operand)?)),
+            ExprKind::Binary(op, left, right) => self.binary(*op, left, right),
+            ExprKind::Unary(op, operand) => self.unary(*op, operand),
+            ExprKind::Logical(op, left, right) => self.logical(*op, left, right),
+            ExprKind::Cast(operand) => self.cast(&expr.ty, operand),
             ExprKind::Call(func, args) => self.call(*func, args),
             ExprKind::CallExtern(id, args) => self.call_extern(id.0 as usize, args),
             ExprKind::Builtin(builtin, args) => self.builtin(*builtin, args),
-            ExprKind::Field(base, _, index) => {
-                let handle = self.eval(base)?;
-                Ok(self.heap.field(handle, *index)?)
-            }
-            ExprKind::Index(base, index) => {
-                let handle = self.eval(base)?;
-                let i = self.eval(index)?;
-                if base.ty == Ty::Str {
-                    Ok(self.heap.str_byte(handle, i)?)
-                } else {
-                    Ok(self.heap.element(handle, i)?)
-                }
-            }
-            ExprKind::NewArray(elem, len) => {
-                let len = self.eval(len)?;
-                Ok(self.heap.new_array(elem, len)?)
-            }
+            ExprKind::Field(base, _, index) => self.field(base, *index),
+            ExprKind::Index(base, index) => self.index(base, index),
+            ExprKind::NewArray(elem, len) => self.new_array(elem, len),
             ExprKind::NewStruct(id, inits) => self.new_struct(id.0 as usize, inits),
-            ExprKind::If(cond, then, otherwise) => {
-                if self.eval(cond)? != 0 {
-                    self.block(then)
-                } else if let Some(otherwise) = otherwise {
-                    self.block(otherwise)
-                } else {
-                    Ok(0)
-                }
-            }
+            ExprKind::If(cond, then, otherwise) => self.if_else(cond, then, otherwise.as_ref()),
             ExprKind::Block(block) => self.block(block),
+        }
+    }
+
+    #[inline]
+    fn binary(&mut self, op: BinOp, left: &'p Expr, right: &'p Expr) -> Eval {
+        let a = self.eval(left)?;
+        let b = self.eval(right)?;
+        Ok(ops::binary(op, &left.ty, a, b)?)
+    }
+
+    #[inline]
+    fn unary(&mut self, op: UnOp, operand: &'p Expr) -> Eval {
+        let a = self.eval(operand)?;
+        Ok(ops::unary(op, &operand.ty, a))
+    }
+
+    #[inline]
+    fn logical(&mut self, op: Logical, left: &'p Expr, right: &'p Expr) -> Eval {
+        let a = self.eval(left)?;
+        match (op, a != 0) {
+            (Logical::And, false) => Ok(0),
+            (Logical::Or, true) => Ok(1),
+            _ => self.eval(right),
+        }
+    }
+
+    /// Operands are normalized to the source type, so any extension is already
+    /// done; normalizing to the target type truncates.
+    #[inline]
+    fn cast(&mut self, target: &Ty, operand: &'p Expr) -> Eval {
+        let a = self.eval(operand)?;
+        Ok(ops::normalize(target, a))
+    }
+
+    #[inline]
+    fn field(&mut self, base: &'p Expr, index: u32) -> Eval {
+        let handle = self.eval(base)?;
+        Ok(self.heap.field(handle, index)?)
+    }
+
+    #[inline]
+    fn index(&mut self, base: &'p Expr, index: &'p Expr) -> Eval {
+        let handle = self.eval(base)?;
+        let i = self.eval(index)?;
+        if base.ty == Ty::Str {
+            Ok(self.heap.str_byte(handle, i)?)
+        } else {
+            Ok(self.heap.element(handle, i)?)
+        }
+    }
+
+    #[inline(never)]
+    fn new_array(&mut self, elem: &Ty, len: &'p Expr) -> Eval {
+        let len = self.eval(len)?;
+        Ok(self.heap.new_array(elem, len)?)
+    }
+
+    #[inline]
+    fn if_else(&mut self, cond: &'p Expr, then: &'p Block, otherwise: Option<&'p Block>) -> Eval {
+        if self.eval(cond)? != 0 {
+            self.block(then)
+        } else if let Some(otherwise) = otherwise {
+            self.block(otherwise)
+        } else {
+            Ok(0)
         }
     }
 
