@@ -20,12 +20,6 @@ pub mod object;
 pub mod opt;
 pub mod target;
 
-// The Pare frontend glue. `pipeline.rs` holds the real implementation over
-// `pare_frontend::{load_program, interp, lower}`; until those exist in this
-// tree, `pipeline_unwired.rs` provides the same functions, which report that
-// Pare sources are not supported by this build. Wiring: delete the `#[path]`
-// attribute below and `pipeline_unwired.rs`.
-#[path = "pipeline_unwired.rs"]
 pub mod pipeline;
 
 /// How a command failed.

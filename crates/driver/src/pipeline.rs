@@ -46,11 +46,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
             emit_diagnostics(&diags, &sources);
             Err(Failure::Reported)
         }
-        Err(LoadError::Io { path, error }) => Err(Failure::Error(anyhow!(
-            "cannot read `{}`: {}",
-            path.display(),
-            crate::commands::io_reason(&error)
-        ))),
+        Err(LoadError::Message(message)) => Err(Failure::Error(anyhow!("{message}"))),
     }
 }
 

@@ -9,7 +9,10 @@ pub mod ast;
 pub mod check;
 pub mod interp;
 pub mod lexer;
+pub mod load;
 pub mod lower;
 pub mod parser;
 pub mod source;
 pub mod tir;
+
+pub use load::{check_sources, load_modules, load_program, LoadError};
