@@ -1,1 +1,2 @@
 pub mod clif_module;
+pub mod gvn;

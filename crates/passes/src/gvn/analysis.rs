@@ -1,0 +1,510 @@
+//! The optimistic fixed point: value numbers, reachability and memory states
+//! (thesis Alg. 4.1/5.1, §4.3–§4.5).
+
+use cranelift_codegen::entity::{EntitySet, SecondaryMap};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Value};
+use cranelift_codegen::packed_option::PackedOption;
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+
+use super::cfg::{CfgInfo, EdgeId};
+use super::expr::{is_const_type, masked, Args, Key, Place, Term};
+use super::simplify::{self, Context};
+use super::MAX_PASSES;
+
+/// The contents of memory at a program point (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemState {
+    /// As on entry to the function.
+    Entry,
+    /// As left by this instruction (a store, a call, another side effect).
+    After(Inst),
+    /// The join of differing states at the entry of this block.
+    Join(Block),
+}
+
+/// How far up the dominator tree predicate equalities are looked for.
+const MAX_EQ_SCOPES: usize = 16;
+
+/// The analysis result at the fixed point.
+pub struct Partition {
+    pub terms: SecondaryMap<Value, Term>,
+    pub edge_reachable: Vec<bool>,
+    pub block_reachable: SecondaryMap<Block, bool>,
+    /// Stores that write the value memory already holds.
+    pub redundant_stores: EntitySet<Inst>,
+    pub passes: u32,
+    pub values_numbered: u64,
+}
+
+/// Runs the analysis; `None` if no fixed point was reached in [`MAX_PASSES`].
+pub fn analyze(func: &Function, cfg: &CfgInfo) -> Option<Partition> {
+    let mut a = Analyzer::new(func, cfg);
+    for pass in 1..=MAX_PASSES {
+        a.changed = false;
+        a.run_pass();
+        if !a.changed {
+            return Some(Partition {
+                terms: a.terms,
+                edge_reachable: a.edge_reachable,
+                block_reachable: a.block_reachable,
+                redundant_stores: a.redundant_stores,
+                passes: pass,
+                values_numbered: a.numbered,
+            });
+        }
+    }
+    None
+}
+
+struct Analyzer<'a> {
+    func: &'a Function,
+    cfg: &'a CfgInfo,
+    terms: SecondaryMap<Value, Term>,
+    edge_reachable: Vec<bool>,
+    block_reachable: SecondaryMap<Block, bool>,
+    mem_out: SecondaryMap<Block, Option<MemState>>,
+    /// Key → leader, rebuilt every pass.
+    table: HashMap<Key, Value>,
+    /// Leader → its key, for simplification through operands.
+    key_of: HashMap<Value, Key>,
+    /// What each place holds, per memory state, rebuilt every pass.
+    places: HashMap<Place, Term>,
+    /// Equalities `from → to` known in each block (and the blocks it dominates).
+    eqs: SecondaryMap<Block, SmallVec<[(Term, Term); 2]>>,
+    /// Nearest strict dominator with equalities.
+    eq_parent: SecondaryMap<Block, PackedOption<Block>>,
+    redundant_stores: EntitySet<Inst>,
+    changed: bool,
+    numbered: u64,
+}
+
+impl Context for Analyzer<'_> {
+    fn key_of(&self, t: Term) -> Option<&Key> {
+        match t {
+            Term::Val(v) => self.key_of.get(&v),
+            _ => None,
+        }
+    }
+    fn lookup(&self, key: &Key) -> Option<Term> {
+        self.table.get(key).map(|&v| Term::Val(v))
+    }
+    fn order(&self, t: Term) -> u64 {
+        match t {
+            Term::Bottom => 0,
+            Term::Const(_, c) => 1 + (c >> 1).min(u64::MAX >> 2),
+            Term::Val(v) => (1u64 << 62) + u64::from(self.cfg.value_order[v]),
+        }
+    }
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(func: &'a Function, cfg: &'a CfgInfo) -> Self {
+        let mut terms = SecondaryMap::with_default(Term::Bottom);
+        let mut block_reachable = SecondaryMap::with_default(false);
+        if let Some(entry) = func.layout.entry_block() {
+            block_reachable[entry] = true;
+            for &arg in func.dfg.block_params(entry) {
+                terms[arg] = Term::Val(arg);
+            }
+        }
+        Analyzer {
+            func,
+            cfg,
+            terms,
+            edge_reachable: vec![false; cfg.edges.len()],
+            block_reachable,
+            mem_out: SecondaryMap::new(),
+            table: HashMap::new(),
+            key_of: HashMap::new(),
+            places: HashMap::new(),
+            eqs: SecondaryMap::new(),
+            eq_parent: SecondaryMap::new(),
+            redundant_stores: EntitySet::new(),
+            changed: false,
+            numbered: 0,
+        }
+    }
+
+    fn run_pass(&mut self) {
+        self.table.clear();
+        self.key_of.clear();
+        self.places.clear();
+        self.redundant_stores.clear();
+        self.numbered = 0;
+        for i in 0..self.cfg.rpo.len() {
+            let block = self.cfg.rpo[i];
+            if !self.block_reachable[block] {
+                continue;
+            }
+            self.enter_block(block);
+            let mut mem = self.mem_in(block);
+            self.eval_params(block);
+            let insts: SmallVec<[Inst; 32]> = self.func.layout.block_insts(block).collect();
+            for &inst in &insts {
+                if self.func.dfg.insts[inst].opcode().is_terminator() {
+                    self.eval_terminator(block, inst);
+                } else {
+                    self.eval_inst(block, inst, &mut mem);
+                }
+            }
+            if self.mem_out[block] != Some(mem) {
+                self.mem_out[block] = Some(mem);
+                self.changed = true;
+            }
+        }
+    }
+
+    fn set(&mut self, v: Value, t: Term) {
+        self.numbered += 1;
+        if self.terms[v] != t {
+            self.terms[v] = t;
+            self.changed = true;
+        }
+    }
+
+    /// The term of `v` as seen in `block`, after predicate equalities.
+    fn term_in(&self, v: Value, block: Block) -> Term {
+        let t = self.terms[v];
+        self.rewrite(t, block)
+    }
+
+    fn rewrite(&self, t: Term, block: Block) -> Term {
+        if !matches!(t, Term::Val(_)) {
+            return t;
+        }
+        let mut scope = if self.eqs[block].is_empty() {
+            self.eq_parent[block].expand()
+        } else {
+            Some(block)
+        };
+        for _ in 0..MAX_EQ_SCOPES {
+            let Some(s) = scope else { break };
+            if let Some(&(_, to)) = self.eqs[s].iter().find(|(from, _)| *from == t) {
+                return to;
+            }
+            scope = self.eq_parent[s].expand();
+        }
+        t
+    }
+
+    /// Computes the predicate equalities that hold on entry to `block`.
+    fn enter_block(&mut self, block: Block) {
+        self.eqs[block].clear();
+        let parent = self.cfg.domtree.idom(block);
+        self.eq_parent[block] = match parent {
+            Some(p) if !self.eqs[p].is_empty() => Some(p).into(),
+            Some(p) => self.eq_parent[p],
+            None => None.into(),
+        };
+        let mut reachable = self.cfg.incoming[block]
+            .iter()
+            .filter(|&&e| self.edge_reachable[e]);
+        let (Some(&edge), None) = (reachable.next(), reachable.next()) else {
+            return;
+        };
+        let e = self.cfg.edges[edge];
+        let InstructionData::Brif { arg, .. } = self.func.dfg.insts[e.inst] else {
+            return;
+        };
+        let cond = self.term_in(arg, e.from);
+        let Term::Val(_) = cond else { return };
+        let on_true = e.slot == 0;
+        let mut found: SmallVec<[(Term, Term); 2]> = SmallVec::new();
+        if let Some(Key::Op {
+            data: InstructionData::IntCompare { cond: cc, .. },
+            ty,
+            args,
+        }) = self.key_of(cond)
+        {
+            found.push((cond, Term::constant(*ty, u64::from(on_true))));
+            let equal = match cc {
+                IntCC::Equal => on_true,
+                IntCC::NotEqual => !on_true,
+                _ => false,
+            };
+            if equal {
+                found.extend(self.orient(args[0], args[1]));
+            }
+        } else if !on_true {
+            // `brif c` takes the false edge exactly when c == 0.
+            let ty = self.func.dfg.value_type(arg);
+            if is_const_type(ty) {
+                found.push((cond, Term::constant(ty, 0)));
+            }
+        }
+        self.eqs[block] = found;
+    }
+
+    /// An equality `a = b` as a rewrite towards the constant, or towards the
+    /// earlier leader.
+    fn orient(&self, a: Term, b: Term) -> Option<(Term, Term)> {
+        match (a, b) {
+            _ if a == b => None,
+            (Term::Val(_), Term::Const(..)) => Some((a, b)),
+            (Term::Const(..), Term::Val(_)) => Some((b, a)),
+            (Term::Val(_), Term::Val(_)) if self.order(a) > self.order(b) => Some((a, b)),
+            (Term::Val(_), Term::Val(_)) => Some((b, a)),
+            _ => None,
+        }
+    }
+
+    fn mem_in(&self, block: Block) -> MemState {
+        if Some(block) == self.func.layout.entry_block() {
+            return MemState::Entry;
+        }
+        let mut state = None;
+        for &e in &self.cfg.incoming[block] {
+            if !self.edge_reachable[e] {
+                continue;
+            }
+            let Some(out) = self.mem_out[self.cfg.edges[e].from] else {
+                continue;
+            };
+            match state {
+                None => state = Some(out),
+                Some(s) if s == out => {}
+                Some(_) => return MemState::Join(block),
+            }
+        }
+        state.unwrap_or(MemState::Join(block))
+    }
+
+    /// Block parameters as φ-nodes: the join of incoming terms over reachable edges.
+    fn eval_params(&mut self, block: Block) {
+        if Some(block) == self.func.layout.entry_block() {
+            for &arg in self.func.dfg.block_params(block) {
+                self.set(arg, Term::Val(arg));
+            }
+            return;
+        }
+        let params: SmallVec<[Value; 8]> =
+            self.func.dfg.block_params(block).iter().copied().collect();
+        for (index, &param) in params.iter().enumerate() {
+            let mut args: SmallVec<[Term; 4]> = SmallVec::new();
+            let mut single: Option<Term> = None;
+            let mut distinct = false;
+            for &edge in &self.cfg.incoming[block] {
+                let t = self.incoming_term(edge, index, param);
+                args.push(t);
+                if t == Term::Bottom {
+                    continue;
+                }
+                match single {
+                    None => single = Some(t),
+                    Some(s) if s == t => {}
+                    Some(_) => distinct = true,
+                }
+            }
+            let t = if distinct {
+                self.leader_for(Key::Phi { block, args }, param)
+            } else {
+                single.unwrap_or(Term::Bottom)
+            };
+            self.set(param, t);
+        }
+    }
+
+    fn incoming_term(&self, edge: EdgeId, index: usize, param: Value) -> Term {
+        if !self.edge_reachable[edge] {
+            return Term::Bottom;
+        }
+        match self.cfg.edge_arg(self.func, edge, index) {
+            Some(v) => self.term_in(v, self.cfg.edges[edge].from),
+            // Not a plain value: nothing is known about it.
+            None => Term::Val(param),
+        }
+    }
+
+    /// The term of the class with `key`, making `v` its leader if it is new.
+    fn leader_for(&mut self, key: Key, v: Value) -> Term {
+        if let Some(&leader) = self.table.get(&key) {
+            return Term::Val(leader);
+        }
+        self.key_of.insert(v, key.clone());
+        self.table.insert(key, v);
+        Term::Val(v)
+    }
+
+    fn eval_inst(&mut self, block: Block, inst: Inst, mem: &mut MemState) {
+        let dfg = &self.func.dfg;
+        let data = dfg.insts[inst];
+        let op = data.opcode();
+        let results: SmallVec<[Value; 2]> = dfg.inst_results(inst).iter().copied().collect();
+        match data {
+            InstructionData::Load {
+                arg, flags, offset, ..
+            } if results.len() == 1 && is_numbered_load(op) => {
+                let flags = dfg.mem_flags[flags];
+                let state = if flags.readonly() {
+                    MemState::Entry
+                } else {
+                    *mem
+                };
+                let place = Place {
+                    opcode: op,
+                    ty: dfg.value_type(results[0]),
+                    addr: self.term_in(arg, block),
+                    offset: offset.into(),
+                    endianness: endianness_bits(flags.explicit_endianness()),
+                    mem: state,
+                };
+                let t = if place.addr == Term::Bottom {
+                    Term::Bottom
+                } else if let Some(&t) = self.places.get(&place) {
+                    t
+                } else {
+                    self.places.insert(place, Term::Val(results[0]));
+                    Term::Val(results[0])
+                };
+                self.set(results[0], t);
+            }
+            InstructionData::Store {
+                opcode: Opcode::Store,
+                args: [value, addr],
+                flags,
+                offset,
+            } => {
+                let flags = dfg.mem_flags[flags];
+                let stored = self.term_in(value, block);
+                let mut place = Place {
+                    opcode: Opcode::Load,
+                    ty: dfg.value_type(value),
+                    addr: self.term_in(addr, block),
+                    offset: offset.into(),
+                    endianness: endianness_bits(flags.explicit_endianness()),
+                    mem: *mem,
+                };
+                if stored != Term::Bottom && self.places.get(&place) == Some(&stored) {
+                    self.redundant_stores.insert(inst);
+                    return;
+                }
+                *mem = MemState::After(inst);
+                place.mem = *mem;
+                self.places.insert(place, stored);
+            }
+            _ if writes_memory(op) => {
+                *mem = MemState::After(inst);
+                for r in results {
+                    self.set(r, Term::Val(r));
+                }
+            }
+            _ => {
+                if results.len() == 1 && is_numbered_op(op) {
+                    if let Some(masked) = masked(&data) {
+                        let t = self.eval_op(block, inst, masked, results[0]);
+                        self.set(results[0], t);
+                        return;
+                    }
+                }
+                for r in results {
+                    self.set(r, Term::Val(r));
+                }
+            }
+        }
+    }
+
+    /// An operation's term: operands replaced by their terms, simplified,
+    /// then looked up (thesis rule OP).
+    fn eval_op(
+        &mut self,
+        block: Block,
+        inst: Inst,
+        mut data: InstructionData,
+        result: Value,
+    ) -> Term {
+        let dfg = &self.func.dfg;
+        let mut args: Args = dfg
+            .inst_args(inst)
+            .iter()
+            .map(|&a| self.term_in(a, block))
+            .collect();
+        if args.contains(&Term::Bottom) {
+            return Term::Bottom;
+        }
+        let ty = dfg.value_type(result);
+        simplify::canonicalize(self, &mut data, &mut args);
+        if let Some(t) = simplify::simplify(self, &data, ty, &args) {
+            return t;
+        }
+        self.leader_for(Key::Op { data, ty, args }, result)
+    }
+
+    /// Marks the edges a terminator can take, given its condition's term.
+    fn eval_terminator(&mut self, block: Block, inst: Inst) {
+        let data = self.func.dfg.insts[inst];
+        let slots: SmallVec<[u32; 2]> = match data {
+            InstructionData::Jump { .. } => [0].into_iter().collect(),
+            InstructionData::Brif { arg, .. } => match self.term_in(arg, block) {
+                Term::Bottom => SmallVec::new(),
+                Term::Const(_, 0) => [1].into_iter().collect(),
+                Term::Const(..) => [0].into_iter().collect(),
+                Term::Val(_) => [0, 1].into_iter().collect(),
+            },
+            InstructionData::BranchTable { arg, .. } => {
+                let n = self.cfg.outgoing[block].len() as u32;
+                match self.term_in(arg, block) {
+                    Term::Bottom => SmallVec::new(),
+                    // Slot 0 is the default; entry k is slot k + 1.
+                    Term::Const(_, k) => [if k + 1 < u64::from(n) {
+                        k as u32 + 1
+                    } else {
+                        0
+                    }]
+                    .into_iter()
+                    .collect(),
+                    Term::Val(_) => (0..n).collect(),
+                }
+            }
+            _ => SmallVec::new(),
+        };
+        for slot in slots {
+            let edge = self.cfg.outgoing[block][slot as usize];
+            if !self.edge_reachable[edge] {
+                self.edge_reachable[edge] = true;
+                self.block_reachable[self.cfg.edges[edge].to] = true;
+                self.changed = true;
+            }
+        }
+    }
+}
+
+/// Loads numbered by place and memory state.
+pub fn is_numbered_load(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Load
+            | Opcode::Uload8
+            | Opcode::Sload8
+            | Opcode::Uload16
+            | Opcode::Sload16
+            | Opcode::Uload32
+            | Opcode::Sload32
+    )
+}
+
+/// Instructions after which memory is in a new state.
+pub fn writes_memory(op: Opcode) -> bool {
+    op.can_store() || op.is_call() || op.other_side_effects()
+}
+
+/// Operations numbered by key: no memory access, no side effect other than a
+/// trap that an identical dominating instruction would have raised first.
+pub fn is_numbered_op(op: Opcode) -> bool {
+    !op.can_load()
+        && !op.can_store()
+        && !op.is_call()
+        && !op.is_branch()
+        && !op.is_terminator()
+        && !op.other_side_effects()
+        && (!op.can_trap() || op.side_effects_idempotent())
+}
+
+fn endianness_bits(e: Option<cranelift_codegen::ir::Endianness>) -> u8 {
+    match e {
+        None => 0,
+        Some(cranelift_codegen::ir::Endianness::Little) => 1,
+        Some(cranelift_codegen::ir::Endianness::Big) => 2,
+    }
+}

@@ -1,0 +1,235 @@
+//! GVN filetests: every `filetests/gvn/*.clif` function is optimized, verified,
+//! snapshotted, checked for idempotence, and executed before and after with
+//! cranelift-interpreter on its `; run:` lines (results and traps must agree).
+//! A second test compares aarch64 code size with and without the pass.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use cranelift_codegen::data_value::DataValue;
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::isa::{self, TargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{verify_function, Context};
+use cranelift_interpreter::environment::FunctionStore;
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
+use cranelift_interpreter::step::ControlFlow;
+use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use parec_passes::clif_module::count_insts;
+use parec_passes::gvn;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+struct Case {
+    name: String,
+    funcs: Vec<Function>,
+    runs: Vec<(String, Vec<DataValue>)>,
+}
+
+fn load_cases() -> Vec<Case> {
+    let dir = workspace().join("filetests/gvn");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "clif"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file = parse_test(&text, ParseOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let mut runs = Vec::new();
+            let mut funcs = Vec::new();
+            for (func, details) in file.functions {
+                for c in &details.comments {
+                    let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
+                        panic!("{}: bad run line {}: {e}", path.display(), c.text)
+                    });
+                    if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
+                        runs.push((inv.func.clone(), inv.args.clone()));
+                    }
+                }
+                funcs.push(func);
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            Case { name, funcs, runs }
+        })
+        .collect()
+}
+
+/// Runs `name(args)` in the interpreter: `Ok(results)`, or `Err(trap or failure)`.
+fn interpret(funcs: &[Function], name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut store = FunctionStore::default();
+        for f in funcs {
+            store.add(f.name.to_string(), f);
+        }
+        let state = InterpreterState::default().with_function_store(store);
+        let mut interp = Interpreter::new(state).with_fuel(Some(1_000_000));
+        match interp.call_by_name(name, args) {
+            Ok(ControlFlow::Return(values)) => Ok(values.to_vec()),
+            Ok(ControlFlow::Trap(trap)) => Err(format!("trap: {trap}")),
+            Ok(other) => Err(format!("unexpected control flow: {other:?}")),
+            Err(e) => Err(format!("interpreter error: {e}")),
+        }
+    }));
+    outcome.unwrap_or_else(|_| Err("interpreter panicked".into()))
+}
+
+fn flags() -> settings::Flags {
+    settings::Flags::new(settings::builder())
+}
+
+fn optimize(func: &Function) -> (Function, gvn::GvnStats) {
+    let mut f = func.clone();
+    let stats = gvn::run(&mut f);
+    if let Err(errors) = verify_function(&f, &flags()) {
+        panic!(
+            "verifier errors after GVN on {}:\n{errors}\n{}",
+            func.name,
+            f.display()
+        );
+    }
+    (f, stats)
+}
+
+#[test]
+fn gvn_filetests() {
+    let cases = load_cases();
+    assert!(
+        cases.len() >= 40,
+        "expected at least 40 GVN filetests, found {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for case in &cases {
+        let optimized: Vec<(Function, gvn::GvnStats)> = case.funcs.iter().map(optimize).collect();
+        let after: Vec<Function> = optimized.iter().map(|(f, _)| f.clone()).collect();
+        // Idempotence: a second run changes nothing.
+        for (f, _) in &optimized {
+            let (again, stats) = optimize(f);
+            if again.display().to_string() != f.display().to_string() {
+                failures.push(format!(
+                    "{}: not idempotent on {} ({stats})",
+                    case.name, f.name
+                ));
+            }
+        }
+        for (name, args) in &case.runs {
+            let before = interpret(&case.funcs, name, args);
+            let after_result = interpret(&after, name, args);
+            if before != after_result {
+                failures.push(format!(
+                    "{}: {name}{args:?}: before {before:?}, after {after_result:?}",
+                    case.name
+                ));
+            }
+        }
+        let mut snapshot = String::new();
+        for (f, stats) in &optimized {
+            snapshot.push_str(&format!("; {stats}\n{}\n", f.display()));
+        }
+        insta::with_settings!({
+            snapshot_path => workspace().join("snapshots/gvn"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(case.name.clone(), snapshot);
+        });
+    }
+    assert!(
+        failures.is_empty(),
+        "GVN filetest failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+fn aarch64() -> std::sync::Arc<dyn TargetIsa> {
+    let mut b = settings::builder();
+    b.set("opt_level", "speed").unwrap();
+    isa::lookup_by_name("aarch64")
+        .unwrap()
+        .finish(settings::Flags::new(b))
+        .unwrap()
+}
+
+fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
+    let mut ctx = Context::for_function(func.clone());
+    let mut ctrl = Default::default();
+    ctx.compile(isa, &mut ctrl)
+        .map(|c| c.code_buffer().len())
+        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
+}
+
+/// Per function: CLIF instructions and aarch64 bytes after (GVN + Cranelift)
+/// vs Cranelift alone. With the size guard of `run_for_size` (what `-Oz`
+/// uses) no function may grow; growth of the unguarded pass is reported.
+#[test]
+fn gvn_never_grows_aarch64_code() {
+    let isa = aarch64();
+    let (mut bytes_before, mut bytes_after, mut insts_before, mut insts_after) = (0, 0, 0, 0);
+    let (mut grew, mut unguarded_growth, mut reverted) = (Vec::new(), Vec::new(), 0);
+    for case in load_cases() {
+        for func in &case.funcs {
+            let before = code_size(&*isa, func);
+            let (plain, _) = optimize(func);
+            let plain_size = code_size(&*isa, &plain);
+            if plain_size > before {
+                unguarded_growth.push(format!(
+                    "{}:{} {before} -> {plain_size}",
+                    case.name, func.name
+                ));
+            }
+            let mut guarded = func.clone();
+            let stats = gvn::run_for_size(&mut guarded, &*isa);
+            verify_function(&guarded, &flags()).unwrap();
+            reverted += stats.reverted;
+            let after = code_size(&*isa, &guarded);
+            bytes_before += before;
+            bytes_after += after;
+            insts_before += count_insts(func);
+            insts_after += count_insts(&guarded);
+            if after > before {
+                grew.push(format!(
+                    "{}:{} grew from {before} to {after} bytes",
+                    case.name, func.name
+                ));
+            }
+        }
+    }
+    println!(
+        "GVN over filetests: CLIF instructions {insts_before} -> {insts_after}; aarch64 bytes {bytes_before} -> {bytes_after} ({:.1}%); reverted by the size guard: {reverted} ({})",
+        100.0 * (bytes_after as f64 - bytes_before as f64) / bytes_before.max(1) as f64,
+        unguarded_growth.join(", ")
+    );
+    assert_eq!(
+        reverted as usize,
+        unguarded_growth.len(),
+        "the guard must undo exactly the functions that grew"
+    );
+    assert!(grew.is_empty(), "{}", grew.join("\n"));
+}
+
+/// `GVN_DISASM=name cargo test ... disasm -- --nocapture` prints aarch64 code
+/// before and after GVN for the functions of one filetest.
+#[test]
+fn disasm() {
+    let Ok(name) = std::env::var("GVN_DISASM") else {
+        return;
+    };
+    let isa = aarch64();
+    for case in load_cases().into_iter().filter(|c| c.name == name) {
+        for func in &case.funcs {
+            for (label, f) in [("before", func.clone()), ("after", optimize(func).0)] {
+                let mut ctx = Context::for_function(f);
+                ctx.set_disasm(true);
+                let code = ctx.compile(&*isa, &mut Default::default()).unwrap();
+                println!("--- {label}\n{}", code.vcode.clone().unwrap_or_default());
+            }
+        }
+    }
+}
