@@ -14,26 +14,34 @@
 //!   Cranelift's verifier runs on every function after every pass, and a
 //!   verifier error stops the pipeline naming the pass and the function.
 //!
-//! No passes exist yet: [`Pass`] has no variants, so every pipeline is empty
-//! and any pass name is rejected with the list of available ones.
+//! Levels: `-O0` and `-O2` run no parec pass (`-O2` is Cranelift alone, the
+//! baseline every size figure is compared to); `-Oz` runs [`Pass::ALL`] in
+//! order. With a target ISA, size passes keep a function's rewrite only if
+//! its machine code does not grow (see `parec_passes::gvn::run_for_size`).
 
 use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::gvn::{self, GvnStats};
 
 /// A CLIF pass parec can run. Passes are added here as variants; the match
 /// in [`Pass::run`] dispatches to each pass's single public entry point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {}
+pub enum Pass {
+    /// Optimistic global value numbering (`parec_passes::gvn`).
+    Gvn,
+}
 
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
-    pub const ALL: &'static [Pass] = &[];
+    pub const ALL: &'static [Pass] = &[Pass::Gvn];
 
     /// The name used on the command line (`--passes gvn,merge`).
     pub fn name(self) -> &'static str {
-        match self {}
+        match self {
+            Pass::Gvn => "gvn",
+        }
     }
 
     /// Looks a pass up by its command-line name.
@@ -41,8 +49,22 @@ impl Pass {
         Self::ALL.iter().copied().find(|p| p.name() == name)
     }
 
-    fn run(self, _module: &mut ClifModule) {
-        match self {}
+    /// Runs the pass on every function of `module`; returns its statistics
+    /// as one line. With `isa`, rewrites that grow machine code are undone.
+    fn run(self, module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> String {
+        match self {
+            Pass::Gvn => {
+                let mut total = GvnStats::default();
+                for def in &mut module.functions {
+                    let stats = match isa {
+                        Some(isa) => gvn::run_for_size(&mut def.func, isa),
+                        None => gvn::run(&mut def.func),
+                    };
+                    total.accumulate(&stats);
+                }
+                total.to_string()
+            }
+        }
     }
 }
 
@@ -85,12 +107,11 @@ pub struct FunctionStats {
 }
 
 impl Pipeline {
-    /// The pipeline of an optimization level. Until passes exist, `-O2` and
-    /// `-Oz` generate the same code.
+    /// The pipeline of an optimization level: no parec pass below `-Oz`.
     pub fn for_level(level: OptLevel) -> Pipeline {
         let passes = match level {
-            OptLevel::O0 => Vec::new(),
-            OptLevel::O2 | OptLevel::Oz => Pass::ALL.to_vec(),
+            OptLevel::O0 | OptLevel::O2 => Vec::new(),
+            OptLevel::Oz => Pass::ALL.to_vec(),
         };
         Pipeline {
             passes,
@@ -121,14 +142,24 @@ impl Pipeline {
     /// Runs the passes in order on `module`, verifying after each if asked.
     /// `isa` is used by the verifier for target-specific checks, if given.
     pub fn run(&self, module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+        self.run_reporting(module, isa).map(|_| ())
+    }
+
+    /// Like [`Pipeline::run`], returning each pass's statistics line.
+    pub fn run_reporting(
+        &self,
+        module: &mut ClifModule,
+        isa: Option<&dyn TargetIsa>,
+    ) -> Result<Vec<(&'static str, String)>, String> {
+        let mut reports = Vec::new();
         for &pass in &self.passes {
-            pass.run(module);
+            reports.push((pass.name(), pass.run(module, isa)));
             if self.verify {
                 verify_module(module, isa)
                     .map_err(|e| format!("after pass `{}`: {e}", pass.name()))?;
             }
         }
-        Ok(())
+        Ok(reports)
     }
 }
 
@@ -183,7 +214,14 @@ mod tests {
 
     #[test]
     fn unknown_pass_is_rejected() {
-        let err = Pipeline::from_names("gvn").unwrap_err();
-        assert_eq!(err, "unknown pass `gvn`; available: (none)");
+        let err = Pipeline::from_names("gvn,nope").unwrap_err();
+        assert_eq!(err, "unknown pass `nope`; available: gvn");
+    }
+
+    #[test]
+    fn levels_choose_passes() {
+        assert!(Pipeline::for_level(OptLevel::O0).passes.is_empty());
+        assert!(Pipeline::for_level(OptLevel::O2).passes.is_empty(), "-O2 is Cranelift alone");
+        assert_eq!(Pipeline::for_level(OptLevel::Oz).passes, vec![Pass::Gvn]);
     }
 }

@@ -53,8 +53,8 @@ pub fn opt(
     let file = ClifFile::parse(name, text)?;
     let before = file.module.clone();
     let mut after = file.module.clone();
-    pipeline
-        .run(&mut after, None)
+    let reports = pipeline
+        .run_reporting(&mut after, None)
         .map_err(|e| anyhow!("{name}: {e}"))?;
 
     let mut clif = String::new();
@@ -62,7 +62,11 @@ pub fn opt(
         let _ = writeln!(clif, "{}", file.restore_names(&def.func).display());
     }
     let stats = if stats {
-        Some(instruction_stats(&file, &before, &after)?)
+        let mut text = instruction_stats(&file, &before, &after)?;
+        for (pass, report) in &reports {
+            let _ = writeln!(text, "{pass}: {report}");
+        }
+        Some(text)
     } else {
         None
     };

@@ -275,9 +275,26 @@ fn opt_rejects_unknown_passes() {
     let o = run(parec()
         .arg("opt")
         .arg(data("arith.clif"))
-        .args(["--passes", "gvn"]));
+        .args(["--passes", "gvn,frobnicate"]));
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), "error: unknown pass `gvn`; available: (none)\n");
+    assert_eq!(stderr(&o), "error: unknown pass `frobnicate`; available: gvn\n");
+}
+
+#[test]
+fn opt_runs_gvn_on_every_filetest() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../filetests/gvn");
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "clif") {
+            continue;
+        }
+        let o = run(parec().arg("opt").arg(&path).args(["--passes", "gvn", "--run", "--stats"]));
+        assert_eq!(o.status.code(), Some(0), "{}: {}", path.display(), stderr(&o));
+        assert!(stderr(&o).contains("gvn: values numbered"), "{}: no GVN statistics", path.display());
+        count += 1;
+    }
+    assert!(count >= 40, "only {count} GVN filetests");
 }
 
 #[test]
