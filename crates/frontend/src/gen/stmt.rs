@@ -149,8 +149,13 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let mutable = self.rng.chance(2, 3);
         let d = self.depth();
         let e = self.expr(cx, &ty, d, annotated);
-        let shadowable = cx
-            .vars_where(|v| matches!(v.kind, VarKind::Local | VarKind::Param) && v.ty.is_scalar());
+        // Only `v*` locals and `p*` parameters: templates and recursive
+        // functions refer to their own names (`x`, `acc`, `d`) by type.
+        let shadowable = cx.vars_where(|v| match v.kind {
+            VarKind::Local => v.name.starts_with('v'),
+            VarKind::Param => v.name.starts_with('p'),
+            _ => false,
+        });
         let name = if !shadowable.is_empty() && self.rng.chance(1, 8) {
             shadowable[self.rng.below(shadowable.len())].name.clone()
         } else {

@@ -1,0 +1,173 @@
+//! The random program generator against the parser, checker and reference
+//! interpreter: every generated program must parse, type-check, and run to
+//! the end (a trap is fine, an interpreter error is not) quickly.
+
+use std::time::{Duration, Instant};
+
+use arbitrary::Unstructured;
+use pare_frontend::check::check_program;
+use pare_frontend::gen::{generate, generate_from_seed, GenConfig, GeneratedProgram};
+use pare_frontend::interp::{run_with_big_stack, Exit};
+use pare_frontend::parser::parse_module;
+use pare_frontend::source::{Diagnostics, SourceMap};
+use pare_frontend::tir::Program;
+
+const SEEDS: u64 = 200;
+
+/// Parses and checks a program's modules (root first); the rendered
+/// diagnostics on failure.
+fn check_sources(p: &GeneratedProgram) -> Result<Program, String> {
+    let mut sources = SourceMap::new();
+    let mut diags = Diagnostics::default();
+    let modules: Vec<_> = p
+        .modules
+        .iter()
+        .map(|(name, text)| {
+            let file = sources.add(format!("{name}.pare"), text.clone());
+            parse_module(name, file, text, &mut diags)
+        })
+        .collect();
+    if diags.has_errors() {
+        return Err(diags.render(&sources));
+    }
+    match check_program(&modules, &mut diags) {
+        Some(program) if !diags.has_errors() => Ok(program),
+        _ => Err(diags.render(&sources)),
+    }
+}
+
+fn failure_report(seed: u64, p: &GeneratedProgram, why: &str) -> String {
+    format!("seed {seed}:\n{why}\n{}", p.to_text())
+}
+
+#[test]
+fn generated_programs_parse_and_check() {
+    let cfg = GenConfig::default();
+    let mut failures = Vec::new();
+    let mut summary = String::new();
+    for seed in 0..SEEDS {
+        let p = generate_from_seed(seed, &cfg);
+        if let Err(e) = check_sources(&p) {
+            let first: Vec<&str> = e.lines().take(8).collect();
+            summary += &format!("seed {seed}: {}\n", first.join("\n    "));
+            failures.push(failure_report(seed, &p, &e));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {SEEDS} programs failed to check:\n{summary}\nfirst:\n{}",
+        failures.len(),
+        failures[0]
+    );
+}
+
+#[test]
+fn generated_programs_run_to_the_end() {
+    let cfg = GenConfig::default();
+    let mut traps = 0;
+    let mut slowest = (Duration::ZERO, 0);
+    let mut total = Duration::ZERO;
+    let mut output_bytes = 0;
+    for seed in 0..SEEDS {
+        let p = generate_from_seed(seed, &cfg);
+        let program = match check_sources(&p) {
+            Ok(program) => program,
+            Err(e) => panic!("{}", failure_report(seed, &p, &e)),
+        };
+        let mut out = Vec::new();
+        let start = Instant::now();
+        let exit = run_with_big_stack(&program, &mut out);
+        let took = start.elapsed();
+        total += took;
+        output_bytes += out.len();
+        if took > slowest.0 {
+            slowest = (took, seed);
+        }
+        match exit {
+            Exit::Error(e) => panic!(
+                "{}",
+                failure_report(seed, &p, &format!("interpreter error: {e}"))
+            ),
+            Exit::Trap(_) => traps += 1,
+            Exit::Status(_) => {}
+        }
+    }
+    eprintln!(
+        "{SEEDS} programs: {traps} trapped, {:.0} programs/s interpreted, slowest {:?} (seed {}), {} output bytes",
+        SEEDS as f64 / total.as_secs_f64(),
+        slowest.0,
+        slowest.1,
+        output_bytes
+    );
+    assert!(traps * 4 <= SEEDS as usize, "too many traps: {traps}");
+}
+
+#[test]
+fn same_seed_gives_same_text() {
+    let cfg = GenConfig::default();
+    for seed in 0..SEEDS {
+        assert_eq!(
+            generate_from_seed(seed, &cfg),
+            generate_from_seed(seed, &cfg),
+            "seed {seed}"
+        );
+    }
+    assert_ne!(generate_from_seed(1, &cfg), generate_from_seed(2, &cfg));
+}
+
+#[test]
+fn programs_are_modest_and_balanced() {
+    let cfg = GenConfig::default();
+    for seed in 0..SEEDS {
+        let p = generate_from_seed(seed, &cfg);
+        assert_eq!(p.modules[0].0, "main");
+        assert!(p.modules[0].1.contains("fn main()"), "seed {seed}");
+        assert!(p.modules.len() <= 3);
+        assert!(
+            p.line_count() <= cfg.max_lines + 150,
+            "seed {seed}: {} lines",
+            p.line_count()
+        );
+        for (name, text) in &p.modules {
+            let depth = text.chars().try_fold(0i64, |d, c| {
+                let d = match c {
+                    '{' | '(' | '[' => d + 1,
+                    '}' | ')' | ']' => d - 1,
+                    _ => d,
+                };
+                (d >= 0).then_some(d)
+            });
+            // String and char literals never contain brackets, so counting is exact.
+            assert_eq!(depth, Some(0), "seed {seed}: unbalanced brackets in {name}");
+        }
+    }
+}
+
+#[test]
+fn short_or_empty_input_still_gives_valid_programs() {
+    let cfg = GenConfig::default();
+    for len in [0usize, 1, 7, 64, 500] {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
+        let mut u = Unstructured::new(&bytes);
+        let p = generate(&mut u, &cfg).expect("generation never fails");
+        if let Err(e) = check_sources(&p) {
+            panic!("{len} bytes:\n{e}\n{}", p.to_text());
+        }
+    }
+}
+
+#[test]
+fn generation_is_fast() {
+    let cfg = GenConfig::default();
+    let start = Instant::now();
+    let mut lines = 0;
+    for seed in 0..SEEDS {
+        lines += generate_from_seed(seed, &cfg).line_count();
+    }
+    let took = start.elapsed();
+    eprintln!(
+        "generated {SEEDS} programs ({lines} lines) in {took:?}: {:.0} programs/s",
+        SEEDS as f64 / took.as_secs_f64()
+    );
+    assert!(took < Duration::from_secs(30));
+}
