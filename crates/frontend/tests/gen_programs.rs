@@ -124,7 +124,7 @@ fn programs_are_modest_and_balanced() {
         assert!(p.modules[0].1.contains("fn main()"), "seed {seed}");
         assert!(p.modules.len() <= 3);
         assert!(
-            p.line_count() <= cfg.max_lines + 150,
+            p.line_count() <= cfg.max_lines + 60,
             "seed {seed}: {} lines",
             p.line_count()
         );

@@ -248,6 +248,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         kind: FnKind,
         text: String,
     ) -> usize {
+        self.spend_lines(&text);
         self.fns.push(FnDef {
             name,
             module,
@@ -329,6 +330,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             TemplateKind::Mix => self.mix_template(t),
             TemplateKind::Chain { scale, apply } => self.chain_template(t, module, *scale, *apply),
         };
+        self.spend_lines(&text);
         self.templates.push(Template {
             name,
             module,
@@ -613,24 +615,37 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             max_body = max_body.max(cx.cost);
         }
         let cost = self.rec_cost(max_body);
+        for f in [ia, ib] {
+            let text = self.fns[f].text.clone();
+            self.spend_lines(&text);
+        }
         self.fns[ia].cost = cost;
         self.fns[ib].cost = cost;
     }
 
     // ----- regular functions and main -------------------------------------
 
-    /// Statements allowed for the next function, from the program-wide pool.
-    fn stmt_quota(&mut self, remaining_fns: usize) -> usize {
-        let fair = self.stmt_pool / remaining_fns.max(1);
-        let q = fair.min(self.cfg.max_fn_stmts).max(2);
-        self.stmt_pool = self.stmt_pool.saturating_sub(q);
-        q
+    /// Statements allowed for the next function: its share of the lines
+    /// left (a statement takes about 2.5 lines with its blocks and shapes).
+    fn stmt_quota(&self, remaining_fns: usize) -> usize {
+        let fair = self.lines_left * 2 / 5 / remaining_fns.max(1);
+        fair.min(self.cfg.max_fn_stmts).max(2)
+    }
+
+    /// Charges the lines of an item's text to the program's line budget.
+    fn spend_lines(&mut self, text: &str) {
+        self.lines_left = self.lines_left.saturating_sub(text.lines().count() + 1);
     }
 
     fn make_functions(&mut self) {
         let min = self.cfg.min_functions.clamp(1, 12);
         let max = self.cfg.max_functions.clamp(min, 12);
         let n = min + self.rng.below(max - min + 1);
+        // Declarations, and the lines `main` adds after its random statements.
+        let decls =
+            self.structs.len() + self.globals.len() + self.strs.len() + 2 * self.modules.len();
+        let reserve = decls + 4 * self.templates.len() + n + 8;
+        self.lines_left = self.lines_left.saturating_sub(reserve);
         for k in 0..n {
             let quota = self.stmt_quota(n - k + 1);
             self.make_function(k, quota);

@@ -188,8 +188,8 @@ pub(crate) struct Gen<'c, 'u, 'd> {
     pub shapes: Vec<Shape>,
     /// Index of each module's hit counter global.
     pub counters: Vec<usize>,
-    /// Statements still to spend in the whole program (keeps it ≤ ~300 lines).
-    pub stmt_pool: usize,
+    /// Lines still to spend in the whole program (keeps it near `max_lines`).
+    pub lines_left: usize,
 }
 
 impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
@@ -205,7 +205,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             templates: Vec::new(),
             shapes: Vec::new(),
             counters: Vec::new(),
-            stmt_pool: cfg.max_lines * 2 / 3,
+            lines_left: cfg.max_lines,
         }
     }
 
