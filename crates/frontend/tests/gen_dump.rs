@@ -78,3 +78,38 @@ fn stats_from_env() {
         }
     }
 }
+
+/// `GEN_TIME=N` interprets seed N five times and prints the times.
+#[test]
+fn time_from_env() {
+    use pare_frontend::check::check_program;
+    use pare_frontend::interp::run_with_big_stack;
+    use pare_frontend::parser::parse_module;
+    use pare_frontend::source::{Diagnostics, SourceMap};
+    let Ok(seed) = std::env::var("GEN_TIME") else {
+        return;
+    };
+    let Ok(seed) = seed.parse::<u64>() else {
+        return;
+    };
+    let p = generate_from_seed(seed, &GenConfig::default());
+    let mut sources = SourceMap::new();
+    let mut diags = Diagnostics::default();
+    let modules: Vec<_> = p
+        .modules
+        .iter()
+        .map(|(name, text)| {
+            let file = sources.add(format!("{name}.pare"), text.clone());
+            parse_module(name, file, text, &mut diags)
+        })
+        .collect();
+    let Some(program) = check_program(&modules, &mut diags) else {
+        return;
+    };
+    for _ in 0..5 {
+        let mut out = Vec::new();
+        let start = std::time::Instant::now();
+        let exit = run_with_big_stack(&program, &mut out);
+        println!("{:?} {exit:?} {} bytes", start.elapsed(), out.len());
+    }
+}

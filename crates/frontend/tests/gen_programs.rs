@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use arbitrary::Unstructured;
 use pare_frontend::check::check_program;
-use pare_frontend::gen::{generate, generate_from_seed, GenConfig, GeneratedProgram};
+use pare_frontend::gen::{generate, generate_from_seed, Features, GenConfig, GeneratedProgram};
 use pare_frontend::interp::{run_with_big_stack, Exit};
 use pare_frontend::parser::parse_module;
 use pare_frontend::source::{Diagnostics, SourceMap};
@@ -100,6 +100,65 @@ fn generated_programs_run_to_the_end() {
         output_bytes
     );
     assert!(traps * 4 <= SEEDS as usize, "too many traps: {traps}");
+}
+
+/// With `trap_probability` 0 every division, index and field access is
+/// written to be safe: no program may trap.
+#[test]
+fn programs_without_trap_sites_never_trap() {
+    let cfg = GenConfig {
+        trap_probability: 0.0,
+        ..GenConfig::default()
+    };
+    for seed in 0..SEEDS {
+        let p = generate_from_seed(seed, &cfg);
+        let program = match check_sources(&p) {
+            Ok(program) => program,
+            Err(e) => panic!("{}", failure_report(seed, &p, &e)),
+        };
+        let mut out = Vec::new();
+        let exit = run_with_big_stack(&program, &mut out);
+        assert!(
+            matches!(exit, Exit::Status(_)),
+            "{}",
+            failure_report(seed, &p, &format!("{exit:?}"))
+        );
+    }
+}
+
+/// Every feature switched off still gives valid programs.
+#[test]
+fn minimal_features_give_valid_programs() {
+    let features = Features {
+        generics: false,
+        structs: false,
+        arrays: false,
+        globals: false,
+        recursion: false,
+        externs: false,
+        strings: false,
+        shapes: false,
+        side_effects: false,
+        multi_module: false,
+    };
+    let cfg = GenConfig {
+        features,
+        ..GenConfig::default()
+    };
+    for seed in 0..50 {
+        let p = generate_from_seed(seed, &cfg);
+        assert_eq!(p.modules.len(), 1);
+        let program = match check_sources(&p) {
+            Ok(program) => program,
+            Err(e) => panic!("{}", failure_report(seed, &p, &e)),
+        };
+        let exit = run_with_big_stack(&program, &mut Vec::new());
+        assert!(
+            !matches!(exit, Exit::Error(_)),
+            "{}",
+            failure_report(seed, &p, &format!("{exit:?}"))
+        );
+    }
 }
 
 #[test]

@@ -367,9 +367,70 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     /// An array element `a[i]` of type `ty` (local, parameter or global array).
     fn element(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> Option<Ex> {
         let arr_ty = Ty::Array(Box::new(ty.clone()));
+        if self.rng.chance(1, 5) {
+            if let Some(e) = self.picked_element(cx, &arr_ty, d) {
+                return Some(e);
+            }
+        }
         let (name, len) = self.pick_array(cx, &arr_ty, 1)?;
-        let idx = self.index(cx, &name, len, d);
+        let idx = self.index(cx, Some(&name), len, d);
         Some(Ex::typed(format!("{name}[{idx}]")))
+    }
+
+    /// The index of a `Pick` template, if the program has one.
+    fn pick_template_index(&self) -> Option<usize> {
+        self.templates
+            .iter()
+            .position(|t| t.kind == TemplateKind::Pick)
+    }
+
+    /// `pick<[T]>(c, a, b)[i]`: a type parameter instantiated with an array type.
+    fn picked_element(&mut self, cx: &mut Cx, arr_ty: &Ty, d: u32) -> Option<Ex> {
+        let t = self.pick_template_index()?;
+        if !cx.allow_calls || !cx.can_afford(self.templates[t].base_cost) {
+            return None;
+        }
+        let (a, la) = self.pick_array(cx, arr_ty, 1)?;
+        let (b, lb) = self.pick_array(cx, arr_ty, 1)?;
+        let name = self.qual(cx.module, Item::Template(t));
+        let targ = self.ty_text(cx.module, arr_ty);
+        let c = self.expr(cx, &Ty::Bool, d, false);
+        cx.charge(self.templates[t].base_cost);
+        self.templates[t].uses += 1;
+        let call = format!("{name}<{targ}>({}, {a}, {b})", c.text);
+        // No `len(..) - 1` here: a parameter array may be longer than its known length.
+        let idx = self.index(cx, None, la.min(lb), d);
+        Some(Ex::typed(format!("{call}[{idx}]")))
+    }
+
+    /// `pick<S>(c, p, q).f`: a type parameter instantiated with a struct type.
+    fn picked_field(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> Option<Ex> {
+        let t = self.pick_template_index()?;
+        if !cx.allow_calls || !cx.can_afford(self.templates[t].base_cost) {
+            return None;
+        }
+        let with_field: Vec<usize> = (0..self.structs.len())
+            .filter(|&s| self.structs[s].fields.iter().any(|(_, ft)| ft == ty))
+            .collect();
+        let s = *self.rng.pick(&with_field)?;
+        let name = self.qual(cx.module, Item::Template(t));
+        let targ = self.ty_text(cx.module, &Ty::Struct(s));
+        let c = self.expr(cx, &Ty::Bool, d, false);
+        let p = self.struct_value(cx, s, d.saturating_sub(1));
+        let q = self.struct_value(cx, s, d.saturating_sub(1));
+        cx.charge(self.templates[t].base_cost);
+        self.templates[t].uses += 1;
+        let fields: Vec<String> = self.structs[s]
+            .fields
+            .iter()
+            .filter(|(_, ft)| ft == ty)
+            .map(|(n, _)| n.clone())
+            .collect();
+        let f = fields[self.rng.below(fields.len())].clone();
+        Some(Ex::typed(format!(
+            "{name}<{targ}>({}, {p}, {q}).{f}",
+            c.text
+        )))
     }
 
     /// A visible array variable or global array of type `arr_ty` with at
@@ -382,7 +443,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     ) -> Option<(String, usize)> {
         let mut cands: Vec<(Option<String>, Option<usize>, usize)> = Vec::new();
         for v in cx.vars_where(|v| v.ty == *arr_ty) {
-            if let VarKind::Array { len } = v.kind {
+            if let VarKind::Array { len, .. } = v.kind {
                 if len >= min_len {
                     cands.push((Some(v.name), None, len));
                 }
@@ -404,12 +465,15 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     /// An index into `arr` (known length `len` ≥ 1): in range unless a trap is drawn.
-    pub(crate) fn index(&mut self, cx: &mut Cx, arr: &str, len: usize, d: u32) -> String {
+    /// `arr` is the array's text when `len(arr) - 1` may be used.
+    pub(crate) fn index(&mut self, cx: &mut Cx, arr: Option<&str>, len: usize, d: u32) -> String {
         if self.rng.prob(self.cfg.trap_probability) {
             return match self.rng.below(3) {
                 0 => len.to_string(),
                 1 => "-1".to_string(),
-                _ => format!("len({arr})"),
+                _ => arr
+                    .map(|a| format!("len({a})"))
+                    .unwrap_or_else(|| len.to_string()),
             };
         }
         let loop_vars = cx.vars_where(
@@ -423,7 +487,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 let e = self.expr(cx, &ity, d, false);
                 format!("({} & {mask})", e.text)
             }
-            3 => format!("(len({arr}) - 1)"),
+            3 if arr.is_some() => format!("(len({}) - 1)", arr.unwrap_or_default()),
             _ => {
                 let k = self.rng.below(len) as i128;
                 let ity = Ty::INTS[self.rng.below(3)].clone();
@@ -434,6 +498,11 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
 
     /// A field of type `ty` read through a struct variable or global.
     fn field(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> Option<Ex> {
+        if self.rng.chance(1, 5) {
+            if let Some(e) = self.picked_field(cx, ty, d) {
+                return Some(e);
+            }
+        }
         // (variable name or global index, struct, nullness)
         let mut cands: Vec<(Result<String, usize>, usize, Nullness)> = Vec::new();
         for v in cx.visible() {
@@ -620,7 +689,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                     Some(g) if self.rng.chance(2, 3) => g,
                     _ => self.str_lit(),
                 };
-                let idx = self.index(cx, &s, len, d);
+                let idx = self.index(cx, Some(&s), len, d);
                 Some(Ex::typed(format!("{s}[{idx}]")))
             }
             _ => None,

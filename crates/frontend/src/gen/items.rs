@@ -703,7 +703,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let mut header = Vec::new();
         for p in &params {
             let kind = match p.ty {
-                Ty::Array(_) => VarKind::Array { len: p.min_len },
+                Ty::Array(_) => VarKind::Array {
+                    len: p.min_len,
+                    exact: false,
+                },
                 Ty::Struct(_) => VarKind::StructRef(Nullness::NonNull),
                 _ => VarKind::Param,
             };

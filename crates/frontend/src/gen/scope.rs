@@ -26,9 +26,10 @@ pub(crate) enum VarKind {
     LoopVar(Option<(i64, i64)>),
     /// A `while` loop counter.
     Counter,
-    /// An array with at least `len` elements.
+    /// An array with at least `len` elements (exactly `len` if `exact`).
     Array {
         len: usize,
+        exact: bool,
     },
     StructRef(Nullness),
 }
@@ -134,20 +135,23 @@ impl Cx {
 
     /// The variables in scope, innermost first, shadowed ones left out.
     pub(crate) fn visible(&self) -> Vec<Var> {
+        self.vars_where(|_| true)
+    }
+
+    /// Visible variables satisfying `keep`, innermost first.
+    pub(crate) fn vars_where(&self, keep: impl Fn(&Var) -> bool) -> Vec<Var> {
         let mut seen: Vec<&str> = Vec::new();
         let mut out = Vec::new();
         for v in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
-            if !seen.contains(&v.name.as_str()) {
-                seen.push(&v.name);
+            if seen.contains(&v.name.as_str()) {
+                continue;
+            }
+            seen.push(&v.name);
+            if keep(v) {
                 out.push(v.clone());
             }
         }
         out
-    }
-
-    /// Visible variables satisfying `keep`.
-    pub(crate) fn vars_where(&self, keep: impl Fn(&Var) -> bool) -> Vec<Var> {
-        self.visible().into_iter().filter(|v| keep(v)).collect()
     }
 
     /// Marks the innermost variable called `name` as possibly null.

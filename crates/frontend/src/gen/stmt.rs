@@ -236,7 +236,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     fn place(&mut self, cx: &mut Cx, d: u32) -> Option<(String, Ty)> {
         let locals = cx.vars_where(|v| v.assignable() && v.ty.is_scalar());
         let structs = cx.vars_where(|v| matches!(v.kind, VarKind::StructRef(Nullness::NonNull)));
-        let arrays = cx.vars_where(|v| matches!(v.kind, VarKind::Array { len } if len > 0));
+        let arrays = cx.vars_where(|v| matches!(v.kind, VarKind::Array { len, .. } if len > 0));
         let globals: Vec<usize> = (0..self.globals.len())
             .filter(|&g| self.globals[g].ty.is_scalar() || self.globals[g].len > 0)
             .collect();
@@ -263,10 +263,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             }
             2 => {
                 let v = arrays[self.rng.below(arrays.len())].clone();
-                let (Ty::Array(elem), VarKind::Array { len }) = (&v.ty, &v.kind) else {
+                let (Ty::Array(elem), VarKind::Array { len, .. }) = (&v.ty, &v.kind) else {
                     return None;
                 };
-                let idx = self.index(cx, &v.name, *len, d.saturating_sub(1));
+                let idx = self.index(cx, Some(&v.name), *len, d.saturating_sub(1));
                 Some((format!("{}[{idx}]", v.name), (**elem).clone()))
             }
             _ => {
@@ -275,7 +275,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 let (ty, len) = (self.globals[g].ty.clone(), self.globals[g].len);
                 match ty {
                     Ty::Array(elem) => {
-                        let idx = self.index(cx, &name, len, d.saturating_sub(1));
+                        let idx = self.index(cx, Some(&name), len, d.saturating_sub(1));
                         Some((format!("{name}[{idx}]"), *elem))
                     }
                     scalar => Some((name, scalar)),
@@ -327,7 +327,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     fn for_stmt(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
         let max_trip = self.cfg.max_loop_trip.max(1);
         let name = cx.fresh("i");
-        let arrays = cx.vars_where(|v| matches!(v.kind, VarKind::Array { .. }));
+        // Only arrays of known length: `i` may then index other arrays.
+        let arrays = cx.vars_where(|v| matches!(v.kind, VarKind::Array { exact: true, .. }));
         let (head, ty, range, trip) = match self.rng.below(5) {
             1 => {
                 let ty = Ty::INTS[1 + self.rng.below(2)].clone();
@@ -343,7 +344,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             }
             2 if !arrays.is_empty() => {
                 let a = arrays[self.rng.below(arrays.len())].clone();
-                let VarKind::Array { len } = a.kind else {
+                let VarKind::Array { len, .. } = a.kind else {
                     return;
                 };
                 (
@@ -516,7 +517,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 name,
                 Ty::Array(Box::new(elem)),
                 false,
-                VarKind::Array { len: 0 },
+                VarKind::Array {
+                    len: 0,
+                    exact: true,
+                },
             ));
             return;
         }
@@ -551,7 +555,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             name,
             Ty::Array(Box::new(elem)),
             false,
-            VarKind::Array { len },
+            VarKind::Array { len, exact: true },
         ));
     }
 
