@@ -960,3 +960,39 @@ fn long_operator_chains_do_not_overflow_the_stack() {
     let p = ok(&format!("fn main() {{ let x = {chain}; print(x); }}"));
     assert_eq!(let_init(func(&p, "main"), "x").ty, Ty::I64);
 }
+
+#[test]
+fn untyped_if_and_block_operands_take_the_other_side_type() {
+    let p = ok("fn max<T>(a: T, b: T) -> T { if a > b { a } else { b } }
+        fn main() { let x: i32 = 1; let c = true; let y = if c { 1 } else { 2 } + x; let z = max({ 3 }, x); print(y); print(z); }");
+    assert_eq!(let_init(func(&p, "main"), "y").ty, Ty::I32);
+    assert!(symbols(&p).contains(&"main::max<i32>"));
+}
+
+#[test]
+fn argument_independent_instance_errors_are_reported_once() {
+    let errs = errors("fn f<T>(x: T) { let y: i64 = true; } fn main() { f(1); f(true); f(2u8); }");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("in instance `main::f<i64>`"));
+}
+
+#[test]
+fn uninstantiated_generics_resolve_generic_argument_names() {
+    let errs = errors(
+        "fn h<f: fn(i64) -> i64>(x: i64) -> i64 { f(x) }
+        fn g<T>(x: i64) -> i64 { h<nope>(x) + h<T>(x) }
+        fn main() { }",
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("cannot find `nope` in this scope"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn no_modules_is_an_error() {
+    let mut diags = Diagnostics::default();
+    assert!(check_program(&[], &mut diags).is_none());
+    assert!(diags.has_errors());
+}

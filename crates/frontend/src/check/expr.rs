@@ -233,7 +233,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
         id
     }
 
-    fn find_local(&self, name: &str) -> Option<LocalId> {
+    pub fn find_local(&self, name: &str) -> Option<LocalId> {
         self.scopes
             .iter()
             .rev()
@@ -322,9 +322,9 @@ impl<'c, 'a> FnCk<'c, 'a> {
                     decl.name.span,
                     format!("mismatched types: expected `{w}`, found `()`"),
                 )
-                .with_label(format!(
-                    "implicitly returns `()` as its body has no tail or `return` expression"
-                ));
+                .with_label(
+                    "implicitly returns `()` as its body has no tail or `return` expression",
+                );
                 if let Some(r) = &decl.ret {
                     d = d.with_secondary(
                         r.span,
@@ -722,7 +722,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 )
             }
         };
-        if op.is_comparison_or_logical() {
+        if is_comparison_or_logical(op) {
             self.type_err(Diagnostic::error(
                 span,
                 "invalid compound assignment operator",
@@ -1477,7 +1477,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
 
 /// Whether an expression's type comes from its context (an unsuffixed integer
 /// literal or `null`, possibly under operators).
-fn is_untyped(e: &ast::Expr) -> bool {
+pub(crate) fn is_untyped(e: &ast::Expr) -> bool {
     match &e.kind {
         ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
         ast::ExprKind::Unary(_, x) => is_untyped(x),
@@ -1493,8 +1493,14 @@ fn is_untyped(e: &ast::Expr) -> bool {
             | ast::BinOp::BitXor => is_untyped(l) && is_untyped(r),
             _ => false,
         },
+        ast::ExprKind::If(_, then, Some(els)) => block_is_untyped(then) && is_untyped(els),
+        ast::ExprKind::Block(b) => block_is_untyped(b),
         _ => false,
     }
+}
+
+fn block_is_untyped(b: &ast::Block) -> bool {
+    b.tail.as_ref().is_some_and(|t| is_untyped(t))
 }
 
 /// A type that can serve as a hint for the other operand.
@@ -1533,16 +1539,11 @@ fn op_symbol(op: ast::BinOp) -> &'static str {
     }
 }
 
-trait BinOpExt {
-    fn is_comparison_or_logical(self) -> bool;
-}
-
-impl BinOpExt for ast::BinOp {
-    fn is_comparison_or_logical(self) -> bool {
-        use ast::BinOp as B;
-        matches!(
-            self,
-            B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or
-        )
-    }
+/// Operators that cannot form a compound assignment.
+fn is_comparison_or_logical(op: ast::BinOp) -> bool {
+    use ast::BinOp as B;
+    matches!(
+        op,
+        B::Eq | B::Ne | B::Lt | B::Le | B::Gt | B::Ge | B::And | B::Or
+    )
 }

@@ -15,7 +15,7 @@
 use std::rc::Rc;
 
 use super::consteval::Folded;
-use super::expr::FnCk;
+use super::expr::{is_untyped, FnCk};
 use super::types::compatible;
 use super::{
     Checker, Env, FnInfo, GArg, GenericId, Item, ItemKind, Ns, MAX_INSTANCES, MAX_INSTANCE_DEPTH,
@@ -178,6 +178,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
             Callee::Builtin(b) => self.builtin(b, args, span),
             Callee::Generic(g) => {
                 if self.names_only {
+                    self.resolve_generic_arg_names(gargs);
                     return self.args_unchecked(args, span);
                 }
                 if gargs.is_empty() {
@@ -308,8 +309,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 kind: ItemKind::Generic(g),
                 ..
             }) => Callee::Generic(g),
-            Some(Item { kind, .. }) if !gargs.is_empty() => {
-                let _ = kind;
+            Some(_) if !gargs.is_empty() => {
                 self.no_generic_args(path);
                 Callee::Error
             }
@@ -589,6 +589,40 @@ impl<'c, 'a> FnCk<'c, 'a> {
         }
     }
 
+    /// Names-only mode: reports generic arguments that name nothing.
+    fn resolve_generic_arg_names(&mut self, gargs: &[ast::GenericArg]) {
+        for a in gargs {
+            match a {
+                ast::GenericArg::Path(p, sub) => {
+                    self.resolve_generic_arg_names(sub);
+                    let known = self.names_a_type(p)
+                        || (p.module.is_none()
+                            && (self.env_lookup(&p.name.name).is_some()
+                                || self.find_local(&p.name.name).is_some()));
+                    if known {
+                        continue;
+                    }
+                    match self.ck.lookup(self.module, p, Ns::Values) {
+                        Ok(Some(_)) | Err(()) => {}
+                        Ok(None) => self.name_err(
+                            Diagnostic::error(
+                                p.span,
+                                format!("cannot find `{}` in this scope", p.name.name),
+                            )
+                            .with_label("not a type, function or constant in scope"),
+                        ),
+                    }
+                }
+                ast::GenericArg::ArrayType(t) => {
+                    self.resolve_type(t);
+                }
+                ast::GenericArg::Const(e) => {
+                    self.expr(e, None);
+                }
+            }
+        }
+    }
+
     /// Whether a path written as a generic argument names a type (a
     /// primitive, a type parameter or a struct) rather than a value.
     fn names_a_type(&self, p: &ast::Path) -> bool {
@@ -732,8 +766,8 @@ impl<'c, 'a> FnCk<'c, 'a> {
         }
         let mut bound: Vec<Option<Ty>> = vec![None; names.len()];
         let order: Vec<usize> = (0..args.len())
-            .filter(|&i| !is_untyped_arg(&args[i]))
-            .chain((0..args.len()).filter(|&i| is_untyped_arg(&args[i])))
+            .filter(|&i| !is_untyped(&args[i]))
+            .chain((0..args.len()).filter(|&i| is_untyped(&args[i])))
             .collect();
         let mut checked: Vec<Option<Expr>> = vec![None; args.len()];
         for i in order {
@@ -820,14 +854,5 @@ fn match_type(t: &ast::TypeExpr, ty: &Ty, names: &[String], bound: &mut [Option<
         }
         (ast::TypeExprKind::Array(e), Ty::Array(elem)) => match_type(e, elem, names, bound),
         _ => {}
-    }
-}
-
-/// Arguments whose type comes from context, checked after the others.
-fn is_untyped_arg(e: &ast::Expr) -> bool {
-    match &e.kind {
-        ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
-        ast::ExprKind::Unary(_, x) => is_untyped_arg(x),
-        _ => false,
     }
 }

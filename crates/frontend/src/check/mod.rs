@@ -49,9 +49,9 @@ const MAX_INSTANCES: usize = 50_000;
 /// Checks and monomorphizes a program; `modules[0]` is the root module.
 /// Returns `None` iff errors were reported.
 pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
-    // The checker recurses over the syntax tree, whose depth the parser
-    // bounds for nesting but not for operator chains (`1 + 1 + ... + 1` is
-    // a left-deep tree): run it on a thread with a large stack.
+    // The checker recurses over the syntax tree (up to the parser's nesting
+    // limit, with several frames per level): run it on a thread with its own
+    // stack, so that the caller's stack size does not matter.
     let outcome = std::thread::scope(|scope| {
         let diags_ref = &mut *diags;
         std::thread::Builder::new()
@@ -70,7 +70,7 @@ pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option
 }
 
 /// Stack size of the checking thread.
-const CHECKER_STACK_SIZE: usize = 256 << 20;
+const CHECKER_STACK_SIZE: usize = 64 << 20;
 
 fn check_program_here(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
     let errors_before = count_errors(diags);
@@ -193,6 +193,8 @@ pub(crate) struct Checker<'a> {
     pub generics: Vec<GenericInfo<'a>>,
     pub instances: HashMap<(GenericId, Vec<GArg>), FuncId>,
     pub queue: VecDeque<FuncId>,
+    /// (span, message) of diagnostics reported in instance bodies.
+    instance_errors: hashbrown::HashSet<(Span, String)>,
     /// Set once the [`MAX_INSTANCES`] error has been reported.
     pub too_many_instances: bool,
     main: Option<FuncId>,
@@ -217,6 +219,7 @@ impl<'a> Checker<'a> {
             instances: HashMap::new(),
             queue: VecDeque::new(),
             too_many_instances: false,
+            instance_errors: hashbrown::HashSet::new(),
             main: None,
         }
     }
@@ -720,6 +723,7 @@ impl<'a> Checker<'a> {
 
     fn declare_main(&mut self) {
         let Some(root) = self.scopes.first() else {
+            self.error(Diagnostic::error(Span::default(), "no modules to check"));
             return;
         };
         let root_file = root.file;
@@ -815,12 +819,24 @@ impl<'a> Checker<'a> {
         let first_new = self.diags.list.len();
         let func = expr::check_fn(self, id);
         if self.fns[id.0 as usize].is_instance {
-            let note = format!("in instance `{}`", self.fns[id.0 as usize].symbol);
-            for d in &mut self.diags.list[first_new..] {
-                d.notes.push(note.clone());
-            }
+            self.annotate_instance_errors(id, first_new);
         }
         self.fns[id.0 as usize].func = Some(func);
+    }
+
+    /// Adds the instance's name to the diagnostics its body produced, and
+    /// drops those already reported, identically, for another instance of
+    /// the same generic (an error that does not depend on the arguments).
+    fn annotate_instance_errors(&mut self, id: FuncId, first_new: usize) {
+        let note = format!("in instance `{}`", self.fns[id.0 as usize].symbol);
+        let new: Vec<Diagnostic> = self.diags.list.drain(first_new..).collect();
+        for mut d in new {
+            let key = (d.span, d.message.clone());
+            if self.instance_errors.insert(key) {
+                d.notes.push(note.clone());
+                self.diags.push(d);
+            }
+        }
     }
 
     // ---- phase 5: output ------------------------------------------------------------
