@@ -19,7 +19,7 @@ fn dump_seed_from_env() {
 }
 
 /// `GEN_STATS=N` prints, for seeds 0..N, line counts and interpretation
-/// times (slowest first).
+/// times (slowest first); `GEN_TRAP_P` overrides the trap probability.
 #[test]
 fn stats_from_env() {
     use pare_frontend::check::check_program;
@@ -30,7 +30,10 @@ fn stats_from_env() {
         return;
     };
     let Ok(n) = n.parse::<u64>() else { return };
-    let cfg = GenConfig::default();
+    let mut cfg = GenConfig::default();
+    if let Some(p) = std::env::var("GEN_TRAP_P").ok().and_then(|p| p.parse().ok()) {
+        cfg.trap_probability = p;
+    }
     let mut rows = Vec::new();
     for seed in 0..n {
         let p = generate_from_seed(seed, &cfg);
