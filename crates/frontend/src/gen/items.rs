@@ -14,6 +14,15 @@ use super::model::{
 use super::scope::{Cx, Nullness, Var, VarKind};
 use super::GeneratedProgram;
 
+/// A function's name, place and signature.
+struct FnSig {
+    name: String,
+    module: usize,
+    params: Vec<ParamDef>,
+    ret: Option<Ty>,
+    kind: FnKind,
+}
+
 const FIELD_NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
 
 /// `{ lines tail }` as a function body block.
@@ -214,41 +223,43 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 "fn {note}(x: i64) -> i64 {{\n    {hits} = {hits} + 1;\n    print(x);\n    x\n}}\n"
             );
             self.push_fn(
-                note,
-                m,
-                vec![param("x", Ty::I64)],
-                Some(Ty::I64),
+                FnSig {
+                    name: note,
+                    module: m,
+                    params: vec![param("x", Ty::I64)],
+                    ret: Some(Ty::I64),
+                    kind: FnKind::Note,
+                },
                 3,
-                FnKind::Note,
                 text,
             );
             let flag = format!("flag{m}");
             let text =
                 format!("fn {flag}(b: bool, t: i64) -> bool {{\n    {hits} += 1;\n    print(t);\n    b\n}}\n");
             self.push_fn(
-                flag,
-                m,
-                vec![param("b", Ty::Bool), param("t", Ty::I64)],
-                Some(Ty::Bool),
+                FnSig {
+                    name: flag,
+                    module: m,
+                    params: vec![param("b", Ty::Bool), param("t", Ty::I64)],
+                    ret: Some(Ty::Bool),
+                    kind: FnKind::Flag,
+                },
                 3,
-                FnKind::Flag,
                 text,
             );
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push_fn(
-        &mut self,
-        name: String,
-        module: usize,
-        params: Vec<ParamDef>,
-        ret: Option<Ty>,
-        cost: u64,
-        kind: FnKind,
-        text: String,
-    ) -> usize {
+    /// Adds a function; returns its number.
+    fn push_fn(&mut self, sig: FnSig, cost: u64, text: String) -> usize {
         self.spend_lines(&text);
+        let FnSig {
+            name,
+            module,
+            params,
+            ret,
+            kind,
+        } = sig;
         self.fns.push(FnDef {
             name,
             module,
@@ -550,12 +561,14 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             );
             let cost = self.rec_cost(cx.cost);
             self.push_fn(
-                name,
-                module,
-                rec_params(),
-                Some(Ty::I64),
+                FnSig {
+                    name: name,
+                    module: module,
+                    params: rec_params(),
+                    ret: Some(Ty::I64),
+                    kind: FnKind::Rec,
+                },
                 cost,
-                FnKind::Rec,
                 text,
             );
         }
@@ -573,21 +586,25 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     fn make_mutual_recursion(&mut self) {
         let (ma, mb) = (self.random_module(), self.random_module());
         let ia = self.push_fn(
-            String::new(),
-            ma,
-            rec_params(),
-            Some(Ty::I64),
+            FnSig {
+                name: String::new(),
+                module: ma,
+                params: rec_params(),
+                ret: Some(Ty::I64),
+                kind: FnKind::Rec,
+            },
             0,
-            FnKind::Rec,
             String::new(),
         );
         let ib = self.push_fn(
-            String::new(),
-            mb,
-            rec_params(),
-            Some(Ty::I64),
+            FnSig {
+                name: String::new(),
+                module: mb,
+                params: rec_params(),
+                ret: Some(Ty::I64),
+                kind: FnKind::Rec,
+            },
             0,
-            FnKind::Rec,
             String::new(),
         );
         self.fns[ia].name = format!("even{ia}");
@@ -735,7 +752,17 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             body_text(&lines, tail.as_deref())
         );
         let cost = cx.cost + 2;
-        self.push_fn(name, module, params, ret, cost, FnKind::Regular, text);
+        self.push_fn(
+            FnSig {
+                name: name,
+                module: module,
+                params: params,
+                ret: ret,
+                kind: FnKind::Regular,
+            },
+            cost,
+            text,
+        );
     }
 
     fn make_main(&mut self) {
@@ -757,12 +784,14 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
         let text = format!("fn main() {}", body_text(&lines, None));
         self.push_fn(
-            "main".into(),
-            0,
-            Vec::new(),
-            None,
+            FnSig {
+                name: "main".into(),
+                module: 0,
+                params: Vec::new(),
+                ret: None,
+                kind: FnKind::Main,
+            },
             cx.cost,
-            FnKind::Main,
             text,
         );
     }
