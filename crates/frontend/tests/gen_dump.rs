@@ -31,7 +31,10 @@ fn stats_from_env() {
     };
     let Ok(n) = n.parse::<u64>() else { return };
     let mut cfg = GenConfig::default();
-    if let Some(p) = std::env::var("GEN_TRAP_P").ok().and_then(|p| p.parse().ok()) {
+    if let Some(p) = std::env::var("GEN_TRAP_P")
+        .ok()
+        .and_then(|p| p.parse().ok())
+    {
         cfg.trap_probability = p;
     }
     let mut rows = Vec::new();

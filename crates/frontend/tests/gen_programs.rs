@@ -215,6 +215,35 @@ fn short_or_empty_input_still_gives_valid_programs() {
     }
 }
 
+/// Arbitrary byte strings, as a fuzzer would feed them (including all-0xff
+/// input, which takes the last option of every choice), give valid programs.
+#[test]
+fn arbitrary_bytes_give_valid_programs() {
+    let cfg = GenConfig::default();
+    let mut state = 0x1234_5678_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut inputs: Vec<Vec<u8>> = vec![vec![0xff; 4096], vec![0x80; 4096], vec![0; 4096]];
+    for _ in 0..40 {
+        let len = (next() % 3000) as usize;
+        inputs.push((0..len).map(|_| next() as u8).collect());
+    }
+    for bytes in &inputs {
+        let mut u = Unstructured::new(bytes);
+        let p = generate(&mut u, &cfg).expect("generation never fails");
+        let program = match check_sources(&p) {
+            Ok(program) => program,
+            Err(e) => panic!("{} bytes:\n{e}\n{}", bytes.len(), p.to_text()),
+        };
+        let exit = run_with_big_stack(&program, &mut Vec::new());
+        assert!(!matches!(exit, Exit::Error(_)), "{exit:?}\n{}", p.to_text());
+    }
+}
+
 #[test]
 fn generation_is_fast() {
     let cfg = GenConfig::default();

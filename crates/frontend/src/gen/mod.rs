@@ -177,6 +177,14 @@ impl GeneratedProgram {
     }
 }
 
+/// Lets a fuzz target take a program directly (`fuzz_target!(|p: GeneratedProgram| ...)`);
+/// uses the default configuration.
+impl<'a> arbitrary::Arbitrary<'a> for GeneratedProgram {
+    fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<Self> {
+        generate(u, &GenConfig::default())
+    }
+}
+
 /// Generates a program from the bytes of `u`. Never fails for lack of data:
 /// an exhausted `u` yields small default choices.
 pub fn generate(u: &mut Unstructured, cfg: &GenConfig) -> arbitrary::Result<GeneratedProgram> {
