@@ -525,18 +525,25 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             return;
         }
         let len = 1 + self.rng.below(self.cfg.max_array_len.max(1));
-        out.push(format!("let {name}{t} = new [{p}; {len}];"));
-        if self.rng.chance(2, 3) && cx.allow_loops && self.loop_fits(cx, len as u64) {
+        // Sometimes a run-time length in `len..len + 3`: then only `len` is known.
+        let (len, exact, trips) = if len + 3 <= self.cfg.max_array_len && self.rng.chance(1, 4) {
+            let e = self.expr(cx, &Ty::I64, 1, false);
+            out.push(format!(
+                "let {name}{t} = new [{p}; (({} & 3) + {len})];",
+                e.text
+            ));
+            (len, false, len + 3)
+        } else {
+            out.push(format!("let {name}{t} = new [{p}; {len}];"));
+            (len, true, len)
+        };
+        if self.rng.chance(2, 3) && cx.allow_loops && self.loop_fits(cx, trips as u64) {
             let i = cx.fresh("i");
             cx.push();
-            cx.declare(Var::new(
-                i.clone(),
-                Ty::I64,
-                false,
-                VarKind::LoopVar(Some((0, len as i64))),
-            ));
+            let range = exact.then_some((0, len as i64));
+            cx.declare(Var::new(i.clone(), Ty::I64, false, VarKind::LoopVar(range)));
             let saved = cx.mult;
-            cx.mult = cx.mult.saturating_mul(len as u64);
+            cx.mult = cx.mult.saturating_mul(trips as u64);
             cx.charge(1);
             let value = if elem == Ty::Bool {
                 format!("(({i} & 1) == 0)")
@@ -549,13 +556,20 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             };
             cx.mult = saved;
             cx.pop();
-            out.push(format!("for {i} in 0..{len} {{ {name}[{i}] = {value}; }}"));
+            let bound = if exact {
+                len.to_string()
+            } else {
+                format!("len({name})")
+            };
+            out.push(format!(
+                "for {i} in 0..{bound} {{ {name}[{i}] = {value}; }}"
+            ));
         }
         cx.declare(Var::new(
             name,
             Ty::Array(Box::new(elem)),
             false,
-            VarKind::Array { len, exact: true },
+            VarKind::Array { len, exact },
         ));
     }
 
