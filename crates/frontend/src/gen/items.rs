@@ -302,6 +302,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             TemplateKind::Fold,
             TemplateKind::Scale(Ty::I32),
             TemplateKind::Apply { with_const: true },
+            TemplateKind::Scale(Ty::U8),
         ];
         let n = 2 + self.rng.below(5);
         for _ in 0..n {
@@ -321,6 +322,43 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 self.make_template(TemplateKind::Chain { scale, apply });
             }
         }
+        if let Some(apply) = apply {
+            if self.rng.chance(1, 2) {
+                self.make_relay_template(apply);
+            }
+        }
+    }
+
+    /// `fn relay<op: fn(i64) -> i64>(x: i64) -> i64` passing its own function
+    /// parameter on to an `Apply` template. Its signature is that of
+    /// `Apply { with_const: false }`, which is how it is instantiated.
+    fn make_relay_template(&mut self, apply: usize) {
+        let module = self.random_module();
+        let t = self.templates.len();
+        let name = format!("relay{t}");
+        let a = self.qual(module, Item::Template(apply));
+        let extra = if self.templates[apply].kind == (TemplateKind::Apply { with_const: true }) {
+            format!(", {}", self.const_arg(&Ty::I64))
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "fn {name}<op: fn(i64) -> i64>(x: i64) -> i64 {{\n    let y = {a}<op{extra}>(x);\n    print(y);\n    (y + op(x))\n}}\n"
+        );
+        let base_cost = self.templates[apply].base_cost + 3;
+        let f_calls = self.templates[apply].f_calls + 1;
+        self.templates[apply].uses += 1;
+        self.spend_lines(&text);
+        self.templates.push(Template {
+            name,
+            module,
+            kind: TemplateKind::Apply { with_const: false },
+            base_cost,
+            f_calls,
+            text,
+            is_pub: false,
+            uses: 0,
+        });
     }
 
     fn template_cx(&self, module: usize, ret: Ty) -> Cx {

@@ -132,7 +132,8 @@ pub(crate) enum TemplateKind {
     Scale(Ty),
     /// `fn n<const B: bool>(x: i64) -> i64`.
     Gate,
-    /// `fn n<op: fn(i64) -> i64[, const J: i64]>(x: i64) -> i64`.
+    /// `fn n<op: fn(i64) -> i64[, const J: i64]>(x: i64) -> i64` (relay
+    /// templates, which pass `op` on to another instance, have this kind too).
     Apply { with_const: bool },
     /// `fn n<op: fn(i64) -> i64>(xs: [i64]) -> i64`: folds `op` over `xs`.
     Fold,
