@@ -807,6 +807,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let index = self.fns.len();
         let quota = self.stmt_quota(1);
         let mut cx = Cx::new(0, index, self.cfg.main_cost_budget, None, quota);
+        // An early return from `main` would skip most of the program.
+        cx.allow_return = false;
         let mut lines = Vec::new();
         let n = cx.stmts_left;
         self.stmts(&mut cx, n, &mut lines);
