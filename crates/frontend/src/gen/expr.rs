@@ -154,7 +154,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 let s = m.to_string();
                 let mut out = String::new();
                 for (i, c) in s.chars().enumerate() {
-                    if i > 0 && (s.len() - i) % 3 == 0 {
+                    if i > 0 && (s.len() - i).is_multiple_of(3) {
                         out.push('_');
                     }
                     out.push(c);

@@ -600,8 +600,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             let cost = self.rec_cost(cx.cost);
             self.push_fn(
                 FnSig {
-                    name: name,
-                    module: module,
+                    name,
+                    module,
                     params: rec_params(),
                     ret: Some(Ty::I64),
                     kind: FnKind::Rec,
@@ -792,10 +792,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let cost = cx.cost + 2;
         self.push_fn(
             FnSig {
-                name: name,
-                module: module,
-                params: params,
-                ret: ret,
+                name,
+                module,
+                params,
+                ret,
                 kind: FnKind::Regular,
             },
             cost,
