@@ -608,8 +608,28 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
     }
 
-    /// A non-null reference to a struct of type `s`.
+    /// A returned value of type `ty` (a return type: scalar or struct).
+    pub(crate) fn value_of(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> String {
+        match ty {
+            Ty::Struct(s) => self.struct_value(cx, *s, d),
+            // The return type gives an unsuffixed literal its type.
+            _ => self.expr(cx, ty, d, true).text,
+        }
+    }
+
+    /// A non-null reference to a struct of type `s`: a variable, a call of a
+    /// function returning one, or a new struct.
     pub(crate) fn struct_value(&mut self, cx: &mut Cx, s: usize, d: u32) -> String {
+        if d > 0 && cx.allow_calls && self.rng.chance(1, 4) {
+            let makers: Vec<usize> = (0..cx.fn_limit.min(self.fns.len()))
+                .filter(|&i| {
+                    self.fns[i].ret == Some(Ty::Struct(s)) && cx.can_afford(self.fns[i].cost)
+                })
+                .collect();
+            if let Some(&i) = self.rng.pick(&makers) {
+                return self.call_text(cx, i, d - 1);
+            }
+        }
         let vars = cx.vars_where(|v| {
             v.ty == Ty::Struct(s) && matches!(v.kind, VarKind::StructRef(Nullness::NonNull))
         });

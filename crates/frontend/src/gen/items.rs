@@ -749,6 +749,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                 .collect();
             let ret = if self.rng.chance(1, 5) {
                 None
+            } else if !self.structs.is_empty() && self.rng.chance(1, 8) {
+                Some(Ty::Struct(self.rng.below(self.structs.len())))
             } else {
                 Some(Ty::SCALARS[self.rng.weighted(&[4, 2, 2, 2])].clone())
             };
@@ -778,12 +780,12 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         self.stmts(&mut cx, n, &mut lines);
         let tail = ret.as_ref().map(|t| {
             let d = self.depth();
-            self.expr(&mut cx, t, d, true).text
+            self.value_of(&mut cx, t, d)
         });
-        let ret_text = ret
-            .as_ref()
-            .map(|t| format!(" -> {}", t.prim()))
-            .unwrap_or_default();
+        let ret_text = match &ret {
+            Some(t) => format!(" -> {}", self.ty_text(module, t)),
+            None => String::new(),
+        };
         let text = format!(
             "fn {name}({}){ret_text} {}",
             header.join(", "),
@@ -818,11 +820,19 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             let hits = self.qual(0, Item::Global(self.counters[m]));
             lines.push(format!("print({hits});"));
         }
-        if self.rng.chance(1, 8) {
-            let hits = self.globals[self.counters[0]].name.clone();
-            lines.push(format!("exit((({hits} & 7) + 3) as i32);"));
-        }
-        let text = format!("fn main() {}", body_text(&lines, None));
+        // How the program ends: `main` returns nothing, calls `exit`, or
+        // returns its status as an i32 or i64.
+        let hits = self.globals[self.counters[0]].name.clone();
+        let (ret, tail) = match self.rng.weighted(&[10, 1, 1, 1]) {
+            1 => {
+                lines.push(format!("exit((({hits} & 7) + 3) as i32);"));
+                ("", None)
+            }
+            2 => (" -> i32", Some(format!("(({hits} & 7) as i32)"))),
+            3 => (" -> i64", Some(format!("({hits} & 15)"))),
+            _ => ("", None),
+        };
+        let text = format!("fn main(){ret} {}", body_text(&lines, tail.as_deref()));
         self.push_fn(
             FnSig {
                 name: "main".into(),
@@ -867,10 +877,13 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             }
             cx.budget = cx.budget.saturating_add(self.fns[i].cost);
             let call = self.call_text(cx, i, 1);
-            if self.fns[i].ret.is_some() {
-                lines.push(format!("print({call});"));
-            } else {
-                lines.push(format!("{call};"));
+            match self.fns[i].ret.clone() {
+                Some(Ty::Struct(s)) => {
+                    let field = self.structs[s].fields[0].0.clone();
+                    lines.push(format!("print({call}.{field});"));
+                }
+                Some(_) => lines.push(format!("print({call});")),
+                None => lines.push(format!("{call};")),
             }
         }
     }

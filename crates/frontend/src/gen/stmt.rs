@@ -457,7 +457,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let d = self.depth();
         let c = self.expr(cx, &Ty::Bool, d, false);
         let value = match cx.ret.clone() {
-            Some(t) => format!(" {}", self.expr(cx, &t, d, true).text),
+            Some(t) => format!(" {}", self.value_of(cx, &t, d)),
             None => String::new(),
         };
         out.push(format!("if {} {{", c.text));
@@ -484,7 +484,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         };
         if let Some(&i) = self.rng.pick(&pool) {
             let call = self.call_text(cx, i, d);
-            if self.fns[i].ret.is_some() && self.rng.chance(2, 3) {
+            let scalar = self.fns[i].ret.as_ref().is_some_and(Ty::is_scalar);
+            if scalar && self.rng.chance(2, 3) {
                 out.push(format!("print({call});"));
             } else {
                 out.push(format!("{call};"));
