@@ -699,7 +699,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         // Declarations, and the lines `main` adds after its random statements.
         let decls =
             self.structs.len() + self.globals.len() + self.strs.len() + 2 * self.modules.len();
-        let reserve = decls + 4 * self.templates.len() + n + 8;
+        let reserve = 2 * decls + 4 * self.templates.len() + 2 * n + 8;
         self.lines_left = self.lines_left.saturating_sub(reserve);
         for k in 0..n {
             let quota = self.stmt_quota(n - k + 1);
@@ -778,6 +778,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
         let n = cx.stmts_left;
         self.stmts(&mut cx, n, &mut lines);
+        self.print_some_locals(&mut cx, &mut lines);
         let tail = ret.as_ref().map(|t| {
             let d = self.depth();
             self.value_of(&mut cx, t, d)
@@ -805,6 +806,18 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         );
     }
 
+    /// Prints up to two mutable scalar locals at the end of a body: values
+    /// computed but never printed would hide wrong code.
+    fn print_some_locals(&mut self, cx: &mut Cx, lines: &mut Vec<String>) {
+        let locals = cx.vars_where(|v| v.assignable() && v.ty.is_scalar());
+        for _ in 0..locals.len().min(2) {
+            if self.rng.chance(2, 3) {
+                let v = &locals[self.rng.below(locals.len())];
+                lines.push(format!("print({});", v.name));
+            }
+        }
+    }
+
     fn make_main(&mut self) {
         let index = self.fns.len();
         let quota = self.stmt_quota(1);
@@ -814,12 +827,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let mut lines = Vec::new();
         let n = cx.stmts_left;
         self.stmts(&mut cx, n, &mut lines);
+        self.print_some_locals(&mut cx, &mut lines);
         self.exercise_templates(&mut cx, &mut lines);
         self.call_uncalled(&mut cx, &mut lines);
-        for m in 0..self.modules.len() {
-            let hits = self.qual(0, Item::Global(self.counters[m]));
-            lines.push(format!("print({hits});"));
-        }
+        self.print_globals(&mut lines);
         // How the program ends: `main` returns nothing, calls `exit`, or
         // returns its status as an i32 or i64.
         let hits = self.globals[self.counters[0]].name.clone();
@@ -844,6 +855,25 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             cx.cost,
             text,
         );
+    }
+
+    /// Prints every global's final value (arrays element by element), so a
+    /// wrong store anywhere shows in the output.
+    fn print_globals(&mut self, lines: &mut Vec<String>) {
+        for g in 0..self.globals.len() {
+            let ty = self.globals[g].ty.clone();
+            let name = self.qual(0, Item::Global(g));
+            match ty {
+                Ty::Array(_) => {
+                    lines.push(format!("for i in 0..len({name}) {{ print({name}[i]); }}"))
+                }
+                Ty::Struct(s) => {
+                    let f = self.structs[s].fields[0].0.clone();
+                    lines.push(format!("if {name} != null {{ print({name}.{f}); }}"));
+                }
+                _ => lines.push(format!("print({name});")),
+            }
+        }
     }
 
     /// Calls of every template with 2–5 different argument sets.
