@@ -508,6 +508,14 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         for v in cx.visible() {
             if let (Ty::Struct(s), VarKind::StructRef(n)) = (&v.ty, &v.kind) {
                 cands.push((Ok(v.name.clone()), *s, *n));
+                // `p.r.f`: through a reference field, which may be null.
+                if *n == Nullness::NonNull {
+                    for (f, t) in &self.structs[*s].fields {
+                        if let Ty::Struct(target) = t {
+                            cands.push((Ok(format!("{}.{f}", v.name)), *target, Nullness::Unknown));
+                        }
+                    }
+                }
             }
         }
         for g in 0..self.globals.len() {
@@ -649,7 +657,17 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
         let inits: Vec<String> = fields
             .iter()
-            .map(|(f, t)| format!("{f}: {}", self.expr(cx, t, d, true).text))
+            .map(|(f, t)| {
+                let value = match t {
+                    // Bounded by `d`: a struct may refer to its own type.
+                    Ty::Struct(target) if d > 0 && self.rng.chance(1, 2) => {
+                        self.struct_value(cx, *target, d - 1)
+                    }
+                    Ty::Struct(_) => "null".to_string(),
+                    scalar => self.expr(cx, scalar, d, true).text,
+                };
+                format!("{f}: {value}")
+            })
             .collect();
         format!("new {name} {{ {} }}", inits.join(", "))
     }

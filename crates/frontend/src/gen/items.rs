@@ -93,16 +93,31 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         for s in 0..n {
             let module = self.random_module();
             let nf = 2 + self.rng.below(3);
-            let fields = FIELD_NAMES[..nf]
+            let fields: Vec<(String, Ty)> = FIELD_NAMES[..nf]
                 .iter()
                 .map(|f| (f.to_string(), Ty::SCALARS[self.rng.below(4)].clone()))
                 .collect();
+            let field_types = fields.iter().map(|(_, t)| t.prim().to_string()).collect();
             self.structs.push(StructDef {
                 name: format!("S{s}"),
                 module,
                 fields,
+                field_types,
                 is_pub: false,
             });
+        }
+        // Reference fields (`r: S1`, possibly to the struct itself), added once
+        // every struct exists.
+        for s in 0..n {
+            if self.rng.chance(1, 2) {
+                let target = self.rng.below(n);
+                let module = self.structs[s].module;
+                let text = self.ty_text(module, &Ty::Struct(target));
+                self.structs[s]
+                    .fields
+                    .push(("r".into(), Ty::Struct(target)));
+                self.structs[s].field_types.push(text);
+            }
         }
     }
 

@@ -63,8 +63,10 @@ pub(crate) struct ModuleDef {
 pub(crate) struct StructDef {
     pub name: String,
     pub module: usize,
-    /// Scalar fields only.
+    /// Scalar fields, then possibly one reference to a struct (never first).
     pub fields: Vec<(String, Ty)>,
+    /// The fields' types as written in the struct's module.
+    pub field_types: Vec<String>,
     pub is_pub: bool,
 }
 
@@ -264,7 +266,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             let fields: Vec<String> = s
                 .fields
                 .iter()
-                .map(|(n, t)| format!("{n}: {}", t.prim()))
+                .zip(&s.field_types)
+                .map(|((n, _), t)| format!("{n}: {t}"))
                 .collect();
             out += &format!(
                 "{}struct {} {{ {} }}\n",

@@ -196,6 +196,9 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             self.struct_assign(cx, &v, d, out);
             return;
         }
+        if self.rng.chance(1, 8) && self.link_assign(cx, d, out) {
+            return;
+        }
         self.scalar_assign(cx, d, out);
     }
 
@@ -257,8 +260,13 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             1 => {
                 let v = structs[self.rng.below(structs.len())].clone();
                 let Ty::Struct(s) = v.ty else { return None };
-                let fields = self.structs[s].fields.clone();
-                let (f, t) = fields[self.rng.below(fields.len())].clone();
+                let fields: Vec<(String, Ty)> = self.structs[s]
+                    .fields
+                    .iter()
+                    .filter(|(_, t)| t.is_scalar())
+                    .cloned()
+                    .collect();
+                let (f, t) = fields.get(self.rng.below(fields.len()))?.clone();
                 Some((format!("{}.{f}", v.name), t))
             }
             2 => {
@@ -297,6 +305,30 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             cx.forget_nullness(&v.name);
         }
         out.push(format!("{} = {rhs};", v.name));
+    }
+
+    /// `p.r = q;` / `p.r = null;` through a non-null struct with a reference
+    /// field; false if there is none in scope.
+    fn link_assign(&mut self, cx: &mut Cx, d: u32, out: &mut Vec<String>) -> bool {
+        let mut links = Vec::new();
+        for v in cx.vars_where(|v| matches!(v.kind, VarKind::StructRef(Nullness::NonNull))) {
+            let Ty::Struct(s) = v.ty else { continue };
+            for (f, t) in &self.structs[s].fields {
+                if let Ty::Struct(target) = t {
+                    links.push((format!("{}.{f}", v.name), *target));
+                }
+            }
+        }
+        let Some((place, target)) = self.rng.pick(&links).cloned() else {
+            return false;
+        };
+        let rhs = if self.rng.chance(1, 4) {
+            "null".to_string()
+        } else {
+            self.struct_value(cx, target, d)
+        };
+        out.push(format!("{place} = {rhs};"));
+        true
     }
 
     fn if_stmt(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
