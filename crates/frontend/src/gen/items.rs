@@ -751,7 +751,13 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let (params, ret) = if k < 2 && self.rng.chance(3, 4) {
             (vec![param("p0", Ty::I64)], Some(Ty::I64))
         } else {
-            let np = self.rng.below(4);
+            // Sometimes more parameters than argument registers (8 on
+            // aarch64), so that some are passed on the stack.
+            let np = if self.rng.chance(1, 8) {
+                7 + self.rng.below(5)
+            } else {
+                self.rng.below(4)
+            };
             let params = (0..np)
                 .map(|i| {
                     let (ty, min_len) = self.random_param_ty();

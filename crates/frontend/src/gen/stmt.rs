@@ -137,7 +137,12 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
 
     fn print_stmt(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
         let ty = self.random_scalar();
-        let d = self.depth();
+        // Now and then a deep expression, for register pressure.
+        let d = if self.rng.chance(1, 12) {
+            self.cfg.max_expr_depth + 2
+        } else {
+            self.depth()
+        };
         let e = self.expr(cx, &ty, d, false);
         out.push(format!("print({});", e.text));
     }
