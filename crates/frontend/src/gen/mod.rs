@@ -18,6 +18,19 @@
 //!   the multiplicity of its enclosing loops, so the total work (and output)
 //!   stays small.
 //!
+//! Content: 1–3 modules (`import`, `pub`, `m::f`); functions over `i64`,
+//! `i32`, `u8`, `bool`, arrays and structs (some with more parameters than
+//! argument registers); every operator, including wrapping constants, shifts
+//! by arbitrary amounts and casts; `&&`/`||` with printing operands; nested
+//! `if`/`else` and block expressions; bounded `for`/`while` loops with
+//! `break`/`continue`; heap and global arrays; structs with reference fields
+//! and null references; bounded self and mutual recursion; generic templates
+//! (`scale<const K>`, `gate<const B: bool>`, `apply<op: fn(i64) -> i64>`,
+//! `fold<op>`, `pick<T>` over scalars, arrays and structs, `mix<T>` over
+//! integers, `chain<K>` and `relay<op>` instantiating other templates), each
+//! instantiated 2–5 times from `main`; statement shapes repeated across
+//! functions; `print` of intermediate values, live locals and every global.
+//!
 //! Traps (division by zero, `MIN / -1`, out-of-bounds indices, null
 //! dereferences, negative array lengths) appear only at sites drawn with
 //! probability [`GenConfig::trap_probability`]; everything else is written
