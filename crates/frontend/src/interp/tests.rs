@@ -1373,3 +1373,21 @@ fn throughput() {
         ops / elapsed.as_secs_f64() / 1e6
     );
 }
+
+/// Call throughput, run by hand in release like [`throughput`].
+#[test]
+#[ignore]
+fn call_throughput() {
+    let mut p = program(
+        vec![],
+        Ty::Unit,
+        block(vec![print(call(2, vec![int(30)], Ty::I64))], None),
+    );
+    p.funcs.push(fib_func());
+    let start = std::time::Instant::now();
+    let (exit, out) = execute(&p);
+    let elapsed = start.elapsed();
+    assert_eq!((exit, out.as_str()), (Exit::Status(0), "832040\n"));
+    // fib(30) makes 2,692,537 calls.
+    println!("{:.1} ns/call", elapsed.as_nanos() as f64 / 2_692_537.0);
+}
