@@ -1,16 +1,16 @@
-//! The reference interpreter: runs a checked [`tir::Program`] by walking its
+//! The reference interpreter: runs a checked [`crate::tir::Program`] by walking its
 //! tree. It is the oracle of differential testing, so it implements
 //! `docs/LANGUAGE.md` exactly, including wrapping, traps and evaluation order.
 //!
-//! Representation (see [`ops`] and [`heap`]):
+//! Representation (see the `ops` and `heap` submodules):
 //! - every value is an `i64` normalized to its static type (`i32`
 //!   sign-extended, `u8`/`bool` zero-extended, references as heap handles with
 //!   0 for `null`, unit as 0), so values are `Copy` and operators never look at
 //!   anything but their operands' static types;
 //! - locals live in one value stack; a call's frame is the slice starting at
-//!   its base, indexed by [`tir::LocalId`] (parameters first);
+//!   its base, indexed by [`crate::tir::LocalId`] (parameters first);
 //! - `break`, `continue`, `return`, traps, `exit` and interpreter errors travel
-//!   as the error side of a `Result` ([`Flow`]) to the loop, call or top level
+//!   as the error side of a `Result` (`Flow`) to the loop, call or top level
 //!   that handles them.
 //!
 //! Evaluation order is left to right: operands, arguments and struct fields in
@@ -26,6 +26,14 @@
 //! Strings: literals with the same bytes share one read-only object (compiled
 //! code may merge equal literals too), so `==` on `str` compares identity like
 //! on other references.
+//!
+//! Out of memory: the heap traps `out of memory` once the program has
+//! allocated more than 4 GiB, and on array sizes whose `8 + len * elem_size`
+//! overflows (as the runtime's `pare_new_array` does).
+//!
+//! The input is trusted to satisfy the invariants in [`crate::tir`]; a TIR that
+//! breaks them may make [`run`] panic ([`run_with_big_stack`] reports that as an
+//! [`Exit::Error`]).
 
 mod heap;
 mod ops;
