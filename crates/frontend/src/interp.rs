@@ -88,12 +88,30 @@ pub fn run(program: &Program, stdout: &mut dyn Write) -> Exit {
 /// Runs `program` like [`run`], on a new thread with a [`BIG_STACK_SIZE`]
 /// stack, so that recursion up to [`MAX_CALL_DEPTH`] works. Output is passed to
 /// the calling thread in chunks and written to `stdout` there, as it is produced.
+/// If the system refuses so large a stack, a quarter of it is tried (still
+/// plenty for optimized builds).
 pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
+    match run_on_thread(program, stdout, BIG_STACK_SIZE) {
+        Ok(exit) => exit,
+        Err(_) => match run_on_thread(program, stdout, BIG_STACK_SIZE / 4) {
+            Ok(exit) => exit,
+            Err(e) => Exit::Error(format!("cannot start the interpreter thread: {e}")),
+        },
+    }
+}
+
+/// Runs `program` on a new thread with `stack_size` bytes of stack; fails only
+/// if the thread cannot be started (before anything ran).
+fn run_on_thread(
+    program: &Program,
+    stdout: &mut dyn Write,
+    stack_size: usize,
+) -> std::io::Result<Exit> {
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("pare-interp".into())
-            .stack_size(BIG_STACK_SIZE)
+            .stack_size(stack_size)
             .spawn_scoped(scope, move || {
                 let mut out = ChannelWriter {
                     buf: Vec::with_capacity(CHUNK_SIZE),
@@ -104,11 +122,7 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
                     Err(e) if !matches!(exit, Exit::Error(_)) => Exit::Error(output_error(&e)),
                     _ => exit,
                 }
-            });
-        let worker = match worker {
-            Ok(worker) => worker,
-            Err(e) => return Exit::Error(format!("cannot start the interpreter thread: {e}")),
-        };
+            })?;
         // Dropping the receiver on a write error makes the worker's next send
         // fail, which ends the run.
         let mut write_error = None;
@@ -121,10 +135,10 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
         let exit = worker
             .join()
             .unwrap_or_else(|_| Exit::Error("the interpreter panicked".into()));
-        match write_error {
+        Ok(match write_error {
             Some(e) => Exit::Error(output_error(&e)),
             None => exit,
-        }
+        })
     })
 }
 

@@ -1391,3 +1391,44 @@ fn call_throughput() {
     // fib(30) makes 2,692,537 calls.
     println!("{:.1} ns/call", elapsed.as_nanos() as f64 / 2_692_537.0);
 }
+
+/// A writer that refuses everything.
+struct BrokenPipe;
+
+impl std::io::Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "closed",
+        ))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn output_errors_end_the_run() {
+    let p = program(
+        vec![Ty::I64],
+        Ty::Unit,
+        block(
+            vec![for_(
+                0,
+                int(0),
+                int(1 << 40),
+                vec![print(local(0, Ty::I64))],
+            )],
+            None,
+        ),
+    );
+    for exit in [
+        run(&p, &mut BrokenPipe),
+        run_with_big_stack(&p, &mut BrokenPipe),
+    ] {
+        match exit {
+            Exit::Error(message) => assert!(message.starts_with("cannot write"), "{message}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
