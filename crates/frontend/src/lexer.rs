@@ -314,6 +314,10 @@ struct Lexer<'a, 'd> {
 
 impl Lexer<'_, '_> {
     fn run(&mut self) {
+        // Editors may save a byte order mark; it is not part of the program.
+        if self.text.starts_with('\u{feff}') {
+            self.pos = '\u{feff}'.len_utf8();
+        }
         loop {
             self.skip_whitespace_and_comments();
             let start = self.pos;
@@ -486,12 +490,12 @@ impl Lexer<'_, '_> {
             );
             value_ok = false;
         } else if let Some(at) = bad_digit {
-            let base = if radix == 2 { "binary" } else { "this" };
+            // Only binary literals can contain a digit too large for their base.
             self.error(
                 at,
                 at + 1,
-                format!("invalid digit for a {base} literal"),
-                "invalid digit",
+                "invalid digit for a binary literal",
+                "only `0` and `1` are binary digits",
             );
             value_ok = false;
         } else if value.is_none() {
@@ -913,6 +917,13 @@ mod tests {
             tokens.last().map(|t| t.span),
             Some(Span::new(FileId(0), 8, 8))
         );
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let (k, errors) = kinds("\u{feff}fn");
+        assert!(errors.is_empty());
+        assert_eq!(k, vec![TokenKind::Fn, TokenKind::Eof]);
     }
 
     #[test]

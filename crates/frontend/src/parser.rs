@@ -38,6 +38,10 @@ use crate::source::{Diagnostic, Diagnostics, FileId, Span};
 /// Deepest nesting of expressions, blocks, types and generic arguments.
 pub const MAX_DEPTH: u32 = 256;
 
+/// Nesting limit when the parser must run on the caller's stack (no thread
+/// could be started): small enough for a 2 MiB stack in unoptimized builds.
+const FALLBACK_MAX_DEPTH: u32 = 64;
+
 /// Stack for the parsing thread: deep enough for [`MAX_DEPTH`] nesting
 /// levels even in unoptimized builds (about 10 KiB per level there), whatever
 /// the caller's stack (test threads get 2 MiB).
@@ -47,7 +51,8 @@ const PARSER_STACK_SIZE: usize = 64 << 20;
 ///
 /// The recursive descent runs on a scoped thread with its own large stack,
 /// so that the nesting limit, not the caller's stack size, bounds recursion.
-/// If no thread can be started, it runs on the caller's thread.
+/// If no thread can be started, it runs on the caller's thread with a lower
+/// nesting limit.
 pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostics) -> Module {
     let mut module = None;
     std::thread::scope(|scope| {
@@ -55,20 +60,28 @@ pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostic
             .name("pare-parser".to_string())
             .stack_size(PARSER_STACK_SIZE);
         // On spawn failure the closure is dropped unrun and `module` stays `None`.
-        let _ = builder.spawn_scoped(scope, || module = Some(parse_here(name, file, text, diags)));
+        let _ = builder.spawn_scoped(scope, || {
+            module = Some(parse_here(name, file, text, diags, MAX_DEPTH))
+        });
     });
-    module.unwrap_or_else(|| parse_here(name, file, text, diags))
+    module.unwrap_or_else(|| parse_here(name, file, text, diags, FALLBACK_MAX_DEPTH))
 }
 
 /// [`parse_module`] on the current thread.
 ///
 /// Lexer and parser diagnostics are merged in source order (stable, so each
 /// phase's own order is kept at equal positions).
-fn parse_here(name: &str, file: FileId, text: &str, diags: &mut Diagnostics) -> Module {
+fn parse_here(
+    name: &str,
+    file: FileId,
+    text: &str,
+    diags: &mut Diagnostics,
+    max_depth: u32,
+) -> Module {
     let mut found = Diagnostics::default();
     let tokens = lex(file, text, &mut found);
     let mut parser_diags = Diagnostics::default();
-    let mut parser = Parser::new(tokens, &mut parser_diags);
+    let mut parser = Parser::new(tokens, &mut parser_diags, max_depth);
     let items = parser.parse_items();
     found.list.append(&mut parser_diags.list);
     found.list.sort_by_key(|d| d.span.start);
@@ -129,6 +142,8 @@ struct Parser<'d> {
     diags: &'d mut Diagnostics,
     /// Current nesting depth, see [`MAX_DEPTH`].
     depth: u32,
+    /// The nesting limit: [`MAX_DEPTH`], or less on a small stack.
+    max_depth: u32,
     /// Start offset of the last reported error, to drop cascades.
     last_error_at: Option<u32>,
     /// `args_failed[i]`: generic arguments starting at token `i` do not
@@ -140,7 +155,7 @@ struct Parser<'d> {
 }
 
 impl<'d> Parser<'d> {
-    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics) -> Self {
+    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics, max_depth: u32) -> Self {
         let count = tokens.len();
         Parser {
             tokens,
@@ -149,6 +164,7 @@ impl<'d> Parser<'d> {
             open_braces: 0,
             diags,
             depth: 0,
+            max_depth,
             last_error_at: None,
             args_failed: vec![false; count],
             call_failed: vec![false; count],
@@ -312,7 +328,7 @@ impl<'d> Parser<'d> {
         }
     }
 
-    /// Runs `f` one nesting level deeper, failing beyond [`MAX_DEPTH`].
+    /// Runs `f` one nesting level deeper, failing beyond the nesting limit.
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
         let outer_depth = self.depth;
         self.deepen()?;
@@ -323,11 +339,11 @@ impl<'d> Parser<'d> {
 
     /// Goes one nesting level deeper; the caller restores the depth.
     fn deepen(&mut self) -> PResult<()> {
-        if self.depth >= MAX_DEPTH {
+        if self.depth >= self.max_depth {
             let span = self.span();
             self.report(
                 Diagnostic::error(span, "expression nested too deeply")
-                    .with_label(format!("more than {MAX_DEPTH} nested levels"))
+                    .with_label(format!("more than {} nested levels", self.max_depth))
                     .with_note("long chains of operators count as nesting; split them with `let`"),
             );
             return Err(Reported);
@@ -914,23 +930,22 @@ impl<'d> Parser<'d> {
     /// bounds the depth of the tree, which later phases walk recursively).
     fn parse_binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.parse_unary()?;
-        let mut previous_cmp: Option<Span> = None;
+        // The first comparison of this chain: its span and token index.
+        let mut previous_cmp: Option<(Span, usize)> = None;
         while let Some((op, prec)) = self.peek_binop() {
             if prec < min_prec {
                 break;
             }
             self.deepen()?;
+            let op_index = self.pos;
             let op_span = self.bump();
             if prec == PREC_CMP {
-                if let Some(first) = previous_cmp {
-                    self.report(
-                        Diagnostic::error(op_span, "comparison operators cannot be chained")
-                            .with_label("second comparison")
-                            .with_secondary(first, "first comparison")
-                            .with_note("split the comparison with `&&`: `a < b && b < c`"),
-                    );
+                match previous_cmp {
+                    Some((first, first_index)) => {
+                        self.report_chained_comparison(op_span, first, first_index)
+                    }
+                    None => previous_cmp = Some((op_span, op_index)),
                 }
-                previous_cmp = Some(op_span);
             }
             let rhs = self.nested(|p| p.parse_binary(prec + 1))?;
             let span = lhs.span.to(rhs.span);
@@ -940,6 +955,22 @@ impl<'d> Parser<'d> {
             };
         }
         Ok(lhs)
+    }
+
+    /// Reports `a < b < c`. When the first `<` follows a name and was tried
+    /// as generic arguments, the user probably meant a generic call with an
+    /// unparenthesized constant expression (`f<K + 1>(x)`): say so.
+    fn report_chained_comparison(&mut self, second: Span, first: Span, first_index: usize) {
+        let mut diag = Diagnostic::error(second, "comparison operators cannot be chained")
+            .with_label("second comparison")
+            .with_secondary(first, "first comparison")
+            .with_note("split the comparison with `&&`: `a < b && b < c`");
+        if self.call_failed.get(first_index).copied().unwrap_or(false) {
+            diag = diag.with_note(
+                "for generic arguments, write a constant expression in parentheses or braces: `f<(K + 1)>(x)`",
+            );
+        }
+        self.report(diag);
     }
 
     fn parse_unary(&mut self) -> PResult<Expr> {
@@ -1491,6 +1522,31 @@ mod tests {
     }
 
     #[test]
+    fn unparenthesized_generic_constant_gets_a_hint() {
+        let mut diags = Diagnostics::default();
+        parse_module(
+            "t",
+            FileId(0),
+            "fn f() { let y = scale<K + 1>(x); }",
+            &mut diags,
+        );
+        assert_eq!(diags.list.len(), 1);
+        assert_eq!(
+            diags.list[0].message,
+            "comparison operators cannot be chained"
+        );
+        assert_eq!(diags.list[0].notes.len(), 2);
+        let mut diags = Diagnostics::default();
+        parse_module(
+            "t",
+            FileId(0),
+            "fn f() { let y = (a + 1) < b < c; }",
+            &mut diags,
+        );
+        assert_eq!(diags.list[0].notes.len(), 1);
+    }
+
+    #[test]
     fn else_if_chains() {
         assert_eq!(
             body("if a { 1 } else if b { 2 } else { 3 }"),
@@ -1609,6 +1665,92 @@ fn f<const N: i64>() { f<(N + 1)>(); }
             ),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn every_pare_block_of_the_language_reference_parses() {
+        let doc = include_str!("../../../docs/LANGUAGE.md");
+        let mut blocks = 0;
+        let mut rest = doc;
+        while let Some(start) = rest.find("```pare\n") {
+            let body = &rest[start + "```pare\n".len()..];
+            let end = body.find("```").unwrap_or(body.len());
+            parse_ok(&body[..end]);
+            blocks += 1;
+            rest = &body[end..];
+        }
+        assert!(blocks >= 2);
+    }
+
+    #[test]
+    fn items() {
+        let module = parse_ok(
+            "import a;\npub fn f() {}\nextern fn g();\nextern fn h(x: i64, y: u8,) -> bool;\n\
+             struct E {}\nstruct S { a: [u8], b: m::T, }\npub global G: [[i64]] = null;\n\
+             fn k<T, const N: bool, f: fn(), g: fn(T, [T]) -> T,>(x: T) -> [T] { null }",
+        );
+        let kinds: Vec<String> = module
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Import(i) => format!("import {}", i.module.name),
+                Item::Fn(f) => format!(
+                    "fn {} pub={} generics={} params={} ret={}",
+                    f.name.name,
+                    f.is_pub,
+                    f.generics.len(),
+                    f.params.len(),
+                    f.ret.as_ref().map(ty).unwrap_or_default()
+                ),
+                Item::Extern(e) => format!(
+                    "extern {} params={} ret={}",
+                    e.name.name,
+                    e.params.len(),
+                    e.ret.as_ref().map(ty).unwrap_or_default()
+                ),
+                Item::Struct(s) => format!(
+                    "struct {} pub={} {}",
+                    s.name.name,
+                    s.is_pub,
+                    s.fields
+                        .iter()
+                        .map(|f| format!("{}:{} ", f.name.name, ty(&f.ty)))
+                        .collect::<String>()
+                ),
+                Item::Global(g) => format!(
+                    "global {} pub={} {} = {}",
+                    g.name.name,
+                    g.is_pub,
+                    ty(&g.ty),
+                    sexpr(&g.init)
+                ),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "import a",
+                "fn f pub=true generics=0 params=0 ret=",
+                "extern g params=0 ret=",
+                "extern h params=2 ret=bool",
+                "struct E pub=false ",
+                "struct S pub=false a:[u8] b:m::T ",
+                "global G pub=true [[i64]] = null",
+                "fn k pub=false generics=4 params=1 ret=[T]",
+            ]
+        );
+        let Item::Fn(k) = &module.items[7] else {
+            panic!()
+        };
+        assert!(
+            matches!(&k.generics[1], GenericParam::Const(n, t) if n.name == "N" && ty(t) == "bool")
+        );
+        assert!(
+            matches!(&k.generics[2], GenericParam::Fn(_, t) if t.params.is_empty() && t.ret.is_none())
+        );
+        assert!(
+            matches!(&k.generics[3], GenericParam::Fn(_, t) if t.params.len() == 2 && t.ret.is_some())
+        );
     }
 
     #[test]
@@ -1740,6 +1882,26 @@ fn f<const N: i64>() { f<(N + 1)>(); }
                 errs.iter().any(|e| e == "expression nested too deeply"),
                 "{chain}: {errs:?}"
             );
+        }
+    }
+
+    #[test]
+    fn fallback_limit_fits_a_test_thread_stack() {
+        // The caller's-stack fallback, run on this (2 MiB) test thread.
+        let mut texts: Vec<String> = ["(", "{", "if x {", "f<(", "-", "[", "a + "]
+            .iter()
+            .map(|open| format!("fn f() {{ let x = {}1; }}", open.repeat(1000)))
+            .collect();
+        texts.push(format!("fn f() {{ let x: {}i64 = 1; }}", "[".repeat(1000)));
+        texts.push(format!("fn f() {{ let x = y{}; }}", ".b(1)".repeat(1000)));
+        for text in texts {
+            let mut diags = Diagnostics::default();
+            parse_here("t", FileId(0), &text, &mut diags, FALLBACK_MAX_DEPTH);
+            let nested = diags
+                .list
+                .iter()
+                .any(|d| d.message == "expression nested too deeply");
+            assert!(nested, "{}", &text[..40]);
         }
     }
 

@@ -10,6 +10,14 @@ use pare_frontend::lexer::{lex, TokenKind};
 use pare_frontend::parser::parse_module;
 use pare_frontend::source::{Diagnostics, FileId, Span};
 
+/// Inputs per generator; `PARE_FUZZ_ROUNDS` raises it for longer local runs.
+fn rounds() -> usize {
+    std::env::var("PARE_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4000)
+}
+
 /// xorshift64*: small, fast, and the same sequence on every run.
 struct Rng(u64);
 
@@ -205,7 +213,7 @@ fn sample_program_parses_cleanly() {
 #[test]
 fn random_bytes() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..4000 {
+    for _ in 0..rounds() {
         let len = rng.below(200);
         // Bias towards ASCII so that tokens, not just unknown characters, appear.
         let bytes: Vec<u8> = (0..len)
@@ -224,7 +232,7 @@ fn random_bytes() {
 #[test]
 fn token_soup() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
-    for _ in 0..4000 {
+    for _ in 0..rounds() {
         let count = rng.below(120);
         let mut text = String::new();
         for _ in 0..count {
@@ -241,7 +249,7 @@ fn token_soup() {
 fn mutated_sample() {
     let mut rng = Rng(0x0dd_ba11_cafe_f00d);
     let sample = SAMPLE.as_bytes();
-    for round in 0..4000 {
+    for round in 0..rounds() {
         let mut bytes = sample.to_vec();
         match round % 4 {
             0 => bytes.truncate(rng.below(sample.len() + 1)),

@@ -1310,3 +1310,125 @@ fn large_output_streams_through_the_channel() {
     assert_eq!(out.lines().count(), 100_000);
     assert!(out.ends_with("99999\n"));
 }
+
+/// Throughput check, run by hand in release:
+/// `cargo test --release -p pare-frontend --lib interp::tests::throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn throughput() {
+    // let mut s = 0; let a = new [i64; 1024];
+    // for i in 0..N { a[i & 1023] = s; s = s + (i * 3 ^ (i >> 2)) + a[(i + 1) & 1023] % 7; } print(s);
+    const N: i64 = 20_000_000;
+    let s = || local(0, Ty::I64);
+    let a = || local(1, arr(Ty::I64));
+    let i = || local(2, Ty::I64);
+    let masked = |e: Expr| bin(BinOp::And, e, int(1023));
+    let step = bin(
+        BinOp::Add,
+        bin(
+            BinOp::Add,
+            s(),
+            bin(
+                BinOp::Xor,
+                bin(BinOp::Mul, i(), int(3)),
+                bin(BinOp::Shr, i(), int(2)),
+            ),
+        ),
+        bin(
+            BinOp::Rem,
+            index(a(), masked(bin(BinOp::Add, i(), int(1)))),
+            int(7),
+        ),
+    );
+    let p = program(
+        vec![Ty::I64, arr(Ty::I64), Ty::I64],
+        Ty::Unit,
+        block(
+            vec![
+                let_(0, int(0)),
+                let_(1, new_array(Ty::I64, int(1024))),
+                for_(
+                    2,
+                    int(0),
+                    int(N),
+                    vec![
+                        Stmt::Assign(Place::Index(Box::new(a()), Box::new(masked(i()))), s()),
+                        set(0, step),
+                    ],
+                ),
+                print(s()),
+            ],
+            None,
+        ),
+    );
+    let start = std::time::Instant::now();
+    let (exit, _) = execute(&p);
+    let elapsed = start.elapsed();
+    assert_eq!(exit, Exit::Status(0));
+    // About 20 expression nodes and statements per iteration.
+    let ops = N as f64 * 20.0;
+    println!(
+        "{:.1} ns/iteration, {:.0}M ops/s",
+        elapsed.as_nanos() as f64 / N as f64,
+        ops / elapsed.as_secs_f64() / 1e6
+    );
+}
+
+/// Call throughput, run by hand in release like [`throughput`].
+#[test]
+#[ignore]
+fn call_throughput() {
+    let mut p = program(
+        vec![],
+        Ty::Unit,
+        block(vec![print(call(2, vec![int(30)], Ty::I64))], None),
+    );
+    p.funcs.push(fib_func());
+    let start = std::time::Instant::now();
+    let (exit, out) = execute(&p);
+    let elapsed = start.elapsed();
+    assert_eq!((exit, out.as_str()), (Exit::Status(0), "832040\n"));
+    // fib(30) makes 2,692,537 calls.
+    println!("{:.1} ns/call", elapsed.as_nanos() as f64 / 2_692_537.0);
+}
+
+/// A writer that refuses everything.
+struct BrokenPipe;
+
+impl std::io::Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "closed",
+        ))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn output_errors_end_the_run() {
+    let p = program(
+        vec![Ty::I64],
+        Ty::Unit,
+        block(
+            vec![for_(
+                0,
+                int(0),
+                int(1 << 40),
+                vec![print(local(0, Ty::I64))],
+            )],
+            None,
+        ),
+    );
+    for exit in [
+        run(&p, &mut BrokenPipe),
+        run_with_big_stack(&p, &mut BrokenPipe),
+    ] {
+        match exit {
+            Exit::Error(message) => assert!(message.starts_with("cannot write"), "{message}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
