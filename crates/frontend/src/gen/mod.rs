@@ -147,7 +147,7 @@ impl Default for GenConfig {
             fn_cost_budget: 1200,
             main_cost_budget: 6000,
             max_lines: 300,
-            trap_probability: 0.003,
+            trap_probability: 0.002,
             special_literal_probability: 0.08,
             features: Features::default(),
             seed_bytes: 1 << 16,
