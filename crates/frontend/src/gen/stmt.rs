@@ -204,6 +204,9 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         if self.rng.chance(1, 8) && self.link_assign(cx, d, out) {
             return;
         }
+        if self.rng.chance(1, 8) && self.struct_global_assign(cx, d, out) {
+            return;
+        }
         self.scalar_assign(cx, d, out);
     }
 
@@ -333,6 +336,28 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             self.struct_value(cx, target, d)
         };
         out.push(format!("{place} = {rhs};"));
+        true
+    }
+
+    /// `g = q;` / `g = null;` for a struct global (read only behind null
+    /// tests); false if there is none.
+    fn struct_global_assign(&mut self, cx: &mut Cx, d: u32, out: &mut Vec<String>) -> bool {
+        let globals: Vec<(usize, usize)> = (0..self.globals.len())
+            .filter_map(|g| match self.globals[g].ty {
+                Ty::Struct(s) => Some((g, s)),
+                _ => None,
+            })
+            .collect();
+        let Some(&(g, s)) = self.rng.pick(&globals) else {
+            return false;
+        };
+        let name = self.qual(cx.module, Item::Global(g));
+        let rhs = if self.rng.chance(1, 4) {
+            "null".to_string()
+        } else {
+            self.struct_value(cx, s, d)
+        };
+        out.push(format!("{name} = {rhs};"));
         true
     }
 
