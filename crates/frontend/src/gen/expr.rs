@@ -496,6 +496,17 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
     }
 
+    /// An in-range index without side effects: a literal or a loop variable.
+    fn pure_index(&mut self, cx: &Cx, len: usize) -> String {
+        let loop_vars = cx.vars_where(
+            |v| matches!(v.kind, VarKind::LoopVar(Some((lo, hi))) if lo >= 0 && hi <= len as i64),
+        );
+        match self.rng.pick(&loop_vars) {
+            Some(v) if self.rng.chance(1, 2) => v.name.clone(),
+            _ => self.rng.below(len).to_string(),
+        }
+    }
+
     /// A field of type `ty` read through a struct variable or global.
     fn field(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> Option<Ex> {
         if self.rng.chance(1, 5) {
@@ -521,6 +532,16 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         for g in 0..self.globals.len() {
             if let Ty::Struct(s) = self.globals[g].ty {
                 cands.push((Err(g), s, Nullness::Unknown));
+            }
+        }
+        // `a[k].f` in an array of structs. The null test evaluates `a[k]`
+        // twice, so `k` must have no side effects: a literal or loop variable.
+        for v in cx.vars_where(|v| matches!(v.kind, VarKind::Array { len, .. } if len > 0)) {
+            if let (Ty::Array(elem), VarKind::Array { len, .. }) = (&v.ty, &v.kind) {
+                if let Ty::Struct(s) = **elem {
+                    let k = self.pure_index(cx, *len);
+                    cands.push((Ok(format!("{}[{k}]", v.name)), s, Nullness::Unknown));
+                }
             }
         }
         cands.retain(|(_, s, _)| self.structs[*s].fields.iter().any(|(_, t)| t == ty));

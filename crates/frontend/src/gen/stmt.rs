@@ -247,7 +247,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     fn place(&mut self, cx: &mut Cx, d: u32) -> Option<(String, Ty)> {
         let locals = cx.vars_where(|v| v.assignable() && v.ty.is_scalar());
         let structs = cx.vars_where(|v| matches!(v.kind, VarKind::StructRef(Nullness::NonNull)));
-        let arrays = cx.vars_where(|v| matches!(v.kind, VarKind::Array { len, .. } if len > 0));
+        let arrays = cx.vars_where(|v| {
+            matches!(v.kind, VarKind::Array { len, .. } if len > 0)
+                && matches!(&v.ty, Ty::Array(elem) if elem.is_scalar())
+        });
         let globals: Vec<usize> = (0..self.globals.len())
             .filter(|&g| self.globals[g].ty.is_scalar() || self.globals[g].len > 0)
             .collect();
@@ -316,7 +319,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     /// `p.r = q;` / `p.r = null;` through a non-null struct with a reference
-    /// field; false if there is none in scope.
+    /// field, or `a[i] = q;` into an array of structs; false if there is none.
     fn link_assign(&mut self, cx: &mut Cx, d: u32, out: &mut Vec<String>) -> bool {
         let mut links = Vec::new();
         for v in cx.vars_where(|v| matches!(v.kind, VarKind::StructRef(Nullness::NonNull))) {
@@ -324,6 +327,14 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             for (f, t) in &self.structs[s].fields {
                 if let Ty::Struct(target) = t {
                     links.push((format!("{}.{f}", v.name), *target));
+                }
+            }
+        }
+        for v in cx.vars_where(|v| matches!(v.kind, VarKind::Array { len, .. } if len > 0)) {
+            if let (Ty::Array(elem), VarKind::Array { len, .. }) = (&v.ty, &v.kind) {
+                if let Ty::Struct(target) = **elem {
+                    let idx = self.index(cx, Some(&v.name), *len, d.saturating_sub(1));
+                    links.push((format!("{}[{idx}]", v.name), target));
                 }
             }
         }
@@ -565,6 +576,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
 
     /// `let a = new [T; n];`, often filled by a loop.
     fn let_array(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
+        if !self.structs.is_empty() && self.rng.chance(1, 5) {
+            self.let_struct_array(cx, out);
+            return;
+        }
         let elem = self.random_scalar();
         let name = cx.fresh("a");
         let p = elem.prim();
@@ -633,6 +648,47 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             Ty::Array(Box::new(elem)),
             false,
             VarKind::Array { len, exact },
+        ));
+    }
+
+    /// `let a = new [S; n];` (elements start null), often filled by a loop.
+    /// Its elements are read only behind null tests.
+    fn let_struct_array(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
+        let s = self.rng.below(self.structs.len());
+        let name = cx.fresh("a");
+        let tyname = self.qual(cx.module, Item::Struct(s));
+        let len = 1 + self.rng.below(self.cfg.max_array_len.max(1));
+        out.push(format!("let {name} = new [{tyname}; {len}];"));
+        if self.rng.chance(2, 3) && cx.allow_loops && self.loop_fits(cx, len as u64) {
+            let i = cx.fresh("i");
+            cx.push();
+            cx.declare(Var::new(
+                i.clone(),
+                Ty::I64,
+                false,
+                VarKind::LoopVar(Some((0, len as i64))),
+            ));
+            let saved = cx.mult;
+            cx.mult = cx.mult.saturating_mul(len as u64);
+            cx.charge(1);
+            let value = self.struct_value(cx, s, 1);
+            cx.mult = saved;
+            cx.pop();
+            let skip = if self.rng.chance(1, 2) {
+                format!("if ({i} & 1) == 1 {{ continue; }} ")
+            } else {
+                String::new()
+            };
+            out.push(format!(
+                "for {i} in 0..{len} {{ {skip}{name}[{i}] = {value}; }}"
+            ));
+        }
+        let ty = Ty::Array(Box::new(Ty::Struct(s)));
+        cx.declare(Var::new(
+            name,
+            ty,
+            false,
+            VarKind::Array { len, exact: true },
         ));
     }
 
