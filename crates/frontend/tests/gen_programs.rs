@@ -126,6 +126,51 @@ fn programs_without_trap_sites_never_trap() {
     }
 }
 
+/// The required content shows up across seeds (guards against a change
+/// silently switching a feature off).
+#[test]
+fn programs_cover_the_language() {
+    let cfg = GenConfig::default();
+    let texts: Vec<String> = (0..SEEDS)
+        .map(|s| generate_from_seed(s, &cfg).to_text())
+        .collect();
+    let share = |needle: &str| texts.iter().filter(|t| t.contains(needle)).count();
+    for (needle, min) in [
+        ("import ", 100),
+        ("m1::", 100),
+        ("<const K: i64>", 40),
+        ("<op: fn(i64) -> i64", 60),
+        ("<T>(c: bool, a: T, b: T)", 40),
+        ("fn rec", 100),
+        ("(d - 1,", 150),
+        ("while ", 150),
+        ("break;", 40),
+        ("continue;", 40),
+        ("new [", 150),
+        ("= null", 100),
+        (" != null", 100),
+        ("global ", 150),
+        (" as ", 150),
+        (" << ", 150),
+        (" >> ", 150),
+        (" % ", 150),
+        (" / ", 150),
+        ("&&", 150),
+        ("||", 150),
+        ("9223372036854775807", 40),
+        ("} else {", 150),
+        ("print_str(", 80),
+        ("struct ", 150),
+    ] {
+        let n = share(needle);
+        eprintln!("{n:4} programs contain `{needle}`");
+        assert!(
+            n >= min,
+            "`{needle}` in only {n} of {SEEDS} programs (expected ≥ {min})"
+        );
+    }
+}
+
 /// Every feature switched off still gives valid programs.
 #[test]
 fn minimal_features_give_valid_programs() {
