@@ -1,16 +1,16 @@
-//! The reference interpreter: runs a checked [`tir::Program`] by walking its
+//! The reference interpreter: runs a checked [`crate::tir::Program`] by walking its
 //! tree. It is the oracle of differential testing, so it implements
 //! `docs/LANGUAGE.md` exactly, including wrapping, traps and evaluation order.
 //!
-//! Representation (see [`ops`] and [`heap`]):
+//! Representation (see the `ops` and `heap` submodules):
 //! - every value is an `i64` normalized to its static type (`i32`
 //!   sign-extended, `u8`/`bool` zero-extended, references as heap handles with
 //!   0 for `null`, unit as 0), so values are `Copy` and operators never look at
 //!   anything but their operands' static types;
 //! - locals live in one value stack; a call's frame is the slice starting at
-//!   its base, indexed by [`tir::LocalId`] (parameters first);
+//!   its base, indexed by [`crate::tir::LocalId`] (parameters first);
 //! - `break`, `continue`, `return`, traps, `exit` and interpreter errors travel
-//!   as the error side of a `Result` ([`Flow`]) to the loop, call or top level
+//!   as the error side of a `Result` (`Flow`) to the loop, call or top level
 //!   that handles them.
 //!
 //! Evaluation order is left to right: operands, arguments and struct fields in
@@ -26,6 +26,14 @@
 //! Strings: literals with the same bytes share one read-only object (compiled
 //! code may merge equal literals too), so `==` on `str` compares identity like
 //! on other references.
+//!
+//! Out of memory: the heap traps `out of memory` once the program has
+//! allocated more than 4 GiB, and on array sizes whose `8 + len * elem_size`
+//! overflows (as the runtime's `pare_new_array` does).
+//!
+//! The input is trusted to satisfy the invariants in [`crate::tir`]; a TIR that
+//! breaks them may make [`run`] panic ([`run_with_big_stack`] reports that as an
+//! [`Exit::Error`]).
 
 mod heap;
 mod ops;
@@ -67,10 +75,11 @@ pub fn run(program: &Program, stdout: &mut dyn Write) -> Exit {
     let mut machine = Machine::new(program, stdout);
     let outcome = machine.init_globals().and_then(|()| machine.run_main());
     match outcome {
-        Ok(status) | Err(Flow::Exit(status)) => Exit::Status(status),
+        Ok(status) => Exit::Status(status),
+        Err(Flow::Exit(status)) => Exit::Status(status.into()),
         Err(Flow::Trap(kind)) => Exit::Trap(kind),
-        Err(Flow::Error(message)) => Exit::Error(*message),
-        Err(Flow::Break | Flow::Continue | Flow::Return(_)) => {
+        Err(Flow::Error) => Exit::Error(std::mem::take(&mut machine.failure)),
+        Err(Flow::Break | Flow::Continue | Flow::Return) => {
             Exit::Error("internal error: `break`, `continue` or `return` outside its scope".into())
         }
     }
@@ -79,12 +88,30 @@ pub fn run(program: &Program, stdout: &mut dyn Write) -> Exit {
 /// Runs `program` like [`run`], on a new thread with a [`BIG_STACK_SIZE`]
 /// stack, so that recursion up to [`MAX_CALL_DEPTH`] works. Output is passed to
 /// the calling thread in chunks and written to `stdout` there, as it is produced.
+/// If the system refuses so large a stack, a quarter of it is tried (still
+/// plenty for optimized builds).
 pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
+    match run_on_thread(program, stdout, BIG_STACK_SIZE) {
+        Ok(exit) => exit,
+        Err(_) => match run_on_thread(program, stdout, BIG_STACK_SIZE / 4) {
+            Ok(exit) => exit,
+            Err(e) => Exit::Error(format!("cannot start the interpreter thread: {e}")),
+        },
+    }
+}
+
+/// Runs `program` on a new thread with `stack_size` bytes of stack; fails only
+/// if the thread cannot be started (before anything ran).
+fn run_on_thread(
+    program: &Program,
+    stdout: &mut dyn Write,
+    stack_size: usize,
+) -> std::io::Result<Exit> {
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<u8>>(8);
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("pare-interp".into())
-            .stack_size(BIG_STACK_SIZE)
+            .stack_size(stack_size)
             .spawn_scoped(scope, move || {
                 let mut out = ChannelWriter {
                     buf: Vec::with_capacity(CHUNK_SIZE),
@@ -95,11 +122,7 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
                     Err(e) if !matches!(exit, Exit::Error(_)) => Exit::Error(output_error(&e)),
                     _ => exit,
                 }
-            });
-        let worker = match worker {
-            Ok(worker) => worker,
-            Err(e) => return Exit::Error(format!("cannot start the interpreter thread: {e}")),
-        };
+            })?;
         // Dropping the receiver on a write error makes the worker's next send
         // fail, which ends the run.
         let mut write_error = None;
@@ -112,10 +135,10 @@ pub fn run_with_big_stack(program: &Program, stdout: &mut dyn Write) -> Exit {
         let exit = worker
             .join()
             .unwrap_or_else(|_| Exit::Error("the interpreter panicked".into()));
-        match write_error {
+        Ok(match write_error {
             Some(e) => Exit::Error(output_error(&e)),
             None => exit,
-        }
+        })
     })
 }
 
@@ -152,16 +175,19 @@ fn output_error(e: &std::io::Error) -> String {
 }
 
 /// Why evaluation stopped going forward; the error side of every evaluation
-/// step.
-#[derive(Debug)]
+/// step. Payloads that do not fit a byte live in the [`Machine`] (the returned
+/// value, the error message), so an evaluation result is two registers.
+#[derive(Clone, Copy, Debug)]
 enum Flow {
     Break,
     Continue,
-    Return(i64),
+    /// `return`: the value is in [`Machine::returned`].
+    Return,
     Trap(TrapKind),
-    /// `exit(code)`: the final status, already `& 255`.
-    Exit(i32),
-    Error(Box<String>),
+    /// `exit(code)`: the final status, `code & 255`.
+    Exit(u8),
+    /// The interpreter gives up: the message is in [`Machine::failure`].
+    Error,
 }
 
 impl From<TrapKind> for Flow {
@@ -169,10 +195,6 @@ impl From<TrapKind> for Flow {
     fn from(kind: TrapKind) -> Flow {
         Flow::Trap(kind)
     }
-}
-
-fn error(message: String) -> Flow {
-    Flow::Error(Box::new(message))
 }
 
 type Eval = Result<i64, Flow>;
@@ -218,6 +240,10 @@ struct Machine<'p, 'w> {
     literals: HashMap<usize, i64>,
     /// Interned strings by content.
     interned: HashMap<&'p [u8], i64>,
+    /// The value of the `return` being propagated as [`Flow::Return`].
+    returned: i64,
+    /// The message of the [`Flow::Error`] being propagated.
+    failure: String,
 }
 
 impl<'p, 'w> Machine<'p, 'w> {
@@ -237,6 +263,8 @@ impl<'p, 'w> Machine<'p, 'w> {
                 .collect(),
             literals: HashMap::new(),
             interned: HashMap::new(),
+            returned: 0,
+            failure: String::new(),
         }
     }
 
@@ -261,7 +289,7 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn run_main(&mut self) -> Result<i32, Flow> {
         let main = self.program.main;
         let Some(func) = self.program.funcs.get(main.0 as usize) else {
-            return Err(error("internal error: the program has no `main`".into()));
+            return Err(self.fail("internal error: the program has no `main`".into()));
         };
         let value = self.call(main, &[])?;
         Ok(match func.ret {
@@ -433,7 +461,8 @@ impl<'p, 'w> Machine<'p, 'w> {
                     Some(value) => self.eval(value)?,
                     None => 0,
                 };
-                return Err(Flow::Return(value));
+                self.returned = value;
+                return Err(Flow::Return);
             }
         }
         Ok(())
@@ -486,9 +515,9 @@ impl<'p, 'w> Machine<'p, 'w> {
                 let i = self.eval(index)?;
                 let v = self.eval(value)?;
                 if base.ty == Ty::Str {
-                    return Err(error(
-                        "internal error: assignment to an element of a `str`".into(),
-                    ));
+                    return Err(
+                        self.fail("internal error: assignment to an element of a `str`".into())
+                    );
                 }
                 self.heap.set_element(handle, i, v)?;
             }
@@ -518,15 +547,12 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn call(&mut self, id: FuncId, args: &'p [Expr]) -> Eval {
         let program = self.program;
         let Some(func) = program.funcs.get(id.0 as usize) else {
-            return Err(error(format!(
-                "internal error: call to unknown function {}",
-                id.0
-            )));
+            return Err(self.fail(format!("internal error: call to unknown function {}", id.0)));
         };
         let base = self.push_args(args)?;
         if self.depth >= MAX_CALL_DEPTH {
             self.stack.truncate(base);
-            return Err(error(format!(
+            return Err(self.fail(format!(
                 "stack overflow: recursion deeper than {MAX_CALL_DEPTH} calls (in `{}`)",
                 func.symbol
             )));
@@ -539,8 +565,9 @@ impl<'p, 'w> Machine<'p, 'w> {
         self.frame = caller_frame;
         self.stack.truncate(base);
         match result {
-            Ok(v) | Err(Flow::Return(v)) => Ok(v),
-            Err(Flow::Break | Flow::Continue) => Err(error(format!(
+            Ok(v) => Ok(v),
+            Err(Flow::Return) => Ok(self.returned),
+            Err(Flow::Break | Flow::Continue) => Err(self.fail(format!(
                 "internal error: `break` or `continue` escapes `{}`",
                 func.symbol
             ))),
@@ -552,9 +579,7 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn call_extern(&mut self, index: usize, args: &'p [Expr]) -> Eval {
         let program = self.program;
         let (Some(def), Some(&kind)) = (program.externs.get(index), self.externs.get(index)) else {
-            return Err(error(format!(
-                "internal error: call to unknown extern {index}"
-            )));
+            return Err(self.fail(format!("internal error: call to unknown extern {index}")));
         };
         let base = self.push_args(args)?;
         let arg = self.stack.get(base).copied();
@@ -568,15 +593,15 @@ impl<'p, 'w> Machine<'p, 'w> {
             (ExternFn::Getchar, _) => -1,
             (ExternFn::Abs, Some(x)) => (x as i32).wrapping_abs() as i64,
             (ExternFn::Labs, Some(x)) => x.wrapping_abs(),
-            (ExternFn::Exit, Some(code)) => return Err(Flow::Exit((code & 255) as i32)),
+            (ExternFn::Exit, Some(code)) => return Err(Flow::Exit(code as u8)),
             (ExternFn::Unavailable, _) => {
-                return Err(error(format!(
+                return Err(self.fail(format!(
                     "extern function `{}` is not available in the interpreter",
                     def.name
                 )))
             }
             (_, None) => {
-                return Err(error(format!(
+                return Err(self.fail(format!(
                     "extern function `{}` called without an argument",
                     def.name
                 )))
@@ -588,7 +613,7 @@ impl<'p, 'w> Machine<'p, 'w> {
     #[inline(never)]
     fn builtin(&mut self, builtin: Builtin, args: &'p [Expr]) -> Eval {
         let Some(arg) = args.first() else {
-            return Err(error(format!(
+            return Err(self.fail(format!(
                 "internal error: builtin {builtin:?} without an argument"
             )));
         };
@@ -603,18 +628,17 @@ impl<'p, 'w> Machine<'p, 'w> {
                 Ok(0)
             }
             Builtin::PrintStr => {
-                let program_out = &mut *self.out;
                 let bytes = self.heap.str_bytes(value)?;
-                program_out
-                    .write_all(bytes)
-                    .map_err(|e| error(output_error(&e)))?;
-                Ok(0)
+                match self.out.write_all(bytes) {
+                    Ok(()) => Ok(0),
+                    Err(e) => Err(self.fail(output_error(&e))),
+                }
             }
             Builtin::Len => match arg.ty {
                 Ty::Str => Ok(self.heap.str_bytes(value)?.len() as i64),
                 _ => Ok(self.heap.array_len(value)?),
             },
-            Builtin::Exit => Err(Flow::Exit((value & 255) as i32)),
+            Builtin::Exit => Err(Flow::Exit(value as u8)),
         }
     }
 
@@ -622,7 +646,7 @@ impl<'p, 'w> Machine<'p, 'w> {
     fn new_struct(&mut self, index: usize, inits: &'p [(u32, Expr)]) -> Eval {
         let program = self.program;
         let Some(def) = program.structs.get(index) else {
-            return Err(error(format!("internal error: unknown struct {index}")));
+            return Err(self.fail(format!("internal error: unknown struct {index}")));
         };
         let base = self.stack.len();
         for (_, init) in inits {
@@ -646,9 +670,17 @@ impl<'p, 'w> Machine<'p, 'w> {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), Flow> {
-        self.out
-            .write_all(bytes)
-            .map_err(|e| error(output_error(&e)))
+        match self.out.write_all(bytes) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.fail(output_error(&e))),
+        }
+    }
+
+    /// Stops the run with [`Exit::Error`]`(message)`.
+    #[cold]
+    fn fail(&mut self, message: String) -> Flow {
+        self.failure = message;
+        Flow::Error
     }
 
     /// `print` of an integer: its normalized value is its value, so signed

@@ -436,3 +436,77 @@ fn main() {
         "21\n99\n",
     );
 }
+
+#[test]
+fn generics_across_modules() {
+    let main = r#"
+import util;
+fn apply<f: fn(i64) -> i64>(x: i64) -> i64 { f(x) }
+fn twice<f: fn(i64) -> i64>(x: i64) -> i64 { f(f(x)) }
+fn add_next<const N: i64>(x: i64) -> i64 { util::scale<(N + 1)>(x) }
+fn pick<const B: bool>(a: i64, b: i64) -> i64 { if B { a } else { b } }
+fn first<T>(xs: [T]) -> T { xs[0] }
+fn main() {
+    let p = new util::Point { x: 2, y: -3 };
+    print(util::manhattan(p));
+    print(apply<util::scale<5>>(4));
+    print(twice<util::scale<-3>>(2));
+    print(add_next<4>(1));
+    print(pick<true>(1, 2) * 10 + pick<false>(1, 2));
+    let bs = new [u8; 1];
+    bs[0] = 'z';
+    print(first(bs));
+    let ps = new [util::Point; 1];
+    print(first(ps) == null);
+}
+"#;
+    let util = r#"
+pub struct Point { x: i64, y: i64 }
+fn abs(v: i64) -> i64 { if v < 0 { -v } else { v } }
+pub fn manhattan(p: Point) -> i64 { abs(p.x) + abs(p.y) }
+pub fn scale<const K: i64>(x: i64) -> i64 { x * K }
+"#;
+    assert_eq!(
+        run_modules(&[("main", main), ("util", util)]),
+        (Exit::Status(0), "5\n20\n18\n5\n12\n122\ntrue\n".to_string())
+    );
+}
+
+#[test]
+fn byte_processing() {
+    assert_output(
+        r#"
+fn checksum(s: str) -> u8 {
+    let mut h: u8 = 0;
+    for i in 0..len(s) { h = (h << 1 | h >> 7) ^ s[i]; }
+    h
+}
+fn main() {
+    let s = "Hello, world!\n";
+    print(checksum(s));
+    let upper = new [u8; len(s)];
+    for i in 0..len(s) {
+        let c = s[i];
+        if c >= 'a' && c <= 'z' { upper[i] = c - 32u8; } else { upper[i] = c; }
+    }
+    let mut n = 0;
+    for i in 0..len(upper) { if upper[i] == 'L' { n += 1; } }
+    print(n);
+    let mut w: i32 = 1;
+    for i in 0..40 { w = w * 3; }
+    print(w);
+}
+"#,
+        &format!(
+            "{}\n3\n{}\n",
+            {
+                let mut h: u8 = 0;
+                for &c in b"Hello, world!\n" {
+                    h = h.rotate_left(1) ^ c;
+                }
+                h
+            },
+            3i32.wrapping_pow(40)
+        ),
+    );
+}

@@ -1373,3 +1373,62 @@ fn throughput() {
         ops / elapsed.as_secs_f64() / 1e6
     );
 }
+
+/// Call throughput, run by hand in release like [`throughput`].
+#[test]
+#[ignore]
+fn call_throughput() {
+    let mut p = program(
+        vec![],
+        Ty::Unit,
+        block(vec![print(call(2, vec![int(30)], Ty::I64))], None),
+    );
+    p.funcs.push(fib_func());
+    let start = std::time::Instant::now();
+    let (exit, out) = execute(&p);
+    let elapsed = start.elapsed();
+    assert_eq!((exit, out.as_str()), (Exit::Status(0), "832040\n"));
+    // fib(30) makes 2,692,537 calls.
+    println!("{:.1} ns/call", elapsed.as_nanos() as f64 / 2_692_537.0);
+}
+
+/// A writer that refuses everything.
+struct BrokenPipe;
+
+impl std::io::Write for BrokenPipe {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            "closed",
+        ))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn output_errors_end_the_run() {
+    let p = program(
+        vec![Ty::I64],
+        Ty::Unit,
+        block(
+            vec![for_(
+                0,
+                int(0),
+                int(1 << 40),
+                vec![print(local(0, Ty::I64))],
+            )],
+            None,
+        ),
+    );
+    for exit in [
+        run(&p, &mut BrokenPipe),
+        run_with_big_stack(&p, &mut BrokenPipe),
+    ] {
+        match exit {
+            Exit::Error(message) => assert!(message.starts_with("cannot write"), "{message}"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
