@@ -26,8 +26,9 @@ pub fn eliminate(func: &mut Function, cfg: &CfgInfo, part: &Partition, stats: &m
     // Folding and removal only remove edges, so dominance grows: walk the new
     // dominator tree, or congruent values now dominating each other are missed
     // (and a second run would find them).
-    let domtree = DominatorTree::with_function(func, &ControlFlowGraph::with_function(func));
-    replace_congruent_values(func, &domtree, part, stats);
+    let flow = ControlFlowGraph::with_function(func);
+    let domtree = DominatorTree::with_function(func, &flow);
+    replace_congruent_values(func, &flow, &domtree, part, stats);
     remove_dead_code(func, stats);
 }
 
@@ -107,6 +108,7 @@ impl Available {
 /// nearest dominating member of its class, or by a constant.
 fn replace_congruent_values(
     func: &mut Function,
+    flow: &ControlFlowGraph,
     domtree: &DominatorTree,
     part: &Partition,
     stats: &mut GvnStats,
@@ -129,7 +131,7 @@ fn replace_congruent_values(
         }
         top.1 = avail.mark();
         top.2 = true;
-        replace_in_block(func, part, block, &mut avail, stats);
+        replace_in_block(func, flow, part, block, &mut avail, stats);
         let children: SmallVec<[Block; 4]> = domtree.children(block).collect();
         // Reverse so the first child is visited first (deterministic order).
         for child in children.into_iter().rev() {
@@ -140,6 +142,7 @@ fn replace_congruent_values(
 
 fn replace_in_block(
     func: &mut Function,
+    flow: &ControlFlowGraph,
     part: &Partition,
     block: Block,
     avail: &mut Available,
@@ -169,7 +172,7 @@ fn replace_in_block(
         }
     }
     for &(index, param, replacement) in removed.iter().rev() {
-        remove_block_param(func, block, index, param, replacement);
+        remove_block_param(func, flow, block, index, param, replacement);
         stats.params_removed += 1;
         stats.values_replaced += 1;
     }
@@ -229,22 +232,20 @@ fn replace_in_block(
 /// branch into it, and makes the parameter an alias of `replacement`.
 fn remove_block_param(
     func: &mut Function,
+    flow: &ControlFlowGraph,
     block: Block,
     index: usize,
     param: Value,
     replacement: Value,
 ) {
-    // Branches into `block` are found by scanning terminators: after branch
-    // folding the edge list of the analysis no longer matches slot numbers.
+    // A branch may reach `block` through several destinations (both arms of a
+    // `brif`, several `br_table` entries); each distinct block call loses the
+    // argument once.
     let mut seen: HashSet<BlockCall> = HashSet::new();
-    let blocks: SmallVec<[Block; 16]> = func.layout.blocks().collect();
-    for b in blocks {
-        let Some(term) = func.layout.last_inst(b) else {
-            continue;
-        };
+    for pred in flow.pred_iter(block) {
         let dfg = &mut func.dfg;
-        for call in
-            dfg.insts[term].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
+        for call in dfg.insts[pred.inst]
+            .branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
         {
             if call.block(&dfg.value_lists) == block && seen.insert(*call) {
                 call.remove(index, &mut dfg.value_lists);

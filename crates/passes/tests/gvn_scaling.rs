@@ -1,0 +1,75 @@
+//! GVN on a large function: at least 20,000 instructions, a loop around a
+//! long chain of diamonds with redundant expressions. The pass must finish,
+//! verify, and need few analysis passes (no quadratic behaviour: each pass is
+//! linear; the time is printed, not asserted — figures come from benchmarks).
+
+use cranelift_codegen::settings;
+use cranelift_codegen::verify_function;
+use cranelift_reader::{parse_test, ParseOptions};
+use parec_passes::clif_module::count_insts;
+use parec_passes::gvn;
+
+/// `segments` diamonds inside one loop; each computes `a + b` twice (once with
+/// swapped operands), and joins with a value congruent on both edges.
+fn big_function(segments: usize) -> String {
+    let mut s = String::from("function %big(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = iconst.i64 0\n    jump block1(v2, v0)\n\n");
+    let mut v = 3;
+    let mut next = |v: &mut usize| {
+        *v += 1;
+        *v - 1
+    };
+    // block1(counter, acc): loop header
+    let (ctr, acc) = (next(&mut v), next(&mut v));
+    s += &format!("block1(v{ctr}: i64, v{acc}: i64):\n    jump block2(v{acc})\n\n");
+    let mut cur = acc;
+    for i in 0..segments {
+        let (hdr, left, right, join) = (2 + 3 * i, 3 + 3 * i, 4 + 3 * i, 5 + 3 * i);
+        let p = next(&mut v);
+        let (x, y, c, l, r) = (
+            next(&mut v),
+            next(&mut v),
+            next(&mut v),
+            next(&mut v),
+            next(&mut v),
+        );
+        let _ = cur;
+        s += &format!(
+            "block{hdr}(v{p}: i64):\n    v{x} = iadd v{p}, v1\n    v{y} = iadd v1, v{p}\n    v{c} = icmp slt v{x}, v{y}\n    brif v{c}, block{left}, block{right}\n\n\
+             block{left}:\n    v{l} = iadd v{p}, v1\n    jump block{join}(v{l})\n\n\
+             block{right}:\n    v{r} = iadd v1, v{p}\n    jump block{join}(v{r})\n\n"
+        );
+        cur = p;
+    }
+    let last = 2 + 3 * segments;
+    let (p, one, n, c) = (next(&mut v), next(&mut v), next(&mut v), next(&mut v));
+    s += &format!(
+        "block{last}(v{p}: i64):\n    v{one} = iconst.i64 1\n    v{n} = iadd v{ctr}, v{one}\n    v{c} = icmp slt v{n}, v1\n    brif v{c}, block1(v{n}, v{p}), block{}\n\n",
+        last + 1
+    );
+    s += &format!("block{}:\n    return v{p}\n}}\n", last + 1);
+    s
+}
+
+#[test]
+fn gvn_handles_20k_instructions() {
+    let text = big_function(2600);
+    let mut func = parse_test(&text, ParseOptions::default())
+        .unwrap()
+        .functions
+        .remove(0)
+        .0;
+    let before = count_insts(&func);
+    assert!(before >= 20_000, "only {before} instructions");
+    let start = std::time::Instant::now();
+    let stats = gvn::run(&mut func);
+    let elapsed = start.elapsed();
+    verify_function(&func, &settings::Flags::new(settings::builder())).unwrap();
+    let after = count_insts(&func);
+    println!("GVN on {before} instructions: {after} after, {stats}; {elapsed:?}");
+    assert_eq!(stats.skipped, 0, "no fixed point: {stats}");
+    assert!(stats.iterations <= 4, "too many passes: {stats}");
+    // Each diamond's second `a + b` and both arm copies are redundant, and
+    // each `x < y` with x == y folds, so every branch folds.
+    assert!(after < before / 2, "{before} -> {after}");
+    assert_eq!(stats.branches_folded, 2600);
+}
