@@ -76,11 +76,11 @@ static int64_t max_subarray(int64_t *xs, int64_t n) {
     return best;
 }
 int main(void) {
-    uint8_t *a = random_text(1200, 4), *b = random_text(1100, 4);
-    print_i(lcs(a, 1200, b, 1100));
+    uint8_t *a = random_text(800, 4), *b = random_text(700, 4);
+    print_i(lcs(a, 800, b, 700));
     uint8_t *c = random_text(700, 26), *d = random_text(650, 26);
     print_i(edit_distance(c, 700, d, 650));
-    print_i(edit_distance(a, 1200, a, 1200));
+    print_i(edit_distance(a, 800, a, 800));
     print_i(lcs(c, 700, c, 700));
     int64_t n = 150, w[150], v[150];
     for (int64_t i = 0; i < n; i++) { w[i] = 10 + rnd(90); v[i] = w[i] + rnd(50); }

@@ -681,8 +681,8 @@ static int64_t signal_process(A32 a, A32 b) {
 }
 
 int main(void) {
-    A64 xs = random_values(6000, -5000, 5000);
-    A64 ys = random_values(6000, -5000, 5000);
+    A64 xs = random_values(3000, -5000, 5000);
+    A64 ys = random_values(3000, -5000, 5000);
     transforms(xs);
     predicates(xs);
     folds(xs, ys);

@@ -10,10 +10,10 @@ SLOTS = {"n": 0, "d": 1, "count": 2, "sum": 3, "x": 4, "steps": 5, "best": 6, "b
          "a": 8, "b": 9, "t": 10}
 
 SRC = """
-; primes below 4000: count and sum, by trial division
+; primes below 2000: count and sum, by trial division
     push 2; store n; push 0; store count; push 0; store sum
 outer:
-    load n; push 4000; lt; jz done1
+    load n; push 2000; lt; jz done1
     push 2; store d
 inner:
     load d; load d; mul; load n; gt; jnz prime
@@ -25,10 +25,10 @@ next:
     inc n; jmp outer
 done1:
     load count; print; load sum; print
-; longest Collatz chain for starts below 3000
+; longest Collatz chain for starts below 1500
     push 1; store n; push 0; store best; push 0; store bestn
 c_outer:
-    load n; push 3000; lt; jz c_done
+    load n; push 1500; lt; jz c_done
     load n; store x; push 0; store steps
 c_loop:
     load x; push 1; eq; jnz c_end
