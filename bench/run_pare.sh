@@ -2,7 +2,8 @@
 # Runs the Pare programs with parec and compares against expected.out.
 # Usage: bench/run_pare.sh MODE [NAME...]
 #   MODE: interp | run (JIT) | build (aarch64 executable under qemu-aarch64-static)
-# PAREC overrides the parec binary (default: target/release/parec).
+# PAREC overrides the parec binary (default: target/release/parec); PAREC_FLAGS
+# adds flags to `parec build` (e.g. "-O0" or "-O2").
 set -u
 cd "$(dirname "$0")"
 mode=${1:-interp}
@@ -17,7 +18,7 @@ for n in $names; do
   case $mode in
     build)
       exe=$(mktemp)
-      if "$parec" build "$n/main.pare" -o "$exe"; then qemu-aarch64-static "$exe" > "$out"; status=$?
+      if "$parec" build ${PAREC_FLAGS:-} "$n/main.pare" -o "$exe"; then qemu-aarch64-static "$exe" > "$out"; status=$?
       else status=compile-error; fi
       rm -f "$exe" ;;
     *) "$parec" "$mode" "$n/main.pare" > "$out"; status=$? ;;
