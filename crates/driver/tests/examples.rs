@@ -1,4 +1,6 @@
-//! Differential test of every example program in all three executors.
+//! Differential test of every example program in all three executors, and of
+//! the benchmark corpus (`bench/NAME/main.pare` with `expected.out`) in the JIT
+//! and under qemu (the interpreter is too slow for it in a debug build).
 //!
 //! Examples: `examples/X.pare` (single module) with `examples/X.out`, optional
 //! `X.status` (default 0) and `X.err` (exact stderr; default empty), and
@@ -39,9 +41,10 @@ fn parse_status(path: &Path) -> i32 {
     })
 }
 
-/// Every example with its expectations, sorted by name.
-fn examples() -> Vec<Example> {
-    let dir = workspace_root().join("examples");
+/// Every program under `subdir` (`examples`, `bench`) with its expectations,
+/// sorted by name.
+fn programs_in(subdir: &str) -> Vec<Example> {
+    let dir = workspace_root().join(subdir);
     let mut out = Vec::new();
     let entries =
         std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
@@ -122,57 +125,92 @@ fn check_tool(tool: &str, arg: &str) {
 
 #[test]
 fn at_least_fifteen_examples_exist() {
-    let n = examples().len();
+    let n = programs_in("examples").len();
     assert!(n >= 15, "only {n} examples found under examples/");
 }
 
-#[test]
-fn examples_agree_in_interpreter_jit_and_qemu() {
+/// Runs every program with the interpreter (if `interp`), the JIT, and as
+/// aarch64 executables built at each of `levels` under qemu; returns every
+/// mismatch.
+fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
     check_tool("qemu-aarch64-static", "--version");
     check_tool("ld.lld-19", "--version");
     check_tool("aarch64-linux-gnu-gcc", "--version");
     let root = workspace_root();
     let tmp = tempfile::tempdir().expect("temporary directory");
     let mut problems = Vec::new();
-    let examples = examples();
-    for ex in &examples {
+    for ex in programs {
         // Relative to the workspace root, so that any path in messages is stable.
         let source = ex.source.strip_prefix(&root).unwrap_or(&ex.source);
-        let mut check =
-            |executor: &str, cmd: &mut Command| match output(cmd.current_dir(&root), executor) {
-                Ok(o) => problems.extend(compare(ex, executor, &o)),
-                Err(e) => problems.push(format!("{}: {e}", ex.name)),
-            };
-        check("interp", parec().arg("interp").arg(source));
-        check("jit", parec().arg("run").arg(source));
-
-        let exe = tmp.path().join(&ex.name);
-        match output(
-            parec()
-                .arg("build")
-                .arg(source)
-                .arg("-o")
-                .arg(&exe)
-                .current_dir(&root),
-            "build",
+        let check = |problems: &mut Vec<String>, executor: &str, cmd: &mut Command| match output(
+            cmd.current_dir(&root),
+            executor,
         ) {
-            Ok(o) if o.status.success() => {
-                check("qemu", Command::new("qemu-aarch64-static").arg(&exe))
-            }
-            Ok(o) => problems.push(format!(
-                "{} [build]: failed with {:?}\n{}",
-                ex.name,
-                o.status.code(),
-                String::from_utf8_lossy(&o.stderr)
-            )),
+            Ok(o) => problems.extend(compare(ex, executor, &o)),
             Err(e) => problems.push(format!("{}: {e}", ex.name)),
+        };
+        if interp {
+            check(&mut problems, "interp", parec().arg("interp").arg(source));
+        }
+        check(&mut problems, "jit", parec().arg("run").arg(source));
+        for level in levels {
+            let exe = tmp.path().join(format!("{}{level}", ex.name));
+            let built = output(
+                parec()
+                    .arg("build")
+                    .arg(source)
+                    .arg(level)
+                    .arg("-o")
+                    .arg(&exe)
+                    .current_dir(&root),
+                "build",
+            );
+            match built {
+                Ok(o) if o.status.success() => check(
+                    &mut problems,
+                    &format!("qemu {level}"),
+                    Command::new("qemu-aarch64-static").arg(&exe),
+                ),
+                Ok(o) => problems.push(format!(
+                    "{} [build {level}]: failed with {:?}\n{}",
+                    ex.name,
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr)
+                )),
+                Err(e) => problems.push(format!("{}: {e}", ex.name)),
+            }
         }
     }
+    problems
+}
+
+#[test]
+fn examples_agree_in_interpreter_jit_and_qemu() {
+    let examples = programs_in("examples");
+    let problems = run_all(&examples, true, &["-O2", "-Oz"]);
     assert!(
         problems.is_empty(),
         "{} mismatch(es) over {} examples:\n\n{}",
         problems.len(),
         examples.len(),
+        problems.join("\n\n")
+    );
+}
+
+#[test]
+fn bench_corpus_runs_correctly_in_jit_and_qemu() {
+    let programs = programs_in("bench");
+    assert!(
+        programs.len() >= 12,
+        "only {} benchmark programs",
+        programs.len()
+    );
+    let problems = run_all(&programs, false, &["-O2", "-Oz"]);
+    assert!(
+        problems.is_empty(),
+        "{} mismatch(es) over {} benchmark programs:\n\n{}",
+        problems.len(),
+        programs.len(),
         problems.join("\n\n")
     );
 }
