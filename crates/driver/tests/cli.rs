@@ -173,6 +173,24 @@ fn objects_have_one_section_per_function_and_addrsig() {
 }
 
 #[test]
+fn pare_objects_are_deterministic_across_runs_and_job_counts() {
+    // A multi-module program with generic instances shared across modules.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/modsort/main.pare");
+    let (a, b, c) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let files = [root];
+    let one = build_objects(a.path(), &files, &["-j", "1"]);
+    let two = build_objects(b.path(), &files, &["-j", "2"]);
+    let again = build_objects(c.path(), &files, &["-j", "2"]);
+    assert_eq!(one.len(), 5, "one object per module plus the runtime");
+    assert_eq!(one, two);
+    assert_eq!(two, again);
+}
+
+#[test]
 fn objects_are_deterministic_across_job_counts() {
     let files = [
         data("two_main.clif"),
@@ -277,7 +295,10 @@ fn opt_rejects_unknown_passes() {
         .arg(data("arith.clif"))
         .args(["--passes", "gvn,frobnicate"]));
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), "error: unknown pass `frobnicate`; available: gvn\n");
+    assert_eq!(
+        stderr(&o),
+        "error: unknown pass `frobnicate`; available: gvn\n"
+    );
 }
 
 #[test]
@@ -289,9 +310,22 @@ fn opt_runs_gvn_on_every_filetest() {
         if path.extension().is_none_or(|e| e != "clif") {
             continue;
         }
-        let o = run(parec().arg("opt").arg(&path).args(["--passes", "gvn", "--run", "--stats"]));
-        assert_eq!(o.status.code(), Some(0), "{}: {}", path.display(), stderr(&o));
-        assert!(stderr(&o).contains("gvn: values numbered"), "{}: no GVN statistics", path.display());
+        let o = run(parec()
+            .arg("opt")
+            .arg(&path)
+            .args(["--passes", "gvn", "--run", "--stats"]));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("gvn: values numbered"),
+            "{}: no GVN statistics",
+            path.display()
+        );
         count += 1;
     }
     assert!(count >= 40, "only {count} GVN filetests");
