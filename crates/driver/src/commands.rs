@@ -53,13 +53,25 @@ fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
             .all(|f| f.extension().is_some_and(|e| e == ext))
     };
     if files.is_empty() {
-        Err(anyhow!("no input files").into())
-    } else if is("pare") {
+        return Err(anyhow!("no input files").into());
+    }
+    if let Some(dir) = files.iter().find(|f| f.is_dir()) {
+        return Err(anyhow!("cannot read `{}`: it is a directory", dir.display()).into());
+    }
+    if is("pare") {
         Ok(Inputs::Pare)
     } else if is("clif") {
         Ok(Inputs::Clif)
     } else {
-        Err(anyhow!("inputs must be all .pare files or all .clif files").into())
+        Err(anyhow!(
+            "inputs must be all .pare files or all .clif files, found `{}`",
+            files
+                .iter()
+                .find(|f| !f.extension().is_some_and(|e| e == "pare" || e == "clif"))
+                .unwrap_or(&files[0])
+                .display()
+        )
+        .into())
     }
 }
 
