@@ -139,14 +139,31 @@ pub struct Block {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `let [mut] name [: T] = e;`
-    Let { mutable: bool, name: Ident, ty: Option<TypeExpr>, init: Expr },
+    Let {
+        mutable: bool,
+        name: Ident,
+        ty: Option<TypeExpr>,
+        init: Expr,
+    },
     /// `place = e;` and compound `place op= e;` (op is `Some`).
-    Assign { target: Expr, op: Option<BinOp>, value: Expr },
+    Assign {
+        target: Expr,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// `e;`, or a block-like expression (`if`, `while`, block) in statement position.
     Expr(Expr),
-    While { cond: Expr, body: Block },
+    While {
+        cond: Expr,
+        body: Block,
+    },
     /// `for i in a..b { }`
-    For { var: Ident, start: Expr, end: Expr, body: Block },
+    For {
+        var: Ident,
+        start: Expr,
+        end: Expr,
+        body: Block,
+    },
     Break,
     Continue,
     Return(Option<Expr>),

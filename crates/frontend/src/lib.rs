@@ -16,4 +16,4 @@ pub mod parser;
 pub mod source;
 pub mod tir;
 
-pub use load::{check_sources, load_modules, load_program, LoadError};
+pub use load::{check_sources, check_texts, load_modules, load_program, LoadError};

@@ -44,7 +44,10 @@ pub fn load_program(paths: &[PathBuf], sources: &mut SourceMap) -> Result<Progra
 
 /// Reads and parses the given files and the sibling files they import.
 /// Parse errors in any file are reported together.
-pub fn load_modules(paths: &[PathBuf], sources: &mut SourceMap) -> Result<Vec<ast::Module>, LoadError> {
+pub fn load_modules(
+    paths: &[PathBuf],
+    sources: &mut SourceMap,
+) -> Result<Vec<ast::Module>, LoadError> {
     if paths.is_empty() {
         return Err(LoadError::Message("no input files".into()));
     }
@@ -72,9 +75,13 @@ pub fn load_modules(paths: &[PathBuf], sources: &mut SourceMap) -> Result<Vec<as
         let file = add_source(sources, &path, text, &mut diags);
         let module = crate::parser::parse_module(&name, file, sources.text(file), &mut diags);
         for import in imports(&module) {
-            let known = modules.iter().any(|m| m.name == import) || pending.iter().any(|p| stem(p) == import);
+            let known = modules.iter().any(|m| m.name == import)
+                || pending.iter().any(|p| stem(p) == import);
             if !known && import != name {
-                let sibling = path.parent().unwrap_or(Path::new(".")).join(format!("{import}.pare"));
+                let sibling = path
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(format!("{import}.pare"));
                 if sibling.is_file() {
                     pending.push_back(sibling);
                 }
@@ -91,11 +98,16 @@ pub fn load_modules(paths: &[PathBuf], sources: &mut SourceMap) -> Result<Vec<as
 
 /// Parses and checks modules whose text is already in `sources`
 /// (`(module name, file)` pairs, root first). For tests and tools.
-pub fn check_sources(sources: &SourceMap, files: &[(&str, FileId)]) -> Result<Program, Diagnostics> {
+pub fn check_sources(
+    sources: &SourceMap,
+    files: &[(&str, FileId)],
+) -> Result<Program, Diagnostics> {
     let mut diags = Diagnostics::default();
     let modules: Vec<ast::Module> = files
         .iter()
-        .map(|(name, file)| crate::parser::parse_module(name, *file, sources.text(*file), &mut diags))
+        .map(|(name, file)| {
+            crate::parser::parse_module(name, *file, sources.text(*file), &mut diags)
+        })
         .collect();
     if diags.has_errors() {
         return Err(diags);
@@ -106,14 +118,37 @@ pub fn check_sources(sources: &SourceMap, files: &[(&str, FileId)]) -> Result<Pr
     }
 }
 
+/// Parses and checks modules given as `(module name, text)` pairs, root
+/// first, without touching the file system (tests, fuzzers, generators). On
+/// errors, returns the diagnostics rendered as text.
+pub fn check_texts<N: AsRef<str>, T: AsRef<str>>(modules: &[(N, T)]) -> Result<Program, String> {
+    let mut sources = SourceMap::new();
+    let files: Vec<(&str, FileId)> = modules
+        .iter()
+        .map(|(name, text)| {
+            let name = name.as_ref();
+            (
+                name,
+                sources.add(format!("{name}.pare"), text.as_ref().to_string()),
+            )
+        })
+        .collect();
+    check_sources(&sources, &files).map_err(|diags| diags.render(&sources))
+}
+
 fn stem(path: &Path) -> String {
-    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn module_name(path: &Path) -> Result<String, LoadError> {
     let name = stem(path);
     let ident = !name.is_empty()
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !ident {
         return Err(LoadError::Message(format!(
@@ -126,14 +161,23 @@ fn module_name(path: &Path) -> Result<String, LoadError> {
 
 fn read_source(path: &Path) -> Result<Vec<u8>, LoadError> {
     if path.is_dir() {
-        return Err(LoadError::Message(format!("cannot read `{}`: it is a directory", path.display())));
+        return Err(LoadError::Message(format!(
+            "cannot read `{}`: it is a directory",
+            path.display()
+        )));
     }
-    std::fs::read(path).map_err(|e| LoadError::Message(format!("cannot read `{}`: {e}", path.display())))
+    std::fs::read(path)
+        .map_err(|e| LoadError::Message(format!("cannot read `{}`: {e}", path.display())))
 }
 
 /// Adds a file to the source map; invalid UTF-8 is reported at its first bad
 /// byte and replaced, so later phases still see (and report on) the rest.
-fn add_source(sources: &mut SourceMap, path: &Path, bytes: Vec<u8>, diags: &mut Diagnostics) -> FileId {
+fn add_source(
+    sources: &mut SourceMap,
+    path: &Path,
+    bytes: Vec<u8>,
+    diags: &mut Diagnostics,
+) -> FileId {
     match String::from_utf8(bytes) {
         Ok(text) => sources.add(path.display().to_string(), text),
         Err(e) => {
@@ -142,8 +186,11 @@ fn add_source(sources: &mut SourceMap, path: &Path, bytes: Vec<u8>, diags: &mut 
             let file = sources.add(path.display().to_string(), text);
             // The lossy text has the same prefix, so `bad` is a valid offset in it.
             diags.push(
-                Diagnostic::error(Span::new(file, bad, bad + 1), "source file is not valid UTF-8")
-                    .with_label("invalid byte here"),
+                Diagnostic::error(
+                    Span::new(file, bad, bad + 1),
+                    "source file is not valid UTF-8",
+                )
+                .with_label("invalid byte here"),
             );
             file
         }

@@ -22,11 +22,19 @@ pub struct Span {
 
 impl Span {
     pub fn new(file: FileId, start: usize, end: usize) -> Span {
-        Span { file, start: start as u32, end: end as u32 }
+        Span {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
     }
     /// The smallest span covering both (same file assumed).
     pub fn to(self, other: Span) -> Span {
-        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -50,10 +58,16 @@ impl SourceMap {
         FileId(id as u32)
     }
     pub fn name(&self, file: FileId) -> &str {
-        self.files.get(file.0 as usize).map(|f| f.name().as_str()).unwrap_or("<unknown>")
+        self.files
+            .get(file.0 as usize)
+            .map(|f| f.name().as_str())
+            .unwrap_or("<unknown>")
     }
     pub fn text(&self, file: FileId) -> &str {
-        self.files.get(file.0 as usize).map(|f| f.source().as_str()).unwrap_or("")
+        self.files
+            .get(file.0 as usize)
+            .map(|f| f.source().as_str())
+            .unwrap_or("")
     }
     pub fn file_ids(&self) -> impl Iterator<Item = FileId> {
         (0..self.count).map(FileId)
@@ -64,7 +78,12 @@ impl SourceMap {
         let offset = (offset as usize).min(text.len());
         let before = &text[..floor_char_boundary(text, offset)];
         let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
         (line, col)
     }
 }
@@ -150,23 +169,36 @@ impl Diagnostics {
             // Rendering can only fail on an I/O error or an out-of-range span; fall back to one line.
             if term::emit(out, &config, &sources.files, &cs).is_err() {
                 let (l, c) = sources.line_col(d.span.file, d.span.start);
-                let _ = writeln!(out, "error: {} at {}:{}:{}", d.message, sources.name(d.span.file), l, c);
+                let _ = writeln!(
+                    out,
+                    "error: {} at {}:{}:{}",
+                    d.message,
+                    sources.name(d.span.file),
+                    l,
+                    c
+                );
             }
         }
     }
 }
-
-
 
 fn to_codespan(d: &Diagnostic) -> CsDiagnostic<usize> {
     let base = match d.severity {
         Severity::Error => CsDiagnostic::error(),
         Severity::Warning => CsDiagnostic::warning(),
     };
-    let mut labels = vec![Label::primary(d.span.file.0 as usize, d.span.start as usize..d.span.end as usize)
-        .with_message(d.label.clone())];
+    let mut labels = vec![Label::primary(
+        d.span.file.0 as usize,
+        d.span.start as usize..d.span.end as usize,
+    )
+    .with_message(d.label.clone())];
     for (s, l) in &d.secondary {
-        labels.push(Label::secondary(s.file.0 as usize, s.start as usize..s.end as usize).with_message(l.clone()));
+        labels.push(
+            Label::secondary(s.file.0 as usize, s.start as usize..s.end as usize)
+                .with_message(l.clone()),
+        );
     }
-    base.with_message(d.message.clone()).with_labels(labels).with_notes(d.notes.clone())
+    base.with_message(d.message.clone())
+        .with_labels(labels)
+        .with_notes(d.notes.clone())
 }

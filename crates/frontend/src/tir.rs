@@ -233,7 +233,12 @@ pub enum Stmt {
     /// `for var in start..end body`: `end` is evaluated once, before the loop;
     /// the loop runs while `var < end` (signed or unsigned per the type),
     /// incrementing `var` by 1 after each iteration (also on `continue`).
-    For { var: LocalId, start: Expr, end: Expr, body: Block },
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        body: Block,
+    },
     Break,
     Continue,
     Return(Option<Expr>),
@@ -275,7 +280,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
 }
 

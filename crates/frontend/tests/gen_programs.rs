@@ -5,11 +5,8 @@
 use std::time::{Duration, Instant};
 
 use arbitrary::Unstructured;
-use pare_frontend::check::check_program;
 use pare_frontend::gen::{generate, generate_from_seed, Features, GenConfig, GeneratedProgram};
 use pare_frontend::interp::{run_with_big_stack, Exit};
-use pare_frontend::parser::parse_module;
-use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::Program;
 
 const SEEDS: u64 = 200;
@@ -17,23 +14,7 @@ const SEEDS: u64 = 200;
 /// Parses and checks a program's modules (root first); the rendered
 /// diagnostics on failure.
 fn check_sources(p: &GeneratedProgram) -> Result<Program, String> {
-    let mut sources = SourceMap::new();
-    let mut diags = Diagnostics::default();
-    let modules: Vec<_> = p
-        .modules
-        .iter()
-        .map(|(name, text)| {
-            let file = sources.add(format!("{name}.pare"), text.clone());
-            parse_module(name, file, text, &mut diags)
-        })
-        .collect();
-    if diags.has_errors() {
-        return Err(diags.render(&sources));
-    }
-    match check_program(&modules, &mut diags) {
-        Some(program) if !diags.has_errors() => Ok(program),
-        _ => Err(diags.render(&sources)),
-    }
+    pare_frontend::check_texts(&p.modules)
 }
 
 fn failure_report(seed: u64, p: &GeneratedProgram, why: &str) -> String {

@@ -1,27 +1,13 @@
 //! Source-level tests of the reference interpreter: parse and check Pare
 //! programs given as text, run them, and compare output and exit.
 
-use pare_frontend::check::check_program;
+use pare_frontend::check_texts;
 use pare_frontend::interp::{run_with_big_stack, Exit};
-use pare_frontend::parser::parse_module;
-use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::TrapKind;
 
 /// Parses, checks and runs modules given as (name, text); the first is the root.
 fn run_modules(mods: &[(&str, &str)]) -> (Exit, String) {
-    let mut sources = SourceMap::new();
-    let mut diags = Diagnostics::default();
-    let modules: Vec<_> = mods
-        .iter()
-        .map(|(name, text)| {
-            let file = sources.add(format!("{name}.pare"), text.to_string());
-            parse_module(name, file, text, &mut diags)
-        })
-        .collect();
-    let program = check_program(&modules, &mut diags);
-    let Some(program) = program.filter(|_| !diags.has_errors()) else {
-        panic!("unexpected errors:\n{}", diags.render(&sources));
-    };
+    let program = check_texts(mods).unwrap_or_else(|errors| panic!("unexpected errors:\n{errors}"));
     let mut out = Vec::new();
     let exit = run_with_big_stack(&program, &mut out);
     (exit, String::from_utf8_lossy(&out).into_owned())

@@ -13,10 +13,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncOrDataId, Module};
-use pare_frontend::check::check_program;
 use pare_frontend::lower::LowerConfig;
-use pare_frontend::parser::parse_module;
-use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
@@ -49,24 +46,7 @@ fn host_isa() -> std::sync::Arc<dyn cranelift_codegen::isa::TargetIsa> {
 
 /// Parses and checks modules given as `(name, text)`; the first is the root.
 pub fn check_src(mods: &[(&str, &str)]) -> Program {
-    let mut sources = SourceMap::new();
-    let mut diags = Diagnostics::default();
-    let modules: Vec<_> = mods
-        .iter()
-        .map(|(name, text)| {
-            let file = sources.add(format!("{name}.pare"), text.to_string());
-            parse_module(name, file, text, &mut diags)
-        })
-        .collect();
-    let program = if diags.has_errors() {
-        None
-    } else {
-        check_program(&modules, &mut diags)
-    };
-    match program {
-        Some(p) => p,
-        None => panic!("errors:\n{}", diags.render(&sources)),
-    }
+    pare_frontend::check_texts(mods).unwrap_or_else(|errors| panic!("errors:\n{errors}"))
 }
 
 fn jit_linkage(l: Linkage) -> cranelift_module::Linkage {

@@ -76,12 +76,18 @@ pub struct ClifModule {
 
 impl ClifModule {
     pub fn new(name: impl Into<String>) -> Self {
-        ClifModule { name: name.into(), ..Default::default() }
+        ClifModule {
+            name: name.into(),
+            ..Default::default()
+        }
     }
 
     /// Index of the symbol called `name`, if any.
     pub fn symbol_index(&self, name: &str) -> Option<u32> {
-        self.symbols.iter().position(|s| s.name == name).map(|i| i as u32)
+        self.symbols
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as u32)
     }
 
     /// Adds a symbol, or returns the existing one of that name (upgrading an
@@ -94,13 +100,20 @@ impl ClifModule {
             }
             return i;
         }
-        self.symbols.push(Symbol { name: name.to_string(), kind, linkage });
+        self.symbols.push(Symbol {
+            name: name.to_string(),
+            kind,
+            linkage,
+        });
         (self.symbols.len() - 1) as u32
     }
 
     /// The [`UserExternalName`] that refers to symbol `index`.
     pub fn external_name(index: u32) -> UserExternalName {
-        UserExternalName { namespace: SYMBOL_NAMESPACE, index }
+        UserExternalName {
+            namespace: SYMBOL_NAMESPACE,
+            index,
+        }
     }
 
     /// The function name to give an `ir::Function` defining symbol `index`.
@@ -133,5 +146,8 @@ impl ClifModule {
 
 /// Number of instructions in a function's layout.
 pub fn count_insts(func: &ir::Function) -> usize {
-    func.layout.blocks().map(|b| func.layout.block_insts(b).count()).sum()
+    func.layout
+        .blocks()
+        .map(|b| func.layout.block_insts(b).count())
+        .sum()
 }

@@ -213,23 +213,3 @@ fn gvn_never_grows_aarch64_code() {
     );
     assert!(grew.is_empty(), "{}", grew.join("\n"));
 }
-
-/// `GVN_DISASM=name cargo test ... disasm -- --nocapture` prints aarch64 code
-/// before and after GVN for the functions of one filetest.
-#[test]
-fn disasm() {
-    let Ok(name) = std::env::var("GVN_DISASM") else {
-        return;
-    };
-    let isa = aarch64();
-    for case in load_cases().into_iter().filter(|c| c.name == name) {
-        for func in &case.funcs {
-            for (label, f) in [("before", func.clone()), ("after", optimize(func).0)] {
-                let mut ctx = Context::for_function(f);
-                ctx.set_disasm(true);
-                let code = ctx.compile(&*isa, &mut Default::default()).unwrap();
-                println!("--- {label}\n{}", code.vcode.clone().unwrap_or_default());
-            }
-        }
-    }
-}

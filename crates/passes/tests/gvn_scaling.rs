@@ -14,7 +14,7 @@ use parec_passes::gvn;
 fn big_function(segments: usize) -> String {
     let mut s = String::from("function %big(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = iconst.i64 0\n    jump block1(v2, v0)\n\n");
     let mut v = 3;
-    let mut next = |v: &mut usize| {
+    let next = |v: &mut usize| {
         *v += 1;
         *v - 1
     };
