@@ -232,7 +232,10 @@ mod tests {
     #[test]
     fn levels_choose_passes() {
         assert!(Pipeline::for_level(OptLevel::O0).passes.is_empty());
-        assert!(Pipeline::for_level(OptLevel::O2).passes.is_empty(), "-O2 is Cranelift alone");
+        assert!(
+            Pipeline::for_level(OptLevel::O2).passes.is_empty(),
+            "-O2 is Cranelift alone"
+        );
         assert_eq!(Pipeline::for_level(OptLevel::Oz).passes, vec![Pass::Gvn]);
     }
 }

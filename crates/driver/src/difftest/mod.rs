@@ -71,9 +71,7 @@ impl Executor {
             let e = Executor::ALL
                 .into_iter()
                 .find(|e| e.name() == name)
-                .ok_or_else(|| {
-                    format!("unknown executor `{name}`; expected interp, jit or aot")
-                })?;
+                .ok_or_else(|| format!("unknown executor `{name}`; expected interp, jit or aot"))?;
             if !out.contains(&e) {
                 out.push(e);
             }
@@ -92,7 +90,7 @@ pub struct PassConfig {
 }
 
 impl PassConfig {
-    fn new(name: &str, level: OptLevel, passes: Vec<Pass>) -> PassConfig {
+    pub fn new(name: &str, level: OptLevel, passes: Vec<Pass>) -> PassConfig {
         PassConfig {
             name: name.to_string(),
             level,
@@ -123,12 +121,10 @@ impl PassConfig {
                 "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, Pass::ALL.to_vec())),
                 _ => match Pass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
-                    None => {
-                        return Err(format!(
-                            "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({})",
-                            crate::clif_pipeline::available_passes()
-                        ))
-                    }
+                    None => return Err(format!(
+                        "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({})",
+                        crate::clif_pipeline::available_passes()
+                    )),
                 },
             }
         }
@@ -294,7 +290,10 @@ fn first_difference(expected: Option<&Outcome>, actual: &Outcome) -> String {
         return "no reference".into();
     };
     if expected.status != actual.status {
-        return format!("status {:?} instead of {:?}", actual.status, expected.status);
+        return format!(
+            "status {:?} instead of {:?}",
+            actual.status, expected.status
+        );
     }
     if expected.trap != actual.trap {
         return format!("trap {:?} instead of {:?}", actual.trap, expected.trap);
@@ -304,7 +303,10 @@ fn first_difference(expected: Option<&Outcome>, actual: &Outcome) -> String {
         .split(|&b| b == b'\n')
         .zip(actual.stdout.split(|&b| b == b'\n'))
         .position(|(a, b)| a != b)
-        .map_or_else(|| "at the end".to_string(), |l| format!("at line {}", l + 1));
+        .map_or_else(
+            || "at the end".to_string(),
+            |l| format!("at line {}", l + 1),
+        );
     format!("stdout differs {line}")
 }
 
@@ -368,6 +370,8 @@ pub struct Runner {
     pub shrink_tests: usize,
     /// Reduce and save at most this many failing programs per campaign.
     pub max_reproducers: usize,
+    /// Extra environment variables of child processes.
+    pub child_env: Vec<(String, String)>,
 }
 
 impl Runner {
@@ -383,6 +387,7 @@ impl Runner {
             gen: GenConfig::default(),
             shrink_tests: 400,
             max_reproducers: 3,
+            child_env: Vec::new(),
         }
     }
 
@@ -456,9 +461,7 @@ impl Runner {
                     t.2 += e.time;
                     t.3 += 1;
                 }
-                None => report
-                    .times
-                    .push((e.executor, e.config.clone(), e.time, 1)),
+                None => report.times.push((e.executor, e.config.clone(), e.time, 1)),
             }
         }
     }
@@ -477,9 +480,9 @@ impl Runner {
         let checked = match check_program(&result.program) {
             Ok(p) => p,
             Err(diags) => {
-                result
-                    .clif_failures
-                    .push(format!("the generated program does not type-check:\n{diags}"));
+                result.clif_failures.push(format!(
+                    "the generated program does not type-check:\n{diags}"
+                ));
                 return result;
             }
         };
@@ -497,14 +500,18 @@ impl Runner {
         let dir = match tempfile::Builder::new().prefix("parec-diff-").tempdir() {
             Ok(dir) => dir,
             Err(e) => {
-                result.clif_failures.push(format!("no temporary directory: {e}"));
+                result
+                    .clif_failures
+                    .push(format!("no temporary directory: {e}"));
                 return result;
             }
         };
         let files = match result.program.write_to_dir(dir.path()) {
             Ok(files) => files,
             Err(e) => {
-                result.clif_failures.push(format!("cannot write the program: {e}"));
+                result
+                    .clif_failures
+                    .push(format!("cannot write the program: {e}"));
                 return result;
             }
         };
@@ -550,15 +557,22 @@ impl Runner {
         }
     }
 
+    /// A command running the parec binary, with [`Runner::child_env`].
+    fn parec_command(&self) -> Command {
+        let mut cmd = Command::new(&self.parec);
+        cmd.envs(self.child_env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
     /// The interpreter as a child process (for programs that may not terminate).
     fn interp_child(&self, files: &[PathBuf]) -> Outcome {
-        let mut cmd = Command::new(&self.parec);
+        let mut cmd = self.parec_command();
         cmd.arg("interp").args(files);
         program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
     }
 
     fn jit(&self, config: &PassConfig, files: &[PathBuf]) -> Outcome {
-        let mut cmd = Command::new(&self.parec);
+        let mut cmd = self.parec_command();
         cmd.arg("run")
             .arg(config.level_arg())
             .arg(config.passes_arg())
@@ -568,7 +582,7 @@ impl Runner {
 
     fn aot(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
         let exe = dir.join(format!("prog-{}", config.short_name()));
-        let mut build = Command::new(&self.parec);
+        let mut build = self.parec_command();
         build
             .arg("build")
             .arg(config.level_arg())
@@ -699,7 +713,10 @@ impl Runner {
             stats.accepted,
             stats.ill_typed
         );
-        let _ = writeln!(s, "\nReproduce (in this directory):\n  parec interp {files}");
+        let _ = writeln!(
+            s,
+            "\nReproduce (in this directory):\n  parec interp {files}"
+        );
         if let Some((executor, config)) = what {
             let planted = if config.passes.contains(&Pass::Planted) {
                 format!("{}=1 ", planted::ENV)
@@ -836,13 +853,21 @@ fn program_outcome(captured: std::io::Result<Captured>, parec_child: bool) -> Ou
 /// Checks that the tools the executors need are present.
 pub fn check_tools(runner: &Runner) -> Result<()> {
     if !runner.parec.exists() {
-        bail!("the parec binary `{}` does not exist", runner.parec.display());
+        bail!(
+            "the parec binary `{}` does not exist",
+            runner.parec.display()
+        );
     }
     if runner.executors.contains(&Executor::Aot) {
         Command::new(crate::link::QEMU_AARCH64)
             .arg("--version")
             .output()
-            .map_err(|e| anyhow!("{} is needed for the aot executor: {e}", crate::link::QEMU_AARCH64))?;
+            .map_err(|e| {
+                anyhow!(
+                    "{} is needed for the aot executor: {e}",
+                    crate::link::QEMU_AARCH64
+                )
+            })?;
     }
     Ok(())
 }

@@ -62,12 +62,14 @@ pub fn shrink(
         let before = shrinker.current.clone();
         shrinker.drop_modules();
         shrinker.delete_chunks();
+        shrinker.delete_item_pairs();
         shrinker.unwrap_blocks();
         shrinker.simplify_expressions();
         if shrinker.current == before || shrinker.exhausted() {
             break;
         }
     }
+    shrinker.drop_blank_lines();
     (shrinker.current, shrinker.stats)
 }
 
@@ -104,9 +106,7 @@ impl Shrinker<'_> {
 
     fn with_module_lines(&self, module: usize, lines: Vec<String>) -> GeneratedProgram {
         let mut p = self.current.clone();
-        let mut text = lines.join("\n");
-        text.push('\n');
-        p.modules[module].1 = text;
+        p.modules[module].1 = join_lines(&lines);
         p
     }
 
@@ -165,6 +165,62 @@ impl Shrinker<'_> {
         }
     }
 
+    /// Deletes two top-level items at once (in any modules): mutually
+    /// recursive functions can only go together.
+    fn delete_item_pairs(&mut self) {
+        let items: Vec<(usize, Chunk)> = (0..self.current.modules.len())
+            .flat_map(|m| {
+                let lines = self.lines(m);
+                chunks(&lines)
+                    .into_iter()
+                    .filter(|c| lines[c.start].starts_with(|ch: char| !ch.is_whitespace()))
+                    .map(move |c| (m, c))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (i, &(ma, a)) in items.iter().enumerate() {
+            for &(mb, b) in &items[i + 1..] {
+                if self.exhausted() {
+                    return;
+                }
+                let mut candidate = self.current.clone();
+                if ma == mb {
+                    let lines = self.lines(ma);
+                    let mut out: Vec<String> = Vec::new();
+                    for (n, line) in lines.iter().enumerate() {
+                        let inside = |c: &Chunk| n >= c.start && n < c.end;
+                        if !inside(&a) && !inside(&b) {
+                            out.push(line.clone());
+                        }
+                    }
+                    candidate.modules[ma].1 = join_lines(&out);
+                } else {
+                    candidate.modules[ma].1 = join_lines(&a.apply(&self.lines(ma)));
+                    candidate.modules[mb].1 = join_lines(&b.apply(&self.lines(mb)));
+                }
+                if self.try_candidate(candidate) {
+                    // The item list is stale now; the outer loop comes back.
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Removes blank and comment-only lines (one final check).
+    fn drop_blank_lines(&mut self) {
+        let mut candidate = self.current.clone();
+        for (_, text) in &mut candidate.modules {
+            let kept: Vec<String> = text
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+                .map(str::to_string)
+                .collect();
+            *text = join_lines(&kept);
+        }
+        self.max_tests = self.max_tests.max(self.stats.tested + 1);
+        self.try_candidate(candidate);
+    }
+
     /// Removes a block's opening and closing lines, keeping its body.
     fn unwrap_blocks(&mut self) {
         for module in 0..self.current.modules.len() {
@@ -221,6 +277,12 @@ impl Shrinker<'_> {
             }
         }
     }
+}
+
+fn join_lines(lines: &[String]) -> String {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
 }
 
 /// A deletable range of lines, `start..end`; `keep_close` keeps a `}` in
@@ -377,7 +439,8 @@ fn statement_value(line: &str) -> Option<(&str, &str)> {
     }
     let eq = body.find(" = ").or_else(|| {
         // compound assignment `x += v`
-        body.find("= ").filter(|&i| i > 0 && !body[..i].ends_with(['=', '!', '<', '>']))
+        body.find("= ")
+            .filter(|&i| i > 0 && !body[..i].ends_with(['=', '!', '<', '>']))
     })?;
     let at = body[eq..].find("= ")? + eq + 2;
     let value = &body[at..];
@@ -431,13 +494,34 @@ mod tests {
 
     #[test]
     fn chunks_follow_braces() {
-        let l = lines("fn f() {\n    if a {\n        x = 1;\n    } else {\n        x = 2;\n    }\n}");
+        let l =
+            lines("fn f() {\n    if a {\n        x = 1;\n    } else {\n        x = 2;\n    }\n}");
         let c = chunks(&l);
-        assert!(c.contains(&Chunk { start: 0, end: 7, keep_close: false }));
-        assert!(c.contains(&Chunk { start: 1, end: 6, keep_close: false }));
-        assert!(c.contains(&Chunk { start: 3, end: 6, keep_close: true }));
-        let else_removed = Chunk { start: 3, end: 6, keep_close: true }.apply(&l);
-        assert_eq!(else_removed.join("\n"), "fn f() {\n    if a {\n        x = 1;\n    }\n}");
+        assert!(c.contains(&Chunk {
+            start: 0,
+            end: 7,
+            keep_close: false
+        }));
+        assert!(c.contains(&Chunk {
+            start: 1,
+            end: 6,
+            keep_close: false
+        }));
+        assert!(c.contains(&Chunk {
+            start: 3,
+            end: 6,
+            keep_close: true
+        }));
+        let else_removed = Chunk {
+            start: 3,
+            end: 6,
+            keep_close: true,
+        }
+        .apply(&l);
+        assert_eq!(
+            else_removed.join("\n"),
+            "fn f() {\n    if a {\n        x = 1;\n    }\n}"
+        );
     }
 
     #[test]
