@@ -97,11 +97,15 @@ pub fn check_program(program: &Program, passes: &[Pass], seed: u64) -> (ClifStat
             &target_lexicon::Triple::host(),
         ),
     };
-    let module = lower::lower_program(program, &cfg);
+    check_module(&lower::lower_program(program, &cfg), passes, seed)
+}
+
+/// Checks every pass of `passes` on `module` (see the module doc).
+pub fn check_module(module: &ClifModule, passes: &[Pass], seed: u64) -> (ClifStats, Vec<String>) {
     let mut stats = ClifStats::default();
     let mut failures = Vec::new();
     for &pass in passes {
-        check_pass(&module, pass, seed, &mut stats, &mut failures);
+        check_pass(module, pass, seed, &mut stats, &mut failures);
     }
     (stats, failures)
 }
@@ -298,6 +302,18 @@ mod tests {
             "function %f(i64) -> i64 {\nblock0(v0: i64):\n  v1 = load.i64 v0\n  return v1\n}",
         );
         assert!(!interpretable(&f));
+    }
+
+    #[test]
+    fn planted_miscompile_is_found_by_interpretation() {
+        let text = "function %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n  v2 = iadd v0, v1\n  return v2\n}\n";
+        let file = crate::clif_file::ClifFile::parse("t.clif", text).unwrap();
+        let (stats, failures) = check_module(&file.module, &[Pass::Gvn], 1);
+        assert!(failures.is_empty(), "{failures:?}");
+        assert_eq!(stats.eligible, 1);
+        let (_, failures) = check_module(&file.module, &[Pass::Planted], 1);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(failures[0].contains("after"), "{}", failures[0]);
     }
 
     #[test]
