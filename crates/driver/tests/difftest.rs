@@ -211,3 +211,56 @@ fn mutate(text: &str, next: &mut impl FnMut() -> u64) -> String {
     }
     lines.join("\n")
 }
+
+/// `parec fuzz`: exit 0 when everything agrees; 1 and the reproducer path
+/// on stdout when not.
+#[test]
+fn fuzz_command_exit_status_and_reproducer_path() {
+    let out = tempfile::tempdir().unwrap();
+    let parec = || std::process::Command::new(env!("CARGO_BIN_EXE_parec"));
+    let clean = parec()
+        .args([
+            "fuzz",
+            "--seed",
+            "7",
+            "--count",
+            "2",
+            "--executors",
+            "interp,jit",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        clean.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+
+    let planted = parec()
+        .env(planted::ENV, "1")
+        .args(["fuzz", "--seed", "0", "--count", "1", "--executors", "jit"])
+        .args(["--configs", planted::NAME, "--no-shrink", "--no-clif"])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert_eq!(planted.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&planted.stdout);
+    let dir = PathBuf::from(stdout.trim());
+    assert!(dir.join("REPORT.txt").exists(), "no reproducer at {dir:?}");
+    assert!(dir.join("main.pare").exists());
+
+    let unknown = parec()
+        .args(["fuzz", "--configs", planted::NAME, "--count", "1"])
+        .env_remove(planted::ENV)
+        .output()
+        .unwrap();
+    assert_eq!(
+        unknown.status.code(),
+        Some(1),
+        "the planted pass needs its variable"
+    );
+}

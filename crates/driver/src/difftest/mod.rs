@@ -42,6 +42,9 @@ use crate::clif_pipeline::{OptLevel, Pass};
 use clif_check::ClifStats;
 use exec::{run_with_timeout, Captured};
 
+/// Time limit of each run while shrinking.
+const SHRINK_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// A way of running a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Executor {
@@ -121,10 +124,12 @@ impl PassConfig {
                 "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, Pass::ALL.to_vec())),
                 _ => match Pass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
-                    None => return Err(format!(
+                    None => {
+                        return Err(format!(
                         "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({})",
                         crate::clif_pipeline::available_passes()
-                    )),
+                    ))
+                    }
                 },
             }
         }
@@ -240,6 +245,8 @@ pub struct Execution {
 pub struct CaseResult {
     /// `seed N` or another label.
     pub label: String,
+    /// The seed of the CLIF checks' arguments.
+    pub seed: u64,
     pub program: GeneratedProgram,
     /// The interpreter's run, or why the program was skipped.
     pub reference: Result<Execution, String>,
@@ -470,6 +477,7 @@ impl Runner {
     pub fn check_case(&self, label: &str, program: GeneratedProgram, seed: u64) -> CaseResult {
         let mut result = CaseResult {
             label: label.to_string(),
+            seed,
             program,
             reference: Err(String::new()),
             executions: Vec::new(),
@@ -613,6 +621,7 @@ impl Runner {
         program: &GeneratedProgram,
         what: Option<(Executor, &PassConfig)>,
         original: Option<&Outcome>,
+        seed: u64,
     ) -> bool {
         let Ok(dir) = tempfile::Builder::new().prefix("parec-shrink-").tempdir() else {
             return false;
@@ -632,7 +641,7 @@ impl Runner {
                     && !actual.agrees_with(&reference)
             }
             None => match check_program(program) {
-                Ok(p) => !clif_check::check_program(&p, &self.clif_passes(), 0)
+                Ok(p) => !clif_check::check_program(&p, &self.clif_passes(), seed)
                     .1
                     .is_empty(),
                 Err(_) => false,
@@ -655,11 +664,17 @@ impl Runner {
         let original_outcome = first.map(|e| e.outcome.clone());
         let shrinkable = first.is_some() || case.reference.is_ok();
         let (reduced, stats) = if self.shrink_tests > 0 && shrinkable {
+            // Candidates often loop (a deleted increment): give up on them early.
+            let fast = Runner {
+                timeout: self.timeout.min(SHRINK_TIMEOUT),
+                ..self.clone()
+            };
             let mut predicate = |p: &GeneratedProgram| {
-                self.still_fails(
+                fast.still_fails(
                     p,
                     what.as_ref().map(|(e, c)| (*e, c)),
                     original_outcome.as_ref(),
+                    case.seed,
                 )
             };
             shrink::shrink(&case.program, &mut predicate, self.shrink_tests)
