@@ -532,14 +532,15 @@ impl Runner {
                 result.executions.push(execution);
             }
         }
-        let expected = &result.reference.as_ref().map(|e| e.outcome.clone()).ok();
-        result.mismatches = result
-            .executions
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| expected.as_ref().is_some_and(|x| !e.outcome.agrees_with(x)))
-            .map(|(i, _)| i)
-            .collect();
+        if let Ok(reference) = &result.reference {
+            result.mismatches = result
+                .executions
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !e.outcome.agrees_with(&reference.outcome))
+                .map(|(i, _)| i)
+                .collect();
+        }
         result
     }
 
