@@ -31,6 +31,11 @@ use parec_passes::gvn::{self, GvnStats};
 pub enum Pass {
     /// Optimistic global value numbering (`parec_passes::gvn`).
     Gvn,
+    /// A deliberate miscompile for testing the differential tester
+    /// ([`crate::difftest::planted`]); never in [`Pass::ALL`], and accepted
+    /// by [`Pass::from_name`] only when `PAREC_TEST_PLANTED=1`.
+    #[doc(hidden)]
+    Planted,
 }
 
 impl Pass {
@@ -41,11 +46,16 @@ impl Pass {
     pub fn name(self) -> &'static str {
         match self {
             Pass::Gvn => "gvn",
+            Pass::Planted => crate::difftest::planted::NAME,
         }
     }
 
-    /// Looks a pass up by its command-line name.
+    /// Looks a pass up by its command-line name. The planted test-only pass
+    /// is found only when the environment enables it.
     pub fn from_name(name: &str) -> Option<Pass> {
+        if name == Pass::Planted.name() && crate::difftest::planted::enabled() {
+            return Some(Pass::Planted);
+        }
         Self::ALL.iter().copied().find(|p| p.name() == name)
     }
 
@@ -64,6 +74,7 @@ impl Pass {
                 }
                 total.to_string()
             }
+            Pass::Planted => crate::difftest::planted::run(module),
         }
     }
 }

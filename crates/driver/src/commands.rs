@@ -38,6 +38,8 @@ pub struct BuildOptions {
     pub emit: Emit,
     pub jobs: usize,
     pub icf: Icf,
+    /// A pass list replacing the level's (`--passes`, for testing).
+    pub passes: Option<String>,
 }
 
 /// The kind of the input files.
@@ -100,8 +102,26 @@ fn parse_clif_files(files: &[PathBuf]) -> anyhow::Result<Vec<ClifFile>> {
         .collect()
 }
 
+/// The pipeline of `level`, or the explicit pass list `passes` if given.
+fn choose_pipeline(level: OptLevel, passes: Option<&str>) -> Result<Pipeline, Failure> {
+    match passes {
+        Some(list) => Ok(Pipeline::from_names(list).map_err(|e| anyhow!(e))?),
+        None => Ok(Pipeline::for_level(level)),
+    }
+}
+
 /// `parec run`: JIT-compile and run; returns the program's status.
 pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
+    run_with_passes(files, level, None)
+}
+
+/// `parec run --passes LIST`: like [`run`] with an explicit pass list.
+pub fn run_with_passes(
+    files: &[PathBuf],
+    level: OptLevel,
+    passes: Option<&str>,
+) -> Result<i32, Failure> {
+    let pipeline = choose_pipeline(level, passes)?;
     let modules = match classify(files)? {
         Inputs::Pare => pipeline::lower_for_jit(files)?,
         Inputs::Clif => parse_clif_files(files)?
@@ -109,7 +129,7 @@ pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
             .map(|f| f.module)
             .collect(),
     };
-    Ok(jit::run(modules, &Pipeline::for_level(level), level)?)
+    Ok(jit::run(modules, &pipeline, level)?)
 }
 
 /// `parec interp`: run with the reference interpreter.
@@ -135,7 +155,7 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
             )
         }
     };
-    let pipeline = Pipeline::for_level(opts.level);
+    let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
     match opts.emit {
         Emit::Clif => {
             let text = clif_text(modules, &pipeline, clif_files.as_deref(), opts.target)?;
@@ -291,4 +311,65 @@ pub fn opt(file: &Path, passes: Option<&str>, run: bool, stats: bool) -> Result<
         eprintln!("{} run command(s) agree", report.runs);
     }
     Ok(0)
+}
+
+/// Options of `parec fuzz`.
+#[derive(Clone, Debug)]
+pub struct FuzzOptions {
+    pub seed: u64,
+    pub count: u64,
+    pub executors: String,
+    pub configs: String,
+    pub out: PathBuf,
+    pub timeout_secs: u64,
+    pub clif_checks: bool,
+    pub shrink: bool,
+    /// The parec binary for child processes (default: this executable).
+    pub parec: Option<PathBuf>,
+}
+
+/// `parec fuzz`: a differential-testing campaign; 0 if every program agreed,
+/// 1 (after printing the reproducer paths) otherwise.
+pub fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
+    use crate::difftest::{check_tools, Executor, PassConfig, Runner};
+    let parec = match &opts.parec {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().context("cannot find the parec executable")?,
+    };
+    let mut runner = Runner::new(parec);
+    runner.executors = Executor::parse_list(&opts.executors).map_err(|e| anyhow!(e))?;
+    runner.configs = PassConfig::parse_list(&opts.configs).map_err(|e| anyhow!(e))?;
+    runner.timeout = std::time::Duration::from_secs(opts.timeout_secs.max(1));
+    runner.clif_checks = opts.clif_checks;
+    if !opts.shrink {
+        runner.shrink_tests = 0;
+    }
+    check_tools(&runner)?;
+    let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
+    eprintln!(
+        "fuzz: seeds {}..{}, executors {}, configurations {}",
+        opts.seed,
+        opts.seed.saturating_add(opts.count),
+        opts.executors,
+        configs.join(", ")
+    );
+    let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
+    eprintln!(
+        "fuzz: {} programs, {} skipped, {} failing; CLIF: {} functions verified, {} compared calls, {} unsupported",
+        report.programs,
+        report.skipped,
+        report.failures.len(),
+        report.clif.verified,
+        report.clif.compared,
+        report.clif.unsupported
+    );
+    eprintln!("fuzz: {}", report.rates());
+    if report.failures.is_empty() {
+        Ok(0)
+    } else {
+        for dir in &report.reproducers {
+            println!("{}", dir.display());
+        }
+        Ok(1)
+    }
 }

@@ -14,6 +14,7 @@ pub mod clif_file;
 pub mod clif_pipeline;
 pub mod clif_to_module;
 pub mod commands;
+pub mod difftest;
 pub mod jit;
 pub mod link;
 pub mod object;

@@ -35,6 +35,9 @@ enum Command {
         /// Optimization level: 0, 2 or z.
         #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
         opt: String,
+        /// Replace the level's CLIF passes by this comma-separated list (testing).
+        #[arg(long, hide = true)]
+        passes: Option<String>,
         /// Arguments after `--` (accepted for symmetry; Pare programs have no argv).
         #[arg(last = true)]
         args: Vec<String>,
@@ -66,6 +69,40 @@ enum Command {
         /// Identical code folding in the linker.
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
+        /// Replace the level's CLIF passes by this comma-separated list (testing).
+        #[arg(long, hide = true)]
+        passes: Option<String>,
+    },
+    /// Differential testing: generated programs must behave the same in the
+    /// interpreter, the JIT and under qemu, under every pass configuration.
+    Fuzz {
+        /// First generator seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Number of programs (seeds SEED..SEED+COUNT).
+        #[arg(long, default_value_t = 100)]
+        count: u64,
+        /// Executors compared with the interpreter: interp, jit, aot.
+        #[arg(long, default_value = "interp,jit,aot")]
+        executors: String,
+        /// Pass configurations: all (O2, each pass alone, Oz), O0, O2, Oz, or pass names.
+        #[arg(long, default_value = "all")]
+        configs: String,
+        /// Directory for reproducers of failing programs.
+        #[arg(long, default_value = "fuzz-out")]
+        out: PathBuf,
+        /// Time limit of each compile and run, in seconds.
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+        /// Skip the CLIF-level verifier and interpreter checks.
+        #[arg(long)]
+        no_clif: bool,
+        /// Save failing programs without reducing them.
+        #[arg(long)]
+        no_shrink: bool,
+        /// The parec binary to run programs with (default: this one).
+        #[arg(long, hide = true)]
+        parec: Option<PathBuf>,
     },
     /// Run CLIF passes on a .clif file and print the result.
     Opt {
@@ -128,8 +165,9 @@ fn execute(cli: Cli) -> ExitCode {
         Command::Run {
             files,
             opt,
+            passes,
             args: _,
-        } => commands::run(&files, opt_level(&opt)),
+        } => commands::run_with_passes(&files, opt_level(&opt), passes.as_deref()),
         Command::Interp { files } => commands::interp(&files),
         Command::Build {
             files,
@@ -139,6 +177,7 @@ fn execute(cli: Cli) -> ExitCode {
             emit,
             jobs,
             icf,
+            passes,
         } => {
             let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
                 std::thread::available_parallelism()
@@ -159,8 +198,30 @@ fn execute(cli: Cli) -> ExitCode {
                 emit,
                 jobs,
                 icf,
+                passes,
             })
         }
+        Command::Fuzz {
+            seed,
+            count,
+            executors,
+            configs,
+            out,
+            timeout,
+            no_clif,
+            no_shrink,
+            parec,
+        } => commands::fuzz(&commands::FuzzOptions {
+            seed,
+            count,
+            executors,
+            configs,
+            out,
+            timeout_secs: timeout,
+            clif_checks: !no_clif,
+            shrink: !no_shrink,
+            parec,
+        }),
         Command::Opt {
             file,
             passes,

@@ -1,0 +1,63 @@
+//! Fuzzer bytes → program generator → the differential runner: the
+//! reference interpreter (in process) against the JIT (`parec run`, a child
+//! process, since a trapping program ends its process), under every pass
+//! configuration. `PAREC_FUZZ_AOT=1` adds AOT builds run under qemu.
+//!
+//! The `parec` binary comes from `PAREC_BIN`, else `target/release/parec`
+//! (build it first: `cargo build --release -p parec`). On a mismatch the
+//! program is reduced and saved under `fuzz/artifacts/differential-repro/`,
+//! and the target panics so libFuzzer keeps the input.
+//!
+//! Run: `cargo fuzz run --sanitizer none differential` (from the repository root).
+#![no_main]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use pare_frontend::gen::{generate, GenConfig};
+use parec::difftest::{Executor, Runner};
+
+fn runner() -> &'static Runner {
+    static RUNNER: OnceLock<Runner> = OnceLock::new();
+    RUNNER.get_or_init(|| {
+        let parec = std::env::var_os("PAREC_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../target/release/parec"
+                ))
+            });
+        assert!(
+            parec.exists(),
+            "no parec binary at {}: build it (cargo build --release -p parec) or set PAREC_BIN",
+            parec.display()
+        );
+        let mut runner = Runner::new(parec);
+        runner.executors = vec![Executor::Interp, Executor::Jit];
+        if std::env::var("PAREC_FUZZ_AOT").is_ok_and(|v| v == "1") {
+            runner.executors.push(Executor::Aot);
+        }
+        runner.clif_checks = false;
+        runner
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    let Ok(program) = generate(&mut u, &GenConfig::default()) else {
+        return;
+    };
+    let runner = runner();
+    let result = runner.check_case("fuzz-input", program, 0);
+    if result.failed() {
+        let out = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/artifacts/differential-repro"
+        ));
+        let saved = runner.save_reproducer(&result, &out);
+        panic!("{}reproducer: {saved:?}", result.summary());
+    }
+});
