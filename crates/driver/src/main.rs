@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use parec::bench::{self, BenchOptions};
 use parec::clif_pipeline::OptLevel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
@@ -79,6 +80,22 @@ enum Command {
         /// Print instruction counts per function (to stderr).
         #[arg(long)]
         stats: bool,
+    },
+    /// Measure code size, compile time and run time of the benchmark corpus
+    /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
+    Bench {
+        /// Also write the results as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// One compilation and one run per measurement (default: median of 5).
+        #[arg(long)]
+        quick: bool,
+        /// Only programs whose name contains NAME (repeatable, or comma-separated).
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
+        filter: Vec<String>,
+        /// The corpus directory (NAME/main.pare, NAME/NAME.c, NAME/expected.out).
+        #[arg(long, default_value = "bench")]
+        dir: PathBuf,
     },
 }
 
@@ -167,6 +184,17 @@ fn execute(cli: Cli) -> ExitCode {
             run,
             stats,
         } => commands::opt(&file, passes.as_deref(), run, stats),
+        Command::Bench {
+            json,
+            quick,
+            filter,
+            dir,
+        } => bench::bench(&BenchOptions {
+            dir,
+            quick,
+            filter,
+            json,
+        }),
     };
     match result {
         Ok(status) => ExitCode::from((status & 0xff) as u8),
