@@ -96,6 +96,13 @@ enum Command {
         /// The corpus directory (NAME/main.pare, NAME/NAME.c, NAME/expected.out).
         #[arg(long, default_value = "bench")]
         dir: PathBuf,
+        /// Instead: time the frontend, each pass and Cranelift on synthetic
+        /// modules of growing size, per function.
+        #[arg(long, conflicts_with_all = ["json", "filter", "quick"])]
+        scaling: bool,
+        /// Function counts of the --scaling modules.
+        #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
+        sizes: Vec<usize>,
     },
 }
 
@@ -189,6 +196,19 @@ fn execute(cli: Cli) -> ExitCode {
             quick,
             filter,
             dir,
+            scaling: true,
+            sizes,
+        } => {
+            let _ = (json, quick, filter, dir);
+            bench::scaling::scaling(&sizes)
+        }
+        Command::Bench {
+            json,
+            quick,
+            filter,
+            dir,
+            scaling: false,
+            sizes: _,
         } => bench::bench(&BenchOptions {
             dir,
             quick,

@@ -137,3 +137,27 @@ fn bench_reports_a_wrong_output_and_fails() {
         "{stderr}"
     );
 }
+
+#[test]
+fn bench_scaling_times_every_phase() {
+    let output = Command::new(env!("CARGO_BIN_EXE_parec"))
+        .args(["bench", "--scaling", "--sizes", "20,40"])
+        .output()
+        .expect("cannot start parec");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(2)
+        .map(|l| cells(l)[0].clone())
+        .collect();
+    let mut expected = vec!["frontend".to_string()];
+    expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
+    expected.push("cranelift".into());
+    assert_eq!(rows, expected);
+}

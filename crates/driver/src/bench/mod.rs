@@ -27,6 +27,8 @@
 //! in its cell, reported after the table, and makes the command exit 1; the
 //! other cells are still measured. Geometric means are over the programs
 //! whose every configuration succeeded.
+//!
+//! [`scaling`] (`--scaling`) measures how compile phases grow with module size.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,8 @@ use crate::link::{self, Icf};
 use crate::object::{self as aot, ObjectOptions};
 use crate::target::Target;
 use crate::{pipeline, Failure};
+
+pub mod scaling;
 
 /// The C compiler of the twins.
 pub const CLANG: &str = "clang-19";
