@@ -12,7 +12,9 @@
 //! - **bytes**: the linked executable's `.text` size minus that of an empty
 //!   program (`fn main() {}` / `int main(void){return 0;}`) built with the
 //!   same configuration, so that the static libc does not swamp the figure.
-//!   Section sizes are read with the `object` crate.
+//!   Section sizes are read with the `object` crate. The libc code linked
+//!   after the program's is 64-byte aligned, so the difference moves in
+//!   steps of 64 bytes: a change smaller than that may not show.
 //! - **compile**: the median wall time of [`Runs::compile`] compilations.
 //!   Pare configurations compile in-process through the library (load,
 //!   check, lower, CLIF passes, Cranelift, object writing; one thread), so
@@ -549,8 +551,8 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&table_row("geomean", &figures, &failed));
     let _ = writeln!(
         out,
-        "\n.text bytes beyond an empty program; ratios are bytes / bytes; median of {} \
-         compile(s) (parec in-process, clang as a process; link excluded) and {} run(s) \
+        "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
+         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded) and {} run(s) \
          under {}.",
         report.runs.compile,
         report.runs.run,
