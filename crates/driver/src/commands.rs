@@ -267,7 +267,7 @@ fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Ve
 }
 
 /// Writes the objects as `NAME.o` (numbered when names repeat), in order.
-fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
         let stem: String = obj

@@ -10,6 +10,7 @@
 //! [`ClifModule`]: parec_passes::clif_module::ClifModule
 
 pub mod asm;
+pub mod bench;
 pub mod clif_file;
 pub mod clif_pipeline;
 pub mod clif_to_module;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use parec::bench::{self, BenchOptions};
 use parec::clif_pipeline::OptLevel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
@@ -116,6 +117,29 @@ enum Command {
         /// Print instruction counts per function (to stderr).
         #[arg(long)]
         stats: bool,
+    },
+    /// Measure code size, compile time and run time of the benchmark corpus
+    /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
+    Bench {
+        /// Also write the results as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// One compilation and one run per measurement (default: median of 5).
+        #[arg(long)]
+        quick: bool,
+        /// Only programs whose name contains NAME (repeatable, or comma-separated).
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
+        filter: Vec<String>,
+        /// The corpus directory (NAME/main.pare, NAME/NAME.c, NAME/expected.out).
+        #[arg(long, default_value = "bench")]
+        dir: PathBuf,
+        /// Instead: time the frontend, each pass and Cranelift on synthetic
+        /// modules of growing size, per function.
+        #[arg(long, conflicts_with_all = ["json", "filter", "quick"])]
+        scaling: bool,
+        /// Function counts of the --scaling modules.
+        #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
+        sizes: Vec<usize>,
     },
 }
 
@@ -228,6 +252,30 @@ fn execute(cli: Cli) -> ExitCode {
             run,
             stats,
         } => commands::opt(&file, passes.as_deref(), run, stats),
+        Command::Bench {
+            json,
+            quick,
+            filter,
+            dir,
+            scaling: true,
+            sizes,
+        } => {
+            let _ = (json, quick, filter, dir);
+            bench::scaling::scaling(&sizes)
+        }
+        Command::Bench {
+            json,
+            quick,
+            filter,
+            dir,
+            scaling: false,
+            sizes: _,
+        } => bench::bench(&BenchOptions {
+            dir,
+            quick,
+            filter,
+            json,
+        }),
     };
     match result {
         Ok(status) => ExitCode::from((status & 0xff) as u8),
