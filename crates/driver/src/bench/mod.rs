@@ -452,7 +452,7 @@ fn geomean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     let mut sum = 0.0;
     let mut n = 0usize;
     for v in values {
-        if !(v > 0.0) {
+        if v.is_nan() || v <= 0.0 {
             return None;
         }
         sum += v.ln();

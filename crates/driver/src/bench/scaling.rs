@@ -134,7 +134,7 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
 
     let start = Instant::now();
-    let modules = match pipeline::lower_for_aot(&[main.clone()], Target::Aarch64) {
+    let modules = match pipeline::lower_for_aot(std::slice::from_ref(&main), Target::Aarch64) {
         Ok(modules) => modules,
         Err(Failure::Reported) => bail!("the synthetic module of {n} functions has errors"),
         Err(Failure::Error(e)) => return Err(e),
