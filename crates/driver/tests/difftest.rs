@@ -6,6 +6,7 @@
 //! `PAREC_DIFF_SEED=N` replays the extra seed (otherwise derived from the
 //! time and printed); `PAREC_DIFF_COUNT=N` changes the number of fixed seeds.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -67,8 +68,12 @@ fn generated_programs_agree_everywhere() {
         // Far from the fixed seeds; replay with PAREC_DIFF_SEED.
         1_000_000 + now.as_secs() % 1_000_000_000
     });
-    println!("extra seed: PAREC_DIFF_SEED={extra_seed} ({EXTRA_PROGRAMS} programs)");
-    eprintln!("extra seed: PAREC_DIFF_SEED={extra_seed}");
+    // Written to the process's stderr directly: the test harness captures
+    // `println!`/`eprintln!` of passing tests, and the seed must reach the CI log.
+    let _ = writeln!(
+        std::io::stderr(),
+        "difftest extra seed: PAREC_DIFF_SEED={extra_seed} ({EXTRA_PROGRAMS} programs)"
+    );
     let extra = runner.campaign(extra_seed, EXTRA_PROGRAMS, out.path(), true);
     print_report("extra seed", &extra);
 
