@@ -354,15 +354,7 @@ pub fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
         configs.join(", ")
     );
     let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
-    eprintln!(
-        "fuzz: {} programs, {} skipped, {} failing; CLIF: {} functions verified, {} compared calls, {} unsupported",
-        report.programs,
-        report.skipped,
-        report.failures.len(),
-        report.clif.verified,
-        report.clif.compared,
-        report.clif.unsupported
-    );
+    eprintln!("fuzz: {}", report.summary());
     eprintln!("fuzz: {}", report.rates());
     if report.failures.is_empty() {
         Ok(0)

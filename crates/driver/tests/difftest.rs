@@ -41,15 +41,7 @@ fn assert_clean(what: &str, report: &CampaignReport) {
 }
 
 fn print_report(what: &str, report: &CampaignReport) {
-    println!(
-        "{what}: {} programs ({} skipped) in {:.1}s; CLIF: {} functions verified, {} calls compared, {} unsupported",
-        report.programs,
-        report.skipped,
-        report.wall.as_secs_f64(),
-        report.clif.verified,
-        report.clif.compared,
-        report.clif.unsupported
-    );
+    println!("{what}: {}", report.summary());
     println!("{what}: {}", report.rates());
 }
 

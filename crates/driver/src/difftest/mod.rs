@@ -34,7 +34,6 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context as _, Result};
 use pare_frontend::gen::{generate_from_seed, GenConfig, GeneratedProgram};
 use pare_frontend::interp::{run_with_big_stack, Exit};
-use pare_frontend::source::SourceMap;
 use pare_frontend::tir::{Program, TRAP_EXIT_STATUS};
 use rayon::prelude::*;
 
@@ -333,6 +332,20 @@ pub struct CampaignReport {
 }
 
 impl CampaignReport {
+    /// One line: programs, skips, failures, wall time and the CLIF checks.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} programs, {} skipped, {} failing in {:.1}s; CLIF: {} functions verified, {} calls compared, {} unsupported",
+            self.programs,
+            self.skipped,
+            self.failures.len(),
+            self.wall.as_secs_f64(),
+            self.clif.verified,
+            self.clif.compared,
+            self.clif.unsupported
+        )
+    }
+
     /// Programs per second of each executor (one thread; summed over its configurations).
     pub fn rates(&self) -> String {
         let mut s = String::new();
@@ -796,17 +809,7 @@ impl Runner {
 
 /// Parses and checks a generated program; the rendered diagnostics on failure.
 pub fn check_program(program: &GeneratedProgram) -> Result<Program, String> {
-    let mut sources = SourceMap::new();
-    let files: Vec<(String, _)> = program
-        .modules
-        .iter()
-        .map(|(name, text)| {
-            let file = sources.add(format!("{name}.pare"), text.clone());
-            (name.clone(), file)
-        })
-        .collect();
-    let refs: Vec<(&str, _)> = files.iter().map(|(n, f)| (n.as_str(), *f)).collect();
-    pare_frontend::check_sources(&sources, &refs).map_err(|d| d.render(&sources))
+    pare_frontend::check_texts(&program.modules)
 }
 
 /// Runs the reference interpreter in process.

@@ -17,7 +17,6 @@
 //! time limit): deleting a loop counter's increment is a typical candidate.
 
 use pare_frontend::gen::GeneratedProgram;
-use pare_frontend::source::SourceMap;
 
 /// Limits and counters of one reduction.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,17 +31,7 @@ pub struct ShrinkStats {
 
 /// Whether the program parses and type-checks.
 pub fn type_checks(program: &GeneratedProgram) -> bool {
-    let mut sources = SourceMap::new();
-    let files: Vec<(String, _)> = program
-        .modules
-        .iter()
-        .map(|(name, text)| {
-            let file = sources.add(format!("{name}.pare"), text.clone());
-            (name.clone(), file)
-        })
-        .collect();
-    let refs: Vec<(&str, _)> = files.iter().map(|(n, f)| (n.as_str(), *f)).collect();
-    pare_frontend::check_sources(&sources, &refs).is_ok()
+    super::check_program(program).is_ok()
 }
 
 /// Reduces `program` while `still_fails` holds; `max_tests` bounds the number
