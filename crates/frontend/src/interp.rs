@@ -36,7 +36,7 @@
 //! [`Exit::Error`]).
 
 mod heap;
-mod ops;
+use crate::ops;
 #[cfg(test)]
 mod tests;
 

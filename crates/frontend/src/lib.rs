@@ -12,6 +12,7 @@ pub mod interp;
 pub mod lexer;
 pub mod load;
 pub mod lower;
+pub mod ops;
 pub mod parser;
 pub mod source;
 pub mod tir;

@@ -10,8 +10,9 @@
 //! Invariant: every integer value handled here is *normalized*: wrapped to
 //! its type's width and sign- or zero-extended to `i64` (see [`normalize`]).
 
+use crate::ops;
 use crate::source::Span;
-use crate::tir::{BinOp, Expr, ExprKind, Logical, Ty, UnOp};
+use crate::tir::{BinOp, Expr, ExprKind, Logical, TrapKind, Ty, UnOp};
 
 /// The value of a folded constant expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,64 +40,19 @@ pub fn normalize(ty: &Ty, v: i64) -> i64 {
     }
 }
 
-/// Folds a unary operation on a normalized value of type `ty`.
+/// Folds a unary operation on a normalized value of type `ty` (the run-time
+/// semantics of [`crate::ops`]).
 pub fn eval_unop(op: UnOp, ty: &Ty, v: i64) -> i64 {
-    match op {
-        UnOp::Neg => normalize(ty, v.wrapping_neg()),
-        UnOp::Not => (v == 0) as i64,
-        UnOp::BitNot => normalize(ty, !v),
-    }
+    ops::unary(op, ty, v)
 }
 
 /// Folds a binary operation on normalized operands; `ty` is the left
-/// operand's type (both operands', except for shifts). Returns an error
-/// message for a zero divisor or a signed division overflow.
+/// operand's type (both operands', except for shifts). What traps at run
+/// time ([`crate::ops::binary`]) is an error message here.
 pub fn eval_binop(op: BinOp, ty: &Ty, a: i64, b: i64) -> Result<i64, &'static str> {
-    let bits = ty.bits();
-    let min = match ty {
-        Ty::I32 => i32::MIN as i64,
-        _ => i64::MIN,
-    };
-    let v = match op {
-        BinOp::Add => a.wrapping_add(b),
-        BinOp::Sub => a.wrapping_sub(b),
-        BinOp::Mul => a.wrapping_mul(b),
-        BinOp::Div | BinOp::Rem => {
-            if b == 0 {
-                return Err("attempt to divide by zero");
-            }
-            if ty.is_signed() && a == min && b == -1 {
-                if op == BinOp::Div {
-                    return Err("attempt to divide with overflow");
-                }
-                0
-            } else if op == BinOp::Div {
-                // u8 operands are zero-extended, so signed i64 division is
-                // also correct for them.
-                a / b
-            } else {
-                a % b
-            }
-        }
-        BinOp::And => a & b,
-        BinOp::Or => a | b,
-        BinOp::Xor => a ^ b,
-        BinOp::Shl => a.wrapping_shl((b as u64 % bits as u64) as u32),
-        // Signed values are sign-extended (arithmetic shift); u8 values are
-        // zero-extended, which makes the arithmetic shift logical.
-        BinOp::Shr => a >> (b as u64 % bits as u64),
-        BinOp::Eq => (a == b) as i64,
-        BinOp::Ne => (a != b) as i64,
-        // Normalized values compare correctly as i64 for every type.
-        BinOp::Lt => (a < b) as i64,
-        BinOp::Le => (a <= b) as i64,
-        BinOp::Gt => (a > b) as i64,
-        BinOp::Ge => (a >= b) as i64,
-    };
-    Ok(if op.is_comparison() {
-        v
-    } else {
-        normalize(ty, v)
+    ops::binary(op, ty, a, b).map_err(|trap| match trap {
+        TrapKind::DivisionOverflow => "attempt to divide with overflow",
+        _ => "attempt to divide by zero",
     })
 }
 

@@ -1,4 +1,6 @@
-//! Pare's integer operators on normalized values.
+//! Pare's integer operators on normalized values: the one definition of their
+//! semantics, used by the reference interpreter and by the checker's
+//! compile-time folding of constants.
 //!
 //! The interpreter holds every value as an `i64` *normalized* to its type:
 //! `i64` as is, `i32` sign-extended from 32 bits, `u8` and `bool` zero-extended
