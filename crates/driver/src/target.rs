@@ -63,13 +63,13 @@ impl FromStr for Target {
     }
 }
 
-/// Shared Cranelift flags of AOT builds.
-fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
+/// Cranelift settings every parec compilation shares: the level's
+/// `opt_level`, non-PIC code (static executables, an in-process JIT), and the
+/// verifier in debug builds.
+fn base_settings(level: OptLevel) -> Result<settings::Builder> {
     let mut b = settings::builder();
     b.set("opt_level", level.cranelift_opt_level())?;
     b.set("is_pic", "false")?;
-    // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
-    b.set("unwind_info", "false")?;
     b.set(
         "enable_verifier",
         if cfg!(debug_assertions) {
@@ -78,23 +78,21 @@ fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
             "false"
         },
     )?;
+    Ok(b)
+}
+
+/// Shared Cranelift flags of AOT builds.
+fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
+    let mut b = base_settings(level)?;
+    // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
+    b.set("unwind_info", "false")?;
     Ok(settings::Flags::new(b))
 }
 
 /// The host ISA, configured for the JIT (`is_pic=false`, long-range libcalls).
 pub fn host_jit_isa(level: OptLevel) -> Result<OwnedTargetIsa> {
-    let mut b = settings::builder();
-    b.set("opt_level", level.cranelift_opt_level())?;
-    b.set("is_pic", "false")?;
+    let mut b = base_settings(level)?;
     b.set("use_colocated_libcalls", "false")?;
-    b.set(
-        "enable_verifier",
-        if cfg!(debug_assertions) {
-            "true"
-        } else {
-            "false"
-        },
-    )?;
     let isa_builder = cranelift_native::builder()
         .map_err(|e| anyhow!("the host machine is not supported: {e}"))?;
     isa_builder
