@@ -1,2 +1,3 @@
+pub mod cgdata;
 pub mod clif_module;
 pub mod gvn;
