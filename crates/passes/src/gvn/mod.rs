@@ -104,9 +104,9 @@
 //! Each pass is linear in the function size (hash-table operations per
 //! instruction, plus the predicate-equality lookups bounded by a constant
 //! depth); the number of passes is small (loop nesting depth + 2).
-//! Elimination is linear. PRE adds rounds of one analysis and one
-//! elimination each: usually one round that applies candidates and one that
-//! finds none (at most [`MAX_PRE_ROUNDS`]).
+//! Elimination is linear. PRE adds a linear candidate search per round, and
+//! each round that applies something one more analysis and elimination
+//! (usually one such round; at most [`MAX_PRE_ROUNDS`]).
 
 mod analysis;
 mod cfg;
@@ -176,8 +176,8 @@ pub struct GvnStats {
     /// Functions whose rewrite was undone by [`run_for_size`] because their
     /// machine code came out larger (register allocation can lose what GVN won).
     pub reverted: u64,
-    /// Functions where [`run_for_size`] kept GVN without PRE because PRE made
-    /// their machine code larger.
+    /// Functions where [`run_for_size`] kept GVN with less PRE (no if-join
+    /// insertions, or no PRE) because full PRE made their machine code larger.
     pub pre_dropped: u64,
 }
 
@@ -333,25 +333,35 @@ fn pre_rounds(
 /// code for `isa` (after Cranelift's own optimizer) is not larger than
 /// without it. GVN removes work, but register allocation of the result can
 /// occasionally cost a move more than it saved (a PRE block parameter is a
-/// move on each edge); at `-Oz` no function may grow. So the options are
-/// tried in turn — GVN with full PRE, then GVN without PRE — and the first
-/// whose code is not larger is kept; if none is, the function is restored
-/// (counted in [`GvnStats::reverted`]). This compiles each changed function
-/// two to three times.
+/// move on each edge); at `-Oz` no function may grow. So the pass is tried
+/// with full PRE, then without insertions at if-joins, then without PRE —
+/// each fallback only if the previous result grew and the fallback can
+/// differ from it — and the first result that is not larger is kept; if none
+/// is, the function is restored (counted in [`GvnStats::reverted`]). This
+/// compiles each changed function two times, and up to four when it grows.
 pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
     let original = func.clone();
     let mut before = None;
-    let mut last = GvnStats::default();
-    for pre in [PreMode::Full, PreMode::Off] {
+    let mut last: Option<GvnStats> = None;
+    for pre in [PreMode::Full, PreMode::NoJoinInsertion, PreMode::Off] {
+        if let Some(previous) = &last {
+            let same_as_previous = match pre {
+                PreMode::NoJoinInsertion => previous.partial_redundancies == 0,
+                _ => previous.pre_rounds == 0,
+            };
+            if same_as_previous {
+                continue;
+            }
+        }
         let mut candidate = original.clone();
         let mut stats = run_with(&mut candidate, GvnOptions { pre });
-        stats.pre_dropped = u64::from(pre == PreMode::Off);
+        stats.pre_dropped = u64::from(pre != PreMode::Full);
         if !stats.changed() {
             return stats;
         }
         let before = *before.get_or_insert_with(|| code_size(&original, isa));
         match (before, code_size(&candidate, isa)) {
-            (Some(before), Some(after)) if after > before => last = stats,
+            (Some(before), Some(after)) if after > before => last = Some(stats),
             _ => {
                 *func = candidate;
                 return stats;
@@ -359,9 +369,10 @@ pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
         }
     }
     *func = original;
-    last.reverted = 1;
-    last.pre_dropped = 0;
-    last
+    let mut stats = last.unwrap_or_default();
+    stats.reverted = 1;
+    stats.pre_dropped = 0;
+    stats
 }
 
 /// Bytes of machine code Cranelift emits for `func`, if it compiles.

@@ -65,8 +65,8 @@
 //! computation to the edge where it was missing and adds a block parameter:
 //! fewer instructions executed on the other edges, the same number of
 //! instructions, but possibly a register move per edge — so at `-Oz`
-//! [`super::run_for_size`] falls back to GVN without PRE when the function's
-//! machine code grows.
+//! [`super::run_for_size`] falls back to [`PreMode::NoJoinInsertion`], then
+//! to no PRE, when the function's machine code grows.
 //!
 //! Cost: each round is linear in the function (one translation per candidate,
 //! bounded depth), plus the natural loops' sizes at headers; rounds are few.
