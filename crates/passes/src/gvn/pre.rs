@@ -88,6 +88,9 @@ use super::GvnStats;
 /// How far φ-translation recurses through instructions of the join block.
 const MAX_TRANSLATION_DEPTH: u32 = 4;
 
+/// Class members looked at when searching for an available one.
+const MAX_MEMBERS_SCANNED: usize = 32;
+
 /// Which redundancies PRE removes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PreMode {
@@ -211,12 +214,20 @@ impl Round<'_> {
             .is_some_and(|d| d != block && self.cfg.domtree.block_dominates(d, block))
     }
 
-    /// A member of class `t` that is available at the end of `pred`.
+    /// A member of class `t` that is available at the end of `pred`, among
+    /// the first [`MAX_MEMBERS_SCANNED`] in RPO (the earliest are the likeliest
+    /// to dominate; the bound keeps huge classes, such as a common constant's,
+    /// from making PRE quadratic).
     fn available(&self, func: &Function, t: Term, pred: Block) -> Option<Value> {
-        self.members.get(&t)?.iter().copied().find(|&m| {
-            self.def_block(func, m)
-                .is_some_and(|d| self.cfg.domtree.block_dominates(d, pred))
-        })
+        let members = self.members.get(&t)?;
+        members
+            .iter()
+            .take(MAX_MEMBERS_SCANNED)
+            .copied()
+            .find(|&m| {
+                self.def_block(func, m)
+                    .is_some_and(|d| self.cfg.domtree.block_dominates(d, pred))
+            })
     }
 
     /// A pure instruction with one result and at least one value operand that
@@ -384,26 +395,20 @@ impl Round<'_> {
     /// Edges that share one block call (a `br_table` listing `block` twice,
     /// a `brif` with identical arms) must receive the same argument.
     fn edges_agree_on_calls(&self, func: &Function, incoming: &[EdgeId], plan: &[OnEdge]) -> bool {
-        let calls: SmallVec<[_; 4]> = incoming
-            .iter()
-            .map(|&e| {
-                let edge = self.cfg.edges[e];
-                func.dfg.insts[edge.inst]
-                    .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-                    [edge.slot as usize]
-            })
-            .collect();
-        for i in 0..calls.len() {
-            for j in 0..i {
-                if calls[i] == calls[j] {
-                    let same = match (&plan[i], &plan[j]) {
-                        (OnEdge::Available(a), OnEdge::Available(b)) => a == b,
-                        _ => false,
-                    };
-                    if !same {
-                        return false;
-                    }
-                }
+        let mut first_use: HashMap<BlockCall, usize> = HashMap::new();
+        for (i, &e) in incoming.iter().enumerate() {
+            let edge = self.cfg.edges[e];
+            let call = func.dfg.insts[edge.inst]
+                .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+                [edge.slot as usize];
+            let j = *first_use.entry(call).or_insert(i);
+            let same = match (&plan[i], &plan[j]) {
+                _ if i == j => true,
+                (OnEdge::Available(a), OnEdge::Available(b)) => a == b,
+                _ => false,
+            };
+            if !same {
+                return false;
             }
         }
         true
