@@ -123,6 +123,8 @@ struct GvnAlone {
     time: Duration,
     /// The largest function's instructions and its time.
     largest: (usize, Duration),
+    /// The same without PRE (`PreMode::Off`), to show PRE's share.
+    without_pre: Duration,
 }
 
 /// Times `gvn::run` on a copy of every function of `modules`.
@@ -131,9 +133,18 @@ fn time_gvn_alone(modules: &[ClifModule]) -> GvnAlone {
     for def in modules.iter().flat_map(|m| &m.functions) {
         let mut func = def.func.clone();
         let insts = count_insts(&func);
+        let mut plain = func.clone();
         let start = Instant::now();
         gvn::run(&mut func);
         let time = start.elapsed();
+        let start = Instant::now();
+        gvn::run_with(
+            &mut plain,
+            gvn::GvnOptions {
+                pre: gvn::PreMode::Off,
+            },
+        );
+        alone.without_pre += start.elapsed();
         alone.insts += insts;
         alone.time += time;
         if insts > alone.largest.0 {
@@ -256,11 +267,13 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
         let _ = writeln!(
             out,
             "\nGVN alone (no size guard), {} fns: {} CLIF instructions in {:.1} ms = {:.1} µs per \
-             1,000 instructions; largest function {} instructions in {:.2} ms ({:.1} µs per 1,000).",
+             1,000 instructions ({:.1} without PRE); largest function {} instructions in {:.2} ms \
+             ({:.1} µs per 1,000).",
             r.functions,
             g.insts,
             g.time.as_secs_f64() * 1000.0,
             per_k(g.time, g.insts),
+            per_k(g.without_pre, g.insts),
             g.largest.0,
             g.largest.1.as_secs_f64() * 1000.0,
             per_k(g.largest.1, g.largest.0)

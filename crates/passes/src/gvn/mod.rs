@@ -298,13 +298,14 @@ fn pre_rounds(
     stats: &mut GvnStats,
 ) {
     for _ in 0..MAX_PRE_ROUNDS {
-        let checkpoint = func.clone();
+        let mut checkpoint = None;
         let before = crate::clif_module::count_insts(func);
         let mut round = GvnStats::default();
-        let (joins, applied) = pre::apply_round(func, &partition, &cfg, mode, &mut round);
-        if applied == 0 {
+        let (joins, applied) =
+            pre::apply_round(func, &partition, &cfg, mode, &mut checkpoint, &mut round);
+        let Some(checkpoint) = checkpoint.filter(|_| applied > 0) else {
             return;
-        }
+        };
         func.dfg.resolve_all_aliases();
         let new_cfg = cfg::CfgInfo::new(func);
         let confirmed = analysis::analyze(func, &new_cfg).map(|new_partition| {

@@ -106,15 +106,21 @@ pub enum PreMode {
 
 /// One round: finds and applies PRE candidates with the partition `part` of
 /// `func` (computed before the last elimination; `order` is the CFG it was
-/// computed on, for canonical operand order). Returns the join blocks that
-/// got new parameters, and how many candidates were applied.
+/// computed on, for canonical operand order). Before the first change, a
+/// copy of `func` is saved in `checkpoint`. Returns the join blocks that got
+/// new parameters, and how many candidates were applied.
 pub fn apply_round(
     func: &mut Function,
     part: &Partition,
     order: &CfgInfo,
     mode: PreMode,
+    checkpoint: &mut Option<Function>,
     stats: &mut GvnStats,
 ) -> (Vec<Block>, usize) {
+    // Elimination only removes edges: without a join before it, none now.
+    if !order.rpo.iter().any(|&b| order.incoming[b].len() >= 2) {
+        return (Vec::new(), 0);
+    }
     let cfg = CfgInfo::new(func);
     let mut round = Round {
         cfg: &cfg,
@@ -126,6 +132,7 @@ pub fn apply_round(
         applied: 0,
         joins: Vec::new(),
         uses: use_counts(func),
+        checkpoint,
     };
     for i in 0..cfg.rpo.len() {
         let block = cfg.rpo[i];
@@ -174,6 +181,7 @@ fn class_members(
 }
 
 struct Round<'a> {
+    checkpoint: &'a mut Option<Function>,
     cfg: &'a CfgInfo,
     ctx: PartitionContext<'a>,
     part: &'a Partition,
@@ -200,6 +208,13 @@ enum OnEdge {
 }
 
 impl Round<'_> {
+    /// Saves the function as it was before this round's first change.
+    fn save(&mut self, func: &Function) {
+        if self.checkpoint.is_none() {
+            *self.checkpoint = Some(func.clone());
+        }
+    }
+
     fn def_block(&self, func: &Function, v: Value) -> Option<Block> {
         match func.dfg.value_def(v) {
             ValueDef::Result(inst, _) => func.layout.inst_block(inst),
@@ -285,6 +300,7 @@ impl Round<'_> {
             return;
         }
         // Materialize, then make the result a new parameter of `block`.
+        self.save(func);
         let result = func.dfg.first_result(inst);
         let ty = func.dfg.value_type(result);
         let values: SmallVec<[Value; 4]> = incoming
@@ -524,6 +540,7 @@ impl Round<'_> {
             let insts: SmallVec<[Inst; 32]> = func.layout.block_insts(b).collect();
             for inst in insts {
                 if self.is_invariant(func, block, inst) {
+                    self.save(func);
                     self.hoist(func, block, inst, preheader);
                     stats.hoisted += 1;
                     stats.values_replaced += 1;
