@@ -27,6 +27,9 @@ pub enum MemState {
 /// How far up the dominator tree predicate equalities are looked for.
 const MAX_EQ_SCOPES: usize = 16;
 
+/// A full-width value in memory: (offset, type, term).
+type WideValue = (i32, Type, Term);
+
 /// The analysis result at the fixed point.
 pub struct Partition {
     pub terms: SecondaryMap<Value, Term>,
@@ -112,7 +115,7 @@ struct Analyzer<'a> {
     places: HashMap<Place, Term>,
     /// Full-width integer values known in memory, by address term and memory
     /// state: (offset, type, term), for narrower loads. Little-endian only.
-    wide: HashMap<(Term, MemState), SmallVec<[(i32, Type, Term); 2]>>,
+    wide: HashMap<(Term, MemState), SmallVec<[WideValue; 2]>>,
     narrowed: HashMap<Inst, (InstructionData, Args)>,
     /// Equalities `from → to` known in each block (and the blocks it dominates).
     eqs: SecondaryMap<Block, SmallVec<[(Term, Term); 2]>>,

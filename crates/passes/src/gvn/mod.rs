@@ -308,11 +308,10 @@ fn pre_rounds(
         };
         func.dfg.resolve_all_aliases();
         let new_cfg = cfg::CfgInfo::new(func);
-        let confirmed = analysis::analyze(func, &new_cfg).map(|new_partition| {
-            eliminate::eliminate(func, &new_cfg, &new_partition, &mut round);
+        let confirmed = analysis::analyze(func, &new_cfg).inspect(|new_partition| {
+            eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
             eliminate::remove_unused_params(func, &joins, &mut round);
             func.dfg.resolve_all_aliases();
-            new_partition
         });
         match confirmed {
             Some(new_partition) if crate::clif_module::count_insts(func) <= before => {

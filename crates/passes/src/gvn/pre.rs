@@ -180,6 +180,10 @@ fn class_members(
     members
 }
 
+/// An inserted computation: where, what (operands masked), its controlling
+/// type and its operands.
+type Insertion = (Block, InstructionData, Type, SmallVec<[Value; 3]>);
+
 struct Round<'a> {
     checkpoint: &'a mut Option<Function>,
     cfg: &'a CfgInfo,
@@ -188,7 +192,7 @@ struct Round<'a> {
     members: HashMap<Term, SmallVec<[Value; 2]>>,
     /// Computations inserted this round, by predecessor and expression, so
     /// two candidates needing the same one share it.
-    inserted: HashMap<(Block, InstructionData, Type, SmallVec<[Value; 3]>), Value>,
+    inserted: HashMap<Insertion, Value>,
     mode: PreMode,
     applied: usize,
     /// Join blocks that got a new parameter.
