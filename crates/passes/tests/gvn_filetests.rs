@@ -158,11 +158,15 @@ fn aarch64() -> std::sync::Arc<dyn TargetIsa> {
 }
 
 fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
+    try_code_size(isa, func).unwrap_or_else(|e| panic!("{}: {e}", func.name))
+}
+
+fn try_code_size(isa: &dyn TargetIsa, func: &Function) -> Result<usize, String> {
     let mut ctx = Context::for_function(func.clone());
     let mut ctrl = Default::default();
     ctx.compile(isa, &mut ctrl)
         .map(|c| c.code_buffer().len())
-        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
+        .map_err(|e| format!("{e:?}"))
 }
 
 /// Per function: CLIF instructions and aarch64 bytes after (GVN + Cranelift)
@@ -173,9 +177,15 @@ fn gvn_never_grows_aarch64_code() {
     let isa = aarch64();
     let (mut bytes_before, mut bytes_after, mut insts_before, mut insts_after) = (0, 0, 0, 0);
     let (mut grew, mut unguarded_growth, mut reverted) = (Vec::new(), Vec::new(), 0);
+    let (mut unsupported, mut pre_dropped) = (Vec::new(), 0);
     for case in load_cases() {
         for func in &case.funcs {
-            let before = code_size(&*isa, func);
+            // Big-endian accesses do not compile for aarch64: such a
+            // function is checked by the interpreter only.
+            let Ok(before) = try_code_size(&*isa, func) else {
+                unsupported.push(format!("{}:{}", case.name, func.name));
+                continue;
+            };
             let (plain, _) = optimize(func);
             let plain_size = code_size(&*isa, &plain);
             if plain_size > before {
@@ -188,6 +198,7 @@ fn gvn_never_grows_aarch64_code() {
             let stats = gvn::run_for_size(&mut guarded, &*isa);
             verify_function(&guarded, &flags()).unwrap();
             reverted += stats.reverted;
+            pre_dropped += stats.pre_dropped;
             let after = code_size(&*isa, &guarded);
             bytes_before += before;
             bytes_after += after;
@@ -202,14 +213,15 @@ fn gvn_never_grows_aarch64_code() {
         }
     }
     println!(
-        "GVN over filetests: CLIF instructions {insts_before} -> {insts_after}; aarch64 bytes {bytes_before} -> {bytes_after} ({:.1}%); reverted by the size guard: {reverted} ({})",
+        "GVN over filetests: CLIF instructions {insts_before} -> {insts_after}; aarch64 bytes {bytes_before} -> {bytes_after} ({:.1}%); reverted by the size guard: {reverted}, PRE dropped: {pre_dropped} ({}); not compilable for aarch64: {}",
         100.0 * (bytes_after as f64 - bytes_before as f64) / bytes_before.max(1) as f64,
-        unguarded_growth.join(", ")
+        unguarded_growth.join(", "),
+        unsupported.join(", ")
     );
     assert_eq!(
-        reverted as usize,
+        reverted as usize + pre_dropped as usize,
         unguarded_growth.len(),
-        "the guard must undo exactly the functions that grew"
+        "the guard must undo exactly the functions that grew (PRE dropped or reverted)"
     );
     assert!(grew.is_empty(), "{}", grew.join("\n"));
 }

@@ -73,3 +73,70 @@ fn gvn_handles_20k_instructions() {
     assert!(after < before / 2, "{before} -> {after}");
     assert_eq!(stats.branches_folded, 2600);
 }
+
+/// `segments` diamonds inside one loop, each with a loop-invariant
+/// `a + c_i` (LICM) and a partially redundant `p * b` after the join
+/// (computed on the left arm only: PRE inserts it on the right arm).
+fn pre_function(segments: usize) -> String {
+    let mut s = String::from(
+        "function %pre_big(i64, i64, i64) -> i64 {\nblock0(v0: i64, v1: i64, v2: i64):\n    \
+         v3 = iconst.i64 0\n    jump block1(v3, v3)\n\n",
+    );
+    let mut v = 4;
+    let mut next = || {
+        v += 1;
+        v - 1
+    };
+    let (ctr, acc) = (next(), next());
+    s += &format!("block1(v{ctr}: i64, v{acc}: i64):\n    jump block2(v{acc})\n\n");
+    for i in 0..segments {
+        let (hdr, left, right, join) = (2 + 4 * i, 3 + 4 * i, 4 + 4 * i, 5 + 4 * i);
+        let [p, c, inv, x, cond, y, q, z, sum] = [(); 9].map(|_| next());
+        s += &format!(
+            "block{hdr}(v{p}: i64):\n    v{c} = iconst.i64 {}\n    v{inv} = iadd v0, v{c}\n    \
+             v{x} = iadd v{p}, v{inv}\n    v{cond} = icmp slt v{x}, v2\n    \
+             brif v{cond}, block{left}, block{right}\n\n\
+             block{left}:\n    v{y} = imul v{p}, v1\n    jump block{join}(v{y})\n\n\
+             block{right}:\n    jump block{join}(v{x})\n\n\
+             block{join}(v{q}: i64):\n    v{z} = imul v{p}, v1\n    v{sum} = iadd v{q}, v{z}\n    \
+             jump block{}(v{sum})\n\n",
+            i + 1,
+            join + 1
+        );
+    }
+    let last = 2 + 4 * segments;
+    let [p, one, n, c] = [(); 4].map(|_| next());
+    s += &format!(
+        "block{last}(v{p}: i64):\n    v{one} = iconst.i64 1\n    v{n} = iadd v{ctr}, v{one}\n    \
+         v{c} = icmp slt v{n}, v2\n    brif v{c}, block1(v{n}, v{p}), block{}\n\n",
+        last + 1
+    );
+    s += &format!("block{}:\n    return v{p}\n}}\n", last + 1);
+    s
+}
+
+#[test]
+fn gvn_pre_handles_20k_instructions() {
+    let segments = 2000;
+    let text = pre_function(segments);
+    let mut func = parse_test(&text, ParseOptions::default())
+        .unwrap()
+        .functions
+        .remove(0)
+        .0;
+    let before = count_insts(&func);
+    assert!(before >= 20_000, "only {before} instructions");
+    let start = std::time::Instant::now();
+    let stats = gvn::run(&mut func);
+    let elapsed = start.elapsed();
+    verify_function(&func, &settings::Flags::new(settings::builder())).unwrap();
+    let after = count_insts(&func);
+    println!("GVN with PRE on {before} instructions: {after} after, {stats}; {elapsed:?}");
+    assert_eq!(stats.skipped, 0, "no fixed point: {stats}");
+    // Each segment's invariant moves to the preheader (with its constant),
+    // and each partial redundancy gets its one insertion.
+    assert_eq!(stats.hoisted, segments as u64, "{stats}");
+    assert_eq!(stats.partial_redundancies, segments as u64, "{stats}");
+    assert!(after <= before, "{before} -> {after}");
+    assert!(stats.pre_rounds <= 2, "too many PRE rounds: {stats}");
+}

@@ -14,12 +14,18 @@
 //! column is the per-function time at the largest N over that at the smallest,
 //! and a phase whose growth exceeds [`SUPERLINEAR`] is flagged, since every
 //! function has the same size distribution at every N.
+//!
+//! The pass rows time the passes as `-Oz` runs them, size guard included
+//! (GVN's guard compiles each changed function two or three times). Below the
+//! table, GVN alone (`gvn::run`, no guard) is timed per 1,000 CLIF
+//! instructions, with the largest function's own time.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
-use parec_passes::clif_module::ClifModule;
+use parec_passes::clif_module::{count_insts, ClifModule};
+use parec_passes::gvn;
 
 use crate::clif_pipeline::{OptLevel, Pass, Pipeline};
 use crate::commands::io_reason;
@@ -106,6 +112,46 @@ struct SizeTimes {
     functions: usize,
     /// `(phase, time)`, phases in the same order for every size.
     phases: Vec<(String, Duration)>,
+    gvn_alone: GvnAlone,
+}
+
+/// GVN without the size guard over every function of a module.
+#[derive(Clone, Debug, Default)]
+struct GvnAlone {
+    /// CLIF instructions before the pass, in all functions.
+    insts: usize,
+    time: Duration,
+    /// The largest function's instructions and its time.
+    largest: (usize, Duration),
+    /// The same without PRE (`PreMode::Off`), to show PRE's share.
+    without_pre: Duration,
+}
+
+/// Times `gvn::run` on a copy of every function of `modules`.
+fn time_gvn_alone(modules: &[ClifModule]) -> GvnAlone {
+    let mut alone = GvnAlone::default();
+    for def in modules.iter().flat_map(|m| &m.functions) {
+        let mut func = def.func.clone();
+        let insts = count_insts(&func);
+        let mut plain = func.clone();
+        let start = Instant::now();
+        gvn::run(&mut func);
+        let time = start.elapsed();
+        let start = Instant::now();
+        gvn::run_with(
+            &mut plain,
+            gvn::GvnOptions {
+                pre: gvn::PreMode::Off,
+            },
+        );
+        alone.without_pre += start.elapsed();
+        alone.insts += insts;
+        alone.time += time;
+        if insts > alone.largest.0 {
+            alone.largest = (insts, time);
+        }
+    }
+    alone
 }
 
 /// `parec bench --scaling`: prints the table; returns 0.
@@ -158,6 +204,8 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         phases.push((pass.name().to_string(), start.elapsed()));
     }
 
+    let gvn_alone = time_gvn_alone(&modules);
+
     let options = ObjectOptions {
         target: Target::Aarch64,
         level: OptLevel::O2,
@@ -170,7 +218,11 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
     let start = Instant::now();
     aot::compile_all(modules, &options)?;
     phases.push(("cranelift".to_string(), start.elapsed()));
-    Ok(SizeTimes { functions, phases })
+    Ok(SizeTimes {
+        functions,
+        phases,
+        gvn_alone,
+    })
 }
 
 fn scaling_markdown(results: &[SizeTimes]) -> String {
@@ -207,6 +259,25 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
         };
         let _ = writeln!(line, " {growth:.2} | {flag} |");
         out.push_str(&line);
+    }
+    for r in results {
+        let g = &r.gvn_alone;
+        let per_k =
+            |t: Duration, insts: usize| t.as_secs_f64() * 1e6 * 1000.0 / insts.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "\nGVN alone (no size guard), {} fns: {} CLIF instructions in {:.1} ms = {:.1} µs per \
+             1,000 instructions ({:.1} without PRE); largest function {} instructions in {:.2} ms \
+             ({:.1} µs per 1,000).",
+            r.functions,
+            g.insts,
+            g.time.as_secs_f64() * 1000.0,
+            per_k(g.time, g.insts),
+            per_k(g.without_pre, g.insts),
+            g.largest.0,
+            g.largest.1.as_secs_f64() * 1000.0,
+            per_k(g.largest.1, g.largest.0)
+        );
     }
     let _ = writeln!(
         out,

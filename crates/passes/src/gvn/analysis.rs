@@ -3,13 +3,13 @@
 
 use cranelift_codegen::entity::{EntitySet, SecondaryMap};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value};
 use cranelift_codegen::packed_option::PackedOption;
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
-use super::expr::{is_const_type, masked, Args, Key, Place, Term};
+use super::expr::{is_const_type, masked, term_order, Args, Key, Place, Term};
 use super::simplify::{self, Context};
 use super::MAX_PASSES;
 
@@ -27,6 +27,9 @@ pub enum MemState {
 /// How far up the dominator tree predicate equalities are looked for.
 const MAX_EQ_SCOPES: usize = 16;
 
+/// A full-width value in memory: (offset, type, term).
+type WideValue = (i32, Type, Term);
+
 /// The analysis result at the fixed point.
 pub struct Partition {
     pub terms: SecondaryMap<Value, Term>,
@@ -36,6 +39,42 @@ pub struct Partition {
     pub redundant_stores: EntitySet<Inst>,
     pub passes: u32,
     pub values_numbered: u64,
+    /// Key → leader at the fixed point (what φ-translation looks up).
+    pub table: HashMap<Key, Value>,
+    /// Leader → its key.
+    pub key_of: HashMap<Value, Key>,
+    /// Loads that read part of a wider available value: the one ALU
+    /// operation (operands masked) that extracts it and its operand terms
+    /// (the wider value's, then a constant shift amount or mask).
+    pub narrowed: HashMap<Inst, (InstructionData, Args)>,
+}
+
+impl Partition {
+    /// A simplification context over the fixed point (for φ-translation).
+    pub fn context<'a>(&'a self, cfg: &'a CfgInfo) -> PartitionContext<'a> {
+        PartitionContext { part: self, cfg }
+    }
+}
+
+/// [`Context`] over a finished partition.
+pub struct PartitionContext<'a> {
+    part: &'a Partition,
+    cfg: &'a CfgInfo,
+}
+
+impl Context for PartitionContext<'_> {
+    fn key_of(&self, t: Term) -> Option<&Key> {
+        match t {
+            Term::Val(v) => self.part.key_of.get(&v),
+            _ => None,
+        }
+    }
+    fn lookup(&self, key: &Key) -> Option<Term> {
+        self.part.table.get(key).map(|&v| Term::Val(v))
+    }
+    fn order(&self, t: Term) -> u64 {
+        term_order(&self.cfg.value_order, t)
+    }
 }
 
 /// Runs the analysis; `None` if no fixed point was reached in [`MAX_PASSES`].
@@ -52,6 +91,9 @@ pub fn analyze(func: &Function, cfg: &CfgInfo) -> Option<Partition> {
                 redundant_stores: a.redundant_stores,
                 passes: pass,
                 values_numbered: a.numbered,
+                table: a.table,
+                key_of: a.key_of,
+                narrowed: a.narrowed,
             });
         }
     }
@@ -71,6 +113,10 @@ struct Analyzer<'a> {
     key_of: HashMap<Value, Key>,
     /// What each place holds, per memory state, rebuilt every pass.
     places: HashMap<Place, Term>,
+    /// Full-width integer values known in memory, by address term and memory
+    /// state: (offset, type, term), for narrower loads. Little-endian only.
+    wide: HashMap<(Term, MemState), SmallVec<[WideValue; 2]>>,
+    narrowed: HashMap<Inst, (InstructionData, Args)>,
     /// Equalities `from → to` known in each block (and the blocks it dominates).
     eqs: SecondaryMap<Block, SmallVec<[(Term, Term); 2]>>,
     /// Nearest strict dominator with equalities.
@@ -91,11 +137,7 @@ impl Context for Analyzer<'_> {
         self.table.get(key).map(|&v| Term::Val(v))
     }
     fn order(&self, t: Term) -> u64 {
-        match t {
-            Term::Bottom => 0,
-            Term::Const(_, c) => 1 + (c >> 1).min(u64::MAX >> 2),
-            Term::Val(v) => (1u64 << 62) + u64::from(self.cfg.value_order[v]),
-        }
+        term_order(&self.cfg.value_order, t)
     }
 }
 
@@ -119,6 +161,8 @@ impl<'a> Analyzer<'a> {
             table: HashMap::new(),
             key_of: HashMap::new(),
             places: HashMap::new(),
+            wide: HashMap::new(),
+            narrowed: HashMap::new(),
             eqs: SecondaryMap::new(),
             eq_parent: SecondaryMap::new(),
             redundant_stores: EntitySet::new(),
@@ -131,6 +175,8 @@ impl<'a> Analyzer<'a> {
         self.table.clear();
         self.key_of.clear();
         self.places.clear();
+        self.wide.clear();
+        self.narrowed.clear();
         self.redundant_stores.clear();
         self.numbered = 0;
         for i in 0..self.cfg.rpo.len() {
@@ -355,8 +401,15 @@ impl<'a> Analyzer<'a> {
                 } else if let Some(&t) = self.places.get(&place) {
                     t
                 } else {
-                    self.places.insert(place, Term::Val(results[0]));
-                    Term::Val(results[0])
+                    let t = match self.narrow_load(inst, &place, results[0]) {
+                        Some(t) => t,
+                        None => Term::Val(results[0]),
+                    };
+                    self.places.insert(place, t);
+                    if op == Opcode::Load {
+                        self.record_wide(&place, t);
+                    }
+                    t
                 };
                 self.set(results[0], t);
             }
@@ -383,6 +436,7 @@ impl<'a> Analyzer<'a> {
                 *mem = MemState::After(inst);
                 place.mem = *mem;
                 self.places.insert(place, stored);
+                self.record_wide(&place, stored);
             }
             _ if writes_memory(op) => {
                 *mem = MemState::After(inst);
@@ -403,6 +457,50 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+    }
+
+    /// Records that `place` (a full-width access) holds `t`, for narrower loads.
+    fn record_wide(&mut self, place: &Place, t: Term) {
+        if t == Term::Bottom || place.endianness == BIG_ENDIAN || !is_const_type(place.ty) {
+            return;
+        }
+        self.wide
+            .entry((place.addr, place.mem))
+            .or_default()
+            .push((place.offset, place.ty, t));
+    }
+
+    /// The term of a load that reads part of a wider value available at the
+    /// same address and memory state (thesis §4.4, value coercion), if one
+    /// ALU operation extracts it; `None` otherwise. Little-endian layout.
+    fn narrow_load(&mut self, inst: Inst, place: &Place, result: Value) -> Option<Term> {
+        if place.endianness == BIG_ENDIAN {
+            return None;
+        }
+        let sources = self.wide.get(&(place.addr, place.mem))?;
+        let (mut data, mut args) = sources.iter().find_map(|&(offset, src_ty, src)| {
+            let delta = i64::from(place.offset) - i64::from(offset);
+            let (data, amount) = narrowing(place.opcode, place.ty, src_ty, delta)?;
+            let mut args: Args = [src].into_iter().collect();
+            args.extend(amount.map(|a| Term::constant(place.ty, a)));
+            Some((data, args))
+        })?;
+        simplify::canonicalize(self, &mut data, &mut args);
+        let t = match simplify::simplify(self, &data, place.ty, &args) {
+            Some(t) => t,
+            None => self.leader_for(
+                Key::Op {
+                    data,
+                    ty: place.ty,
+                    args: args.clone(),
+                },
+                result,
+            ),
+        };
+        if !matches!(t, Term::Const(..)) {
+            self.narrowed.insert(inst, (data, args));
+        }
+        Some(t)
     }
 
     /// An operation's term: operands replaced by their terms, simplified,
@@ -499,6 +597,76 @@ pub fn is_numbered_op(op: Opcode) -> bool {
         && !op.is_terminator()
         && !op.other_side_effects()
         && (!op.can_trap() || op.side_effects_idempotent())
+}
+
+/// [`Place::endianness`] of an explicitly big-endian access.
+const BIG_ENDIAN: u8 = 2;
+
+/// Bytes a load reads from memory.
+fn access_bytes(op: Opcode, ty: Type) -> u32 {
+    match op {
+        Opcode::Uload8 | Opcode::Sload8 => 1,
+        Opcode::Uload16 | Opcode::Sload16 => 2,
+        Opcode::Uload32 | Opcode::Sload32 => 4,
+        _ => ty.bytes(),
+    }
+}
+
+/// The one ALU operation (operands masked) that computes what load `op` of
+/// result type `ty` reads at byte `delta` inside a value of type `src_ty`
+/// stored little-endian, with its constant second operand if it has one:
+///
+/// - `load.ty` of the low bytes: `ireduce.ty`;
+/// - `uloadN`/`sloadN` of the whole narrower value: `uextend`/`sextend`;
+/// - `uloadN`/`sloadN` of the high bytes, same type: `ushr`/`sshr` by a
+///   constant;
+/// - `uloadN` of the low bytes, same type: `band` with the mask.
+///
+/// Anything else (a middle slice, a low slice sign-extended) would take two
+/// operations and is left to the load.
+fn narrowing(
+    op: Opcode,
+    ty: Type,
+    src_ty: Type,
+    delta: i64,
+) -> Option<(InstructionData, Option<u64>)> {
+    if !is_const_type(ty) || !is_const_type(src_ty) || delta < 0 {
+        return None;
+    }
+    let (n, width) = (i64::from(access_bytes(op, ty)), i64::from(src_ty.bytes()));
+    if delta + n > width {
+        return None;
+    }
+    let placeholder = Value::from_u32(0);
+    let unary = |opcode| InstructionData::Unary {
+        opcode,
+        arg: placeholder,
+    };
+    let binary = |opcode| InstructionData::Binary {
+        opcode,
+        args: [placeholder, placeholder],
+    };
+    let signed = matches!(op, Opcode::Sload8 | Opcode::Sload16 | Opcode::Sload32);
+    match op {
+        Opcode::Load if delta == 0 && n < width => Some((unary(Opcode::Ireduce), None)),
+        Opcode::Load => None,
+        _ if delta == 0 && n == width && ty.bytes() > src_ty.bytes() => {
+            let opcode = if signed {
+                Opcode::Sextend
+            } else {
+                Opcode::Uextend
+            };
+            Some((unary(opcode), None))
+        }
+        _ if ty == src_ty && delta > 0 && delta + n == width => {
+            let opcode = if signed { Opcode::Sshr } else { Opcode::Ushr };
+            Some((binary(opcode), Some(8 * delta as u64)))
+        }
+        _ if ty == src_ty && delta == 0 && n < width && !signed => {
+            Some((binary(Opcode::Band), Some((1u64 << (8 * n)) - 1)))
+        }
+        _ => None,
+    }
 }
 
 fn endianness_bits(e: Option<cranelift_codegen::ir::Endianness>) -> u8 {

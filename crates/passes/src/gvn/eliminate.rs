@@ -222,9 +222,37 @@ fn replace_in_block(
                     }
                 }
                 Some(_) => {}
-                None => avail.insert(t, result),
+                None => {
+                    if let Some((data, args)) = part.narrowed.get(&inst) {
+                        // Only if the wider value and the constant operand
+                        // are at hand: the load becomes one ALU operation.
+                        let operands: Option<SmallVec<[Value; 2]>> =
+                            args.iter().map(|&a| avail.get(a)).collect();
+                        if let Some(operands) = operands {
+                            narrow_from(func, inst, *data, &operands);
+                            stats.loads_narrowed += 1;
+                        }
+                    }
+                    avail.insert(t, result)
+                }
             },
         }
+    }
+}
+
+/// Replaces load `inst` by the one ALU operation `data` (operands masked) on
+/// `operands` (the wider value that holds what it reads, and a constant).
+fn narrow_from(func: &mut Function, inst: Inst, data: InstructionData, operands: &[Value]) {
+    let ty = func.dfg.value_type(func.dfg.first_result(inst));
+    let builder = func.replace(inst);
+    match (data, operands) {
+        (InstructionData::Unary { opcode, .. }, &[x]) => {
+            builder.Unary(opcode, ty, x);
+        }
+        (InstructionData::Binary { opcode, .. }, &[x, y]) => {
+            builder.Binary(opcode, ty, x, y);
+        }
+        _ => unreachable!("narrowing uses unary and binary operations only"),
     }
 }
 
@@ -237,6 +265,19 @@ fn remove_block_param(
     index: usize,
     param: Value,
     replacement: Value,
+) {
+    drop_block_param(func, flow, block, index, param);
+    func.dfg.change_to_alias(param, replacement);
+}
+
+/// Removes parameter `index` of `block` and the matching argument on every
+/// branch into it.
+fn drop_block_param(
+    func: &mut Function,
+    flow: &ControlFlowGraph,
+    block: Block,
+    index: usize,
+    param: Value,
 ) {
     // A branch may reach `block` through several destinations (both arms of a
     // `brif`, several `br_table` entries); each distinct block call loses the
@@ -253,21 +294,47 @@ fn remove_block_param(
         }
     }
     func.dfg.remove_block_param(param);
-    func.dfg.change_to_alias(param, replacement);
 }
 
-/// Deletes instructions without side effects whose results are all unused,
-/// transitively.
-fn remove_dead_code(func: &mut Function, stats: &mut GvnStats) {
+/// Removes the parameters of `blocks` that nothing uses (PRE's new
+/// parameters whose value turned out congruent to an older one, and the old
+/// ones PRE made dead), then the instructions that only fed them.
+pub fn remove_unused_params(func: &mut Function, blocks: &[Block], stats: &mut GvnStats) {
+    let uses = use_counts(func);
+    let flow = ControlFlowGraph::with_function(func);
+    for &block in blocks {
+        if Some(block) == func.layout.entry_block() || !func.layout.is_block_inserted(block) {
+            continue;
+        }
+        let params: SmallVec<[Value; 8]> = func.dfg.block_params(block).iter().copied().collect();
+        for (index, &param) in params.iter().enumerate().rev() {
+            if uses[param] == 0 {
+                drop_block_param(func, &flow, block, index, param);
+                stats.params_removed += 1;
+            }
+        }
+    }
+    remove_dead_code(func, stats);
+}
+
+/// How many times each value is used (as an operand or branch argument).
+pub fn use_counts(func: &Function) -> SecondaryMap<Value, u32> {
     let mut uses: SecondaryMap<Value, u32> = SecondaryMap::new();
-    let blocks: Vec<Block> = func.layout.blocks().collect();
-    for &block in &blocks {
+    for block in func.layout.blocks() {
         for inst in func.layout.block_insts(block) {
             for v in func.dfg.inst_values(inst) {
                 uses[func.dfg.resolve_aliases(v)] += 1;
             }
         }
     }
+    uses
+}
+
+/// Deletes instructions without side effects whose results are all unused,
+/// transitively.
+fn remove_dead_code(func: &mut Function, stats: &mut GvnStats) {
+    let mut uses = use_counts(func);
+    let blocks: Vec<Block> = func.layout.blocks().collect();
     let mut work: Vec<Inst> = Vec::new();
     for &block in &blocks {
         for inst in func.layout.block_insts(block) {

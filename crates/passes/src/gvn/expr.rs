@@ -1,6 +1,6 @@
 //! Terms (value numbers) and keys (canonical expressions).
 
-use cranelift_codegen::entity::EntityRef;
+use cranelift_codegen::entity::{EntityRef, SecondaryMap};
 use cranelift_codegen::ir::{Block, InstructionData, Opcode, Type, Value};
 use smallvec::SmallVec;
 
@@ -117,6 +117,16 @@ pub fn masked(data: &InstructionData) -> Option<InstructionData> {
         _ => return None,
     }
     Some(d)
+}
+
+/// Sort order of a term: `⊥`, then constants, then leaders by the RPO
+/// sequence number of their definition (`value_order`).
+pub fn term_order(value_order: &SecondaryMap<Value, u32>, t: Term) -> u64 {
+    match t {
+        Term::Bottom => 0,
+        Term::Const(_, c) => 1 + (c >> 1).min(u64::MAX >> 2),
+        Term::Val(v) => (1u64 << 62) + u64::from(value_order[v]),
+    }
 }
 
 /// Whether operand order does not matter.

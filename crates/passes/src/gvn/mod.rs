@@ -36,7 +36,14 @@
 //!    allow, §4.3.2). Loads are numbered by address term, offset, type and
 //!    memory state; a store records the value it leaves at its address, so a
 //!    later load of the same place at the same state is forwarded, and a store
-//!    of the value already there is redundant (§4.4).
+//!    of the value already there is redundant (§4.4). A load of part of a
+//!    wider value at hand (stored or loaded at the same address term and
+//!    state, §4.4 "value coercion") is numbered as the one ALU operation
+//!    that extracts it: `ireduce` of the low bytes, `uextend`/`sextend` of a
+//!    whole narrower value, `ushr`/`sshr` by a constant for the high bytes,
+//!    `band` with a mask for the low bytes zero-extended. Memory is assumed
+//!    little-endian (x86_64 and aarch64, parec's targets); accesses flagged
+//!    `big` never take part.
 //! 3. Repeat passes until one changes no term, no memory state and no edge:
 //!    the partition is then a fixed point and sound. Each pass rebuilds the
 //!    key table; terms from the previous pass feed only φ-operands on back
@@ -46,7 +53,17 @@
 //!    class has a dominating member, or whose term is a constant. Fold
 //!    branches with one reachable edge into jumps, delete unreachable blocks,
 //!    drop block parameters congruent to a single value, delete redundant
-//!    stores, and delete the pure instructions left unused.
+//!    stores, and delete the pure instructions left unused. A narrower load
+//!    whose class has no dominating member becomes its extracting operation
+//!    when the wider value (and the constant operand, for shifts and masks)
+//!    has a dominating member; otherwise it stays a load.
+//! 5. *PRE* ([`pre`], §4.3.4–§4.3.5, §4.6): at each join block, φ-translate
+//!    the candidates into the predecessors; an expression available on every
+//!    edge, or on all but one where one pure, non-trapping instruction can
+//!    be inserted (non-critical edges only), becomes a new block parameter;
+//!    loop-invariant instructions move to the preheader as speculative PRE
+//!    whose back-edge values are the parameter itself. Each round is
+//!    confirmed by analysing and eliminating again, or rolled back (§5.2).
 //!
 //! Simplification ([`simplify`]) sees the keys of operands at every depth (the
 //! thesis' §5.1 "fully optimistic simplification"): it looks through an
@@ -67,10 +84,15 @@
 //!   speculated; a trapping instruction or load is only replaced by a
 //!   dominating access to the same place (or a constant derived without
 //!   trapping).
-//! - No instruction is added except an `iconst` replacing a block parameter
-//!   that is a known constant. Code never grows at the CLIF level; at the
-//!   machine level, [`run_for_size`] restores a function whose code would
-//!   grow (register allocation is outside the pass's control).
+//! - Instructions are added only (a) as an `iconst` replacing a block
+//!   parameter that is a known constant, (b) as the one extracting operation
+//!   that replaces a narrower load, and (c) by PRE: at most one instruction
+//!   per removed one (inserted on the one edge missing it, or moved to a
+//!   loop's preheader), never an instruction that may trap or access memory.
+//!   So the instruction count never grows at the CLIF level (a PRE round that
+//!   would grow it is rolled back). At the machine level, [`run_for_size`]
+//!   falls back to GVN without PRE, then to the original function, when the
+//!   code would grow (register allocation is outside the pass's control).
 //! - The pass is idempotent: a second run finds nothing more to change.
 //! - If the fixed point is not reached within [`MAX_PASSES`] passes (it always
 //!   is in practice: the number of passes is bounded by the loop nesting
@@ -82,14 +104,18 @@
 //! Each pass is linear in the function size (hash-table operations per
 //! instruction, plus the predicate-equality lookups bounded by a constant
 //! depth); the number of passes is small (loop nesting depth + 2).
-//! Elimination is linear. Partial redundancy elimination (§4.3.5) and
-//! speculative LICM (§4.6) are not implemented yet.
+//! Elimination is linear. PRE adds a linear candidate search per round, and
+//! each round that applies something one more analysis and elimination
+//! (usually one such round; at most [`MAX_PRE_ROUNDS`]).
 
 mod analysis;
 mod cfg;
 mod eliminate;
 mod expr;
+mod pre;
 mod simplify;
+
+pub use pre::PreMode;
 
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
@@ -99,6 +125,15 @@ use cranelift_codegen::Context;
 /// Upper bound on analysis passes before giving up on a function.
 pub const MAX_PASSES: u32 = 64;
 
+/// Upper bound on PRE rounds (each: find and apply, analyse, eliminate).
+pub const MAX_PRE_ROUNDS: u32 = 8;
+
+/// What [`run_with`] does beyond GVN proper.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GvnOptions {
+    pub pre: PreMode,
+}
+
 /// What one run of the pass found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GvnStats {
@@ -107,12 +142,19 @@ pub struct GvnStats {
     pub values_numbered: u64,
     /// Values found congruent to another value or a constant and replaced.
     pub values_replaced: u64,
-    /// Pure instructions removed as fully redundant (a dominating congruent value existed).
+    /// Pure instructions removed as fully redundant: a dominating congruent
+    /// value existed, or (φ-of-ops) one on every incoming edge of a join.
     pub full_redundancies: u64,
+    /// Partial redundancies removed at joins by one insertion (PRE).
+    pub partial_redundancies: u64,
+    /// Loop-invariant instructions moved to a loop's preheader (LICM).
+    pub hoisted: u64,
     /// Instructions turned into constants.
     pub constants_folded: u64,
     /// Loads replaced by an earlier load or by a stored value.
     pub loads_removed: u64,
+    /// Narrower loads replaced by one operation on a wider value at hand.
+    pub loads_narrowed: u64,
     /// Stores of the value memory already held, removed.
     pub stores_removed: u64,
     /// Block parameters congruent to a single value, removed.
@@ -123,15 +165,20 @@ pub struct GvnStats {
     pub blocks_removed: u64,
     /// Unused pure instructions deleted after elimination.
     pub dead_removed: u64,
-    /// Analysis passes to the fixed point.
+    /// Analysis passes to the first fixed point (PRE rounds not included).
     pub iterations: u64,
-    /// Partial redundancies removed by insertion (not implemented yet: always 0).
-    pub partial_redundancies: u64,
+    /// PRE rounds applied and confirmed.
+    pub pre_rounds: u64,
+    /// PRE rounds rolled back (the function would have grown).
+    pub pre_rolled_back: u64,
     /// Functions left untouched (no fixed point, or unsupported constructs).
     pub skipped: u64,
     /// Functions whose rewrite was undone by [`run_for_size`] because their
     /// machine code came out larger (register allocation can lose what GVN won).
     pub reverted: u64,
+    /// Functions where [`run_for_size`] kept GVN with less PRE (no if-join
+    /// insertions, or no PRE) because full PRE made their machine code larger.
+    pub pre_dropped: u64,
 }
 
 impl GvnStats {
@@ -140,22 +187,28 @@ impl GvnStats {
         self.values_numbered += other.values_numbered;
         self.values_replaced += other.values_replaced;
         self.full_redundancies += other.full_redundancies;
+        self.partial_redundancies += other.partial_redundancies;
+        self.hoisted += other.hoisted;
         self.constants_folded += other.constants_folded;
         self.loads_removed += other.loads_removed;
+        self.loads_narrowed += other.loads_narrowed;
         self.stores_removed += other.stores_removed;
         self.params_removed += other.params_removed;
         self.branches_folded += other.branches_folded;
         self.blocks_removed += other.blocks_removed;
         self.dead_removed += other.dead_removed;
         self.iterations += other.iterations;
-        self.partial_redundancies += other.partial_redundancies;
+        self.pre_rounds += other.pre_rounds;
+        self.pre_rolled_back += other.pre_rolled_back;
         self.skipped += other.skipped;
         self.reverted += other.reverted;
+        self.pre_dropped += other.pre_dropped;
     }
 
     /// True if the run changed the function.
     pub fn changed(&self) -> bool {
         self.values_replaced
+            + self.loads_narrowed
             + self.stores_removed
             + self.params_removed
             + self.branches_folded
@@ -169,28 +222,49 @@ impl std::fmt::Display for GvnStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "values numbered {}, replaced {} (full {}, constants {}, loads {}), stores removed {}, \
-             params removed {}, branches folded {}, blocks removed {}, dead removed {}, \
-             iterations {}, skipped {}, reverted {}",
+            "values numbered {}, replaced {} (full {}, partial {}, hoisted {}, constants {}, \
+             loads {}), loads narrowed {}, stores removed {}, params removed {}, \
+             branches folded {}, blocks removed {}, dead removed {}, iterations {}, \
+             pre rounds {}{}, skipped {}, reverted {}{}",
             self.values_numbered,
             self.values_replaced,
             self.full_redundancies,
+            self.partial_redundancies,
+            self.hoisted,
             self.constants_folded,
             self.loads_removed,
+            self.loads_narrowed,
             self.stores_removed,
             self.params_removed,
             self.branches_folded,
             self.blocks_removed,
             self.dead_removed,
             self.iterations,
+            self.pre_rounds,
+            if self.pre_rolled_back > 0 {
+                format!(" ({} rolled back)", self.pre_rolled_back)
+            } else {
+                String::new()
+            },
             self.skipped,
-            self.reverted
+            self.reverted,
+            if self.pre_dropped > 0 {
+                format!(", PRE dropped {}", self.pre_dropped)
+            } else {
+                String::new()
+            }
         )
     }
 }
 
-/// Runs optimistic GVN on `func`. The function must be valid CLIF; the result is.
+/// Runs optimistic GVN with PRE on `func`. The function must be valid CLIF;
+/// the result is.
 pub fn run(func: &mut Function) -> GvnStats {
+    run_with(func, GvnOptions::default())
+}
+
+/// Runs optimistic GVN on `func` with `options`.
+pub fn run_with(func: &mut Function, options: GvnOptions) -> GvnStats {
     let mut stats = GvnStats::default();
     // The analysis reads operands as written; aliases would hide them.
     func.dfg.resolve_all_aliases();
@@ -207,27 +281,97 @@ pub fn run(func: &mut Function) -> GvnStats {
     stats.values_numbered = partition.values_numbered;
     eliminate::eliminate(func, &cfg, &partition, &mut stats);
     func.dfg.resolve_all_aliases();
+    if options.pre != PreMode::Off {
+        pre_rounds(func, cfg, partition, options.pre, &mut stats);
+    }
     stats
+}
+
+/// PRE rounds (see [`pre`]): apply what one partition shows, then confirm by
+/// analysing and eliminating again — or roll the round back if the function
+/// grew or no fixed point was reached.
+fn pre_rounds(
+    func: &mut Function,
+    mut cfg: cfg::CfgInfo,
+    mut partition: analysis::Partition,
+    mode: PreMode,
+    stats: &mut GvnStats,
+) {
+    for _ in 0..MAX_PRE_ROUNDS {
+        let mut checkpoint = None;
+        let before = crate::clif_module::count_insts(func);
+        let mut round = GvnStats::default();
+        let (joins, applied) =
+            pre::apply_round(func, &partition, &cfg, mode, &mut checkpoint, &mut round);
+        let Some(checkpoint) = checkpoint.filter(|_| applied > 0) else {
+            return;
+        };
+        func.dfg.resolve_all_aliases();
+        let new_cfg = cfg::CfgInfo::new(func);
+        let confirmed = analysis::analyze(func, &new_cfg).inspect(|new_partition| {
+            eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
+            eliminate::remove_unused_params(func, &joins, &mut round);
+            func.dfg.resolve_all_aliases();
+        });
+        match confirmed {
+            Some(new_partition) if crate::clif_module::count_insts(func) <= before => {
+                round.pre_rounds = 1;
+                stats.accumulate(&round);
+                cfg = new_cfg;
+                partition = new_partition;
+            }
+            _ => {
+                *func = checkpoint;
+                stats.pre_rolled_back += 1;
+                return;
+            }
+        }
+    }
 }
 
 /// Runs GVN for code size: the rewrite is kept only if the function's machine
 /// code for `isa` (after Cranelift's own optimizer) is not larger than
 /// without it. GVN removes work, but register allocation of the result can
-/// occasionally cost a move more than it saved; at `-Oz` no function may grow,
-/// so such a function is restored (counted in [`GvnStats::reverted`]). This
-/// compiles each changed function twice.
+/// occasionally cost a move more than it saved (a PRE block parameter is a
+/// move on each edge); at `-Oz` no function may grow. So the pass is tried
+/// with full PRE, then without insertions at if-joins, then without PRE —
+/// each fallback only if the previous result grew and the fallback can
+/// differ from it — and the first result that is not larger is kept; if none
+/// is, the function is restored (counted in [`GvnStats::reverted`]). This
+/// compiles each changed function two times, and up to four when it grows.
 pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
     let original = func.clone();
-    let mut stats = run(func);
-    if !stats.changed() {
-        return stats;
-    }
-    if let (Some(before), Some(after)) = (code_size(&original, isa), code_size(func, isa)) {
-        if after > before {
-            *func = original;
-            stats.reverted = 1;
+    let mut before = None;
+    let mut last: Option<GvnStats> = None;
+    for pre in [PreMode::Full, PreMode::NoJoinInsertion, PreMode::Off] {
+        if let Some(previous) = &last {
+            let same_as_previous = match pre {
+                PreMode::NoJoinInsertion => previous.partial_redundancies == 0,
+                _ => previous.pre_rounds == 0,
+            };
+            if same_as_previous {
+                continue;
+            }
+        }
+        let mut candidate = original.clone();
+        let mut stats = run_with(&mut candidate, GvnOptions { pre });
+        stats.pre_dropped = u64::from(pre != PreMode::Full);
+        if !stats.changed() {
+            return stats;
+        }
+        let before = *before.get_or_insert_with(|| code_size(&original, isa));
+        match (before, code_size(&candidate, isa)) {
+            (Some(before), Some(after)) if after > before => last = Some(stats),
+            _ => {
+                *func = candidate;
+                return stats;
+            }
         }
     }
+    *func = original;
+    let mut stats = last.unwrap_or_default();
+    stats.reverted = 1;
+    stats.pre_dropped = 0;
     stats
 }
 
