@@ -142,7 +142,7 @@ impl fmt::Display for MergeStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "merge: {} functions, {} matched, {} merged, {} pattern mismatches, {} single local",
+            "{} functions, {} matched, {} merged, {} pattern mismatches, {} single local",
             self.functions, self.matched, self.merged, self.pattern_mismatches, self.single_local
         )
     }
