@@ -84,6 +84,9 @@ pub struct CombineStats {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MergePlan {
     pub groups: BTreeMap<GroupKey, Group>,
+    /// Shape classes of two or more members that were not kept, and why
+    /// (for remarks).
+    pub rejected: BTreeMap<GroupKey, &'static str>,
     pub stats: CombineStats,
 }
 
@@ -116,11 +119,14 @@ pub fn combine(summary: &Summary, opts: &MergeOptions) -> MergePlan {
         let (fixed, params) = compute_params(&key.2, &members);
         if params.is_empty() {
             plan.stats.identical += 1;
+            plan.rejected
+                .insert(key, "identical constants (left to the linker's ICF)");
             continue;
         }
         let sig_params = members[0].sig_params;
         if sig_params as usize + params.len() > opts.max_params {
             plan.stats.too_many_params += 1;
+            plan.rejected.insert(key, "too many parameters");
             continue;
         }
         let group = price(key.clone(), &members, fixed, params, opts);
@@ -129,6 +135,10 @@ pub fn combine(summary: &Summary, opts: &MergeOptions) -> MergePlan {
             plan.groups.insert(key, group);
         } else {
             plan.stats.unprofitable += 1;
+            plan.rejected.insert(
+                key,
+                "unprofitable by Equation 1 (thunks cost more than the body saves)",
+            );
         }
     }
     plan

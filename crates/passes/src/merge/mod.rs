@@ -207,6 +207,11 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         let (sf, shape) = stable_function(module, &def.func, def.symbol, opts);
         let key = (sf.hash, sf.inst_count, sf.location_keys());
         let Some(group) = plan.group(&key) else {
+            if let Some(why) = plan.rejected.get(&key) {
+                report
+                    .remarks
+                    .push(format!("merge: kept {}: {why}", sf.name));
+            }
             continue;
         };
         report.stats.matched += 1;
