@@ -80,7 +80,7 @@ impl Pass {
                 total.to_string()
             }
             Pass::Merge => {
-                let options = crate::rounds::merge_options();
+                let options = crate::rounds::merge_options_for(isa);
                 parec_passes::merge::run(module, None, &options)
                     .stats
                     .to_string()

@@ -163,7 +163,19 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
     let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
     match opts.emit {
         Emit::Clif => {
-            let text = clif_text(modules, &pipeline, clif_files.as_deref(), opts.target)?;
+            let options = ObjectOptions {
+                target: opts.target,
+                level: opts.level,
+                pipeline,
+                jobs: opts.jobs,
+            };
+            let (modules, outcome) = rounds::run_all_passes(modules, &options, &opts.merge)?;
+            print_remarks(outcome.as_ref(), opts.remarks);
+            let no_passes = Pipeline {
+                passes: Vec::new(),
+                verify: false,
+            };
+            let text = clif_text(modules, &no_passes, clif_files.as_deref(), opts.target)?;
             write_output(opts.out.as_deref(), text.as_bytes())?;
         }
         Emit::Asm => {
@@ -217,12 +229,17 @@ fn compile_objects(
         jobs: opts.jobs,
     };
     let (objects, outcome) = rounds::compile_objects(modules, &options, &opts.merge)?;
-    if let Some(outcome) = outcome.as_ref().filter(|_| opts.remarks) {
+    print_remarks(outcome.as_ref(), opts.remarks);
+    Ok((objects, outcome))
+}
+
+/// Prints merge remarks to stderr if asked (`--remarks`).
+fn print_remarks(outcome: Option<&MergeOutcome>, remarks: bool) {
+    if let Some(outcome) = outcome.filter(|_| remarks) {
         for remark in &outcome.remarks {
             eprintln!("remark: {remark}");
         }
     }
-    Ok((objects, outcome))
 }
 
 /// The modules' functions after the pipeline, as CLIF text.

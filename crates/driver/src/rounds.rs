@@ -26,12 +26,13 @@ use std::path::{Path, PathBuf};
 
 use ::object::{Object as _, ObjectSymbol as _};
 use anyhow::{anyhow, bail, Context as _, Result};
+use cranelift_codegen::isa::TargetIsa;
 use parec_passes::cgdata::{CgData, MAGIC};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeReport, MergeStats, Summary};
 use rayon::prelude::*;
 
-use crate::clif_pipeline::{verify_module, Pass};
+use crate::clif_pipeline::{verify_module, Pass, Pipeline};
 use crate::object::{self, CompiledObject, ObjectOptions};
 use crate::target::Target;
 
@@ -42,6 +43,13 @@ pub const FORCE_COLLISIONS_ENV: &str = "PAREC_MERGE_FORCE_COLLISIONS";
 /// the tunable thresholds `PAREC_MERGE_MIN_INSTS` / `PAREC_MERGE_MIN_BENEFIT`
 /// (bytes) from the environment.
 pub fn merge_options() -> MergeOptions {
+    merge_options_for(None)
+}
+
+/// [`merge_options`] for code generation by `isa`: thunks call and return
+/// instead of tail-calling where Cranelift's tail calls need frame
+/// pointers that the ISA does not keep (x86-64).
+pub fn merge_options_for(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     let mut options = MergeOptions {
         force_collisions: std::env::var(FORCE_COLLISIONS_ENV).is_ok_and(|v| v == "1"),
         ..MergeOptions::default()
@@ -52,6 +60,10 @@ pub fn merge_options() -> MergeOptions {
     }
     if let Some(n) = number("PAREC_MERGE_MIN_BENEFIT") {
         options.min_benefit = n;
+    }
+    if let Some(isa) = isa {
+        options.tail_calls = isa.triple().architecture != target_lexicon::Architecture::X86_64
+            || isa.flags().preserve_frame_pointers();
     }
     options
 }
@@ -93,10 +105,41 @@ pub fn cgdata_target(target: Target) -> String {
 /// Compiles `modules` to objects, running merging as `setup` says. Without
 /// the merge pass in `opts.pipeline`, this is [`object::compile_all`].
 pub fn compile_objects(
-    mut modules: Vec<ClifModule>,
+    modules: Vec<ClifModule>,
     opts: &ObjectOptions,
     setup: &MergeSetup,
 ) -> Result<(Vec<CompiledObject>, Option<MergeOutcome>)> {
+    let (modules, rest, outcome) = run_through_merge(modules, opts, setup)?;
+    let rest = ObjectOptions {
+        pipeline: rest,
+        ..opts.clone()
+    };
+    Ok((object::compile_all(modules, &rest)?, outcome))
+}
+
+/// Runs every CLIF pass of `opts.pipeline` on `modules`, merging as `setup`
+/// says (for `--emit clif`).
+pub fn run_all_passes(
+    modules: Vec<ClifModule>,
+    opts: &ObjectOptions,
+    setup: &MergeSetup,
+) -> Result<(Vec<ClifModule>, Option<MergeOutcome>)> {
+    let (mut modules, rest, outcome) = run_through_merge(modules, opts, setup)?;
+    let isa = opts.target.isa(opts.level)?;
+    for m in &mut modules {
+        rest.run(m, Some(&*isa))
+            .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
+    }
+    Ok((modules, outcome))
+}
+
+/// Runs the passes up to and including merging; returns the modules and the
+/// pipeline of the passes after merging.
+fn run_through_merge(
+    mut modules: Vec<ClifModule>,
+    opts: &ObjectOptions,
+    setup: &MergeSetup,
+) -> Result<(Vec<ClifModule>, Pipeline, Option<MergeOutcome>)> {
     let Some((before, after)) = opts.pipeline.split_at_merge() else {
         if setup.is_global() {
             bail!(
@@ -104,7 +147,7 @@ pub fn compile_objects(
                 Pass::Merge.name()
             );
         }
-        return Ok((object::compile_all(modules, opts)?, None));
+        return Ok((modules, opts.pipeline.clone(), None));
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
@@ -119,7 +162,7 @@ pub fn compile_objects(
         })
     })?;
 
-    let options = merge_options();
+    let options = merge_options_for(Some(&*isa));
     let (plan, mode) = plan_for(&modules, opts.target, setup, &options)?;
     let reports: Vec<MergeReport> = pool.install(|| {
         modules
@@ -146,11 +189,7 @@ pub fn compile_objects(
         outcome.stats.accumulate(&report.stats);
         outcome.remarks.extend(report.remarks);
     }
-    let rest = ObjectOptions {
-        pipeline: after,
-        ..opts.clone()
-    };
-    Ok((object::compile_all(modules, &rest)?, Some(outcome)))
+    Ok((modules, after, Some(outcome)))
 }
 
 /// Round 1 or the cgdata file: the plan round 2 merges with (`None`: local).

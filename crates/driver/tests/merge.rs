@@ -393,6 +393,9 @@ fn recursive_and_function_parameter_instances() {
         merged |= stderr.contains("tri<") && stderr.contains(".Tgm");
     }
     assert!(merged, "the recursive instances were not merged");
+    // The host JIT merges locally too (thunks call and return on x86-64).
+    let jit = run(parec().arg("run").arg(&main));
+    assert_eq!(text(&jit.stdout), expected, "{}", text(&jit.stderr));
 }
 
 /// A CLIF program whose merged function's address is taken: the address

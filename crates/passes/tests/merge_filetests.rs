@@ -401,3 +401,37 @@ fn stale_plan_pattern_mismatch_is_refused() {
     assert_eq!(report.stats.merged, 0);
     assert_eq!(report.stats.pattern_mismatches, 3);
 }
+
+/// Without tail calls (x86-64 without frame pointers) every thunk calls and
+/// returns, and still computes what the function did.
+#[test]
+fn call_and_return_thunks_without_tail_calls() {
+    let opts = MergeOptions {
+        tail_calls: false,
+        ..MergeOptions::default()
+    };
+    let mut merged = 0;
+    for case in load_cases() {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = merge::run(&mut module, None, &opts);
+        merged += report.stats.merged;
+        verify_all(&module, &case.name);
+        let after = to_testcase_functions(&module);
+        for f in &after {
+            let text = f.display().to_string();
+            if text.contains(".Tgm") && !f.name.to_string().ends_with(".Tgm") {
+                assert!(!text.contains("return_call "), "{text}");
+            }
+        }
+        for (name, args) in &case.runs {
+            assert_eq!(
+                interpret(&before, name, args),
+                interpret(&after, name, args),
+                "{}: {name}{args:?}",
+                case.name
+            );
+        }
+    }
+    assert!(merged > 0);
+}

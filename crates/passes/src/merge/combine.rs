@@ -183,6 +183,7 @@ fn price(
     let mut tuples: Vec<Vec<u64>> = Vec::new();
     let mut size_thunk = 0u64;
     let c_abi = members[0].c_abi;
+    let call_thunk = c_abi || !opts.tail_calls;
     for m in members {
         let tuple: Vec<u64> = params
             .iter()
@@ -193,7 +194,7 @@ fn price(
             .iter()
             .map(|p| u64::from(m.locations[index(&p[0])].cost))
             .sum();
-        size_thunk = size_thunk.max(materialise + thunk_overhead(c_abi));
+        size_thunk = size_thunk.max(materialise + thunk_overhead(call_thunk));
     }
     tuples.sort();
     tuples.dedup();
@@ -215,11 +216,11 @@ fn price(
     }
 }
 
-/// aarch64 bytes of a thunk besides its parameters: `b body` for the tail
-/// convention; `stp x29, x30, [sp, #-16]!; mov x29, sp; bl body;
-/// ldp x29, x30, [sp], #16; ret` for the C ABI.
-pub fn thunk_overhead(c_abi: bool) -> u64 {
-    if c_abi {
+/// aarch64 bytes of a thunk besides its parameters: `b body` for a tail
+/// call; `stp x29, x30, [sp, #-16]!; mov x29, sp; bl body;
+/// ldp x29, x30, [sp], #16; ret` for call-and-return (the C ABI).
+pub fn thunk_overhead(call_and_return: bool) -> u64 {
+    if call_and_return {
         20
     } else {
         4

@@ -95,6 +95,10 @@ pub struct MergeOptions {
     pub max_params: usize,
     /// The type of code and data addresses.
     pub pointer_type: Type,
+    /// Whether thunks of tail-convention functions may `return_call` their
+    /// body. Cranelift's x86-64 tail calls need frame pointers; without
+    /// them thunks call and return, like C-ABI thunks.
+    pub tail_calls: bool,
     /// Testing: every function gets the same hash, so only the shape check
     /// and the rewrite's own checks keep groups apart.
     pub force_collisions: bool,
@@ -108,6 +112,7 @@ impl Default for MergeOptions {
             min_benefit: 0,
             max_params: 8,
             pointer_type: types::I64,
+            tail_calls: true,
             force_collisions: false,
         }
     }
@@ -249,7 +254,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
             ));
             continue;
         }
-        match rewrite::merge_function(module, index, shape, group, opts.pointer_type) {
+        match rewrite::merge_function(module, index, shape, group, opts) {
             Ok(body) => {
                 report.stats.merged += 1;
                 report.remarks.push(format!(

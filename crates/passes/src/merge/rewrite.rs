@@ -9,7 +9,8 @@
 //! `return_call` becomes `call_indirect` / `return_call_indirect` through it.
 //! `f` itself becomes a thunk that materialises its own constants, read from
 //! the first location of each parameter, and `return_call`s the body (tail
-//! convention) or calls it and returns its results (C ABI).
+//! convention) or calls it and returns its results (C ABI, or targets where
+//! [`MergeOptions::tail_calls`] is off).
 //!
 //! Soundness does not depend on the summary: `f.Tgm(args, consts(f))`
 //! computes exactly `f(args)` because the constants are `f`'s own, whatever
@@ -29,6 +30,7 @@ use crate::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 
 use super::combine::Group;
 use super::hash::{self, Operand, Shape};
+use super::MergeOptions;
 
 /// The suffix of merged bodies.
 pub const BODY_SUFFIX: &str = ".Tgm";
@@ -40,8 +42,9 @@ pub fn merge_function(
     index: usize,
     shape: &Shape,
     group: &Group,
-    pointer: Type,
+    opts: &MergeOptions,
 ) -> Result<String, String> {
+    let pointer = opts.pointer_type;
     let def = &module.functions[index];
     let func = &def.func;
     let name = module.symbols[def.symbol as usize].name.clone();
@@ -92,11 +95,14 @@ pub fn merge_function(
     );
     body.name = ClifModule::func_name(body_symbol);
 
+    let tail_call =
+        opts.tail_calls && body.signature.call_conv == cranelift_codegen::isa::CallConv::Tail;
     let thunk = build_thunk(
         &module.functions[index].func,
         &operands,
         body_symbol,
         &body.signature,
+        tail_call,
     );
     module.functions[index].func = thunk;
     module.functions.push(FunctionDef {
@@ -136,6 +142,7 @@ fn build_thunk(
     operands: &[(Operand, Type)],
     body_symbol: u32,
     body_signature: &cranelift_codegen::ir::Signature,
+    tail_call: bool,
 ) -> Function {
     let mut thunk =
         Function::with_name_signature(original.name.clone(), original.signature.clone());
@@ -190,7 +197,7 @@ fn build_thunk(
         colocated: true,
         patchable: false,
     });
-    if original.signature.call_conv == cranelift_codegen::isa::CallConv::Tail {
+    if tail_call {
         pos.ins().return_call(body, &args);
     } else {
         let call = pos.ins().call(body, &args);
