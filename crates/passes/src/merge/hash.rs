@@ -80,27 +80,27 @@ pub fn shape(module: &ClifModule, func: &Function) -> Shape {
         .collect();
     let param_iconsts = parameterizable_iconsts(func);
 
-    h.str(&func.signature.to_string());
+    h.display(&func.signature);
     for (_, slot) in func.sized_stack_slots.iter() {
         h.u64(u64::from(slot.size));
         h.u64(u64::from(slot.align_shift));
-        h.str(&format!("{:?}", slot.kind));
+        h.display(format_args!("{:?}", slot.kind));
     }
     for block in func.layout.blocks() {
         h.str("block");
         h.u64(u64::from(func.layout.is_cold(block)));
         for &p in func.dfg.block_params(block) {
-            h.str(&type_name(func.dfg.value_type(p)));
+            h.ty(func.dfg.value_type(p));
         }
     }
 
     let mut locations = Vec::new();
     for (i, &inst) in insts.iter().enumerate() {
         let data = &func.dfg.insts[inst];
-        h.str(&data.opcode().to_string());
-        h.str(&type_name(func.dfg.ctrl_typevar(inst)));
+        h.display(&data.opcode());
+        h.ty(func.dfg.ctrl_typevar(inst));
         for &r in func.dfg.inst_results(inst) {
-            h.str(&type_name(func.dfg.value_type(r)));
+            h.ty(func.dfg.value_type(r));
         }
         for &a in func.dfg.inst_args(inst) {
             h.u64(numbers.value(func, a));
@@ -172,31 +172,31 @@ fn hash_immediates(
     use InstructionData as D;
     match func.dfg.insts[inst] {
         D::AtomicCas { flags, .. } | D::LoadNoOffset { flags, .. } => {
-            h.str(&flags.to_string());
+            h.display(&flags);
         }
-        D::StoreNoOffset { flags, .. } => h.str(&flags.to_string()),
+        D::StoreNoOffset { flags, .. } => h.display(&flags),
         D::AtomicRmw { flags, op, .. } => {
-            h.str(&flags.to_string());
-            h.str(&op.to_string());
+            h.display(&flags);
+            h.display(&op);
         }
         D::Load { flags, offset, .. } | D::Store { flags, offset, .. } => {
-            h.str(&flags.to_string());
+            h.display(&flags);
             h.u64(i64::from(offset) as u64);
         }
         D::BinaryImm8 { imm, .. } | D::TernaryImm8 { imm, .. } => h.u64(u64::from(imm)),
         D::CondTrap { code, .. } | D::Trap { code, .. } | D::IntAddTrap { code, .. } => {
-            h.str(&code.to_string())
+            h.display(&code)
         }
-        D::IntCompare { cond, .. } => h.str(&cond.to_string()),
-        D::FloatCompare { cond, .. } => h.str(&cond.to_string()),
+        D::IntCompare { cond, .. } => h.display(&cond),
+        D::FloatCompare { cond, .. } => h.display(&cond),
         D::CallIndirect { .. } | D::TryCallIndirect { .. } => {
             if let Some(sig) = func.dfg.call_signature(inst) {
-                h.str(&func.dfg.signatures[sig].to_string());
+                h.display(&func.dfg.signatures[sig]);
             }
         }
         D::Call { func_ref, .. } | D::FuncAddr { func_ref, .. } => {
             let ext = &func.dfg.ext_funcs[func_ref];
-            h.str(&func.dfg.signatures[ext.signature].to_string());
+            h.display(&func.dfg.signatures[ext.signature]);
             h.u64(u64::from(ext.colocated));
             return Some((
                 tagged(b'F', symbol_name(module, func, &ext.name).as_bytes()),
@@ -207,7 +207,7 @@ fn hash_immediates(
             // Not parameterized: a `try_call_indirect` would change the
             // exception-table shape; hash the callee into the structure.
             let ext = &func.dfg.ext_funcs[func_ref];
-            h.str(&func.dfg.signatures[ext.signature].to_string());
+            h.display(&func.dfg.signatures[ext.signature]);
             h.str(&symbol_name(module, func, &ext.name));
         }
         D::StackAddr {
@@ -295,8 +295,8 @@ fn hash_global(module: &ClifModule, func: &Function, gv: ir::GlobalValue, h: &mu
         } => {
             h.str("load");
             h.u64(i64::from(*offset) as u64);
-            h.str(&global_type.to_string());
-            h.str(&flags.to_string());
+            h.display(&global_type);
+            h.display(&flags);
             hash_global(module, func, *base, h);
         }
         GlobalValueData::IAddImm {
@@ -306,10 +306,10 @@ fn hash_global(module: &ClifModule, func: &Function, gv: ir::GlobalValue, h: &mu
         } => {
             h.str("iadd_imm");
             h.u64(offset.bits() as u64);
-            h.str(&global_type.to_string());
+            h.display(&global_type);
             hash_global(module, func, *base, h);
         }
-        other => h.str(&format!("{other:?}")),
+        other => h.display(format_args!("{other:?}")),
     }
 }
 
@@ -342,16 +342,6 @@ pub fn symbol_name(module: &ClifModule, func: &Function, name: &ExternalName) ->
             || name.display(Some(&func.params)).to_string(),
             |s| s.name.clone(),
         )
-}
-
-/// A type's name; `-` for the "no type" of instructions without a
-/// controlling type (whose `Display` would panic).
-fn type_name(ty: Type) -> String {
-    if ty == ir::types::INVALID {
-        "-".to_string()
-    } else {
-        ty.to_string()
-    }
 }
 
 fn tagged(tag: u8, bytes: &[u8]) -> u64 {
@@ -507,6 +497,21 @@ impl Stream {
     fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
         self.buf.extend_from_slice(b);
+    }
+    /// A value's text, written in place (no allocation), then a byte that
+    /// never occurs in UTF-8 as a terminator.
+    fn display(&mut self, v: impl std::fmt::Display) {
+        use std::io::Write as _;
+        let _ = write!(self.buf, "{v}");
+        self.buf.push(0xff);
+    }
+    fn ty(&mut self, ty: Type) {
+        if ty == ir::types::INVALID {
+            // No controlling type (its `Display` would panic).
+            self.buf.push(0xfe);
+        } else {
+            self.display(ty);
+        }
     }
     fn finish(&self) -> u64 {
         xxh3_64(&self.buf)

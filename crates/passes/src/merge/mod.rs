@@ -194,22 +194,30 @@ fn stable_function(
 /// Phase 3 on one module, with `plan` from cgdata or, without one, the
 /// module's own summary combined (local merging).
 pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOptions) -> MergeReport {
+    // Hash every candidate once; local mode combines these same summaries.
+    let analysed: Vec<(usize, StableFunction, hash::Shape)> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, def)| is_candidate(module, &def.func, def.symbol))
+        .map(|(index, def)| {
+            let (sf, shape) = stable_function(module, &def.func, def.symbol, opts);
+            (index, sf, shape)
+        })
+        .collect();
     let local;
     let plan = match plan {
         Some(plan) => plan,
         None => {
-            local = combine(&analyze(module, opts), opts);
+            let summary = Summary::new(analysed.iter().map(|(_, sf, _)| sf.clone()).collect());
+            local = combine(&summary, opts);
             &local
         }
     };
     let mut report = MergeReport::default();
     let mut matches: Vec<(usize, GroupKey, hash::Shape)> = Vec::new();
-    for (index, def) in module.functions.iter().enumerate() {
-        if !is_candidate(module, &def.func, def.symbol) {
-            continue;
-        }
+    for (index, sf, shape) in analysed {
         report.stats.functions += 1;
-        let (sf, shape) = stable_function(module, &def.func, def.symbol, opts);
         let key = (sf.hash, sf.inst_count, sf.location_keys());
         let Some(group) = plan.group(&key) else {
             if let Some(why) = plan.rejected.get(&key) {
