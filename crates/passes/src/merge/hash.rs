@@ -97,7 +97,7 @@ pub fn shape(module: &ClifModule, func: &Function) -> Shape {
     let mut locations = Vec::new();
     for (i, &inst) in insts.iter().enumerate() {
         let data = &func.dfg.insts[inst];
-        h.display(&data.opcode());
+        h.display(data.opcode());
         h.ty(func.dfg.ctrl_typevar(inst));
         for &r in func.dfg.inst_results(inst) {
             h.ty(func.dfg.value_type(r));
@@ -172,23 +172,23 @@ fn hash_immediates(
     use InstructionData as D;
     match func.dfg.insts[inst] {
         D::AtomicCas { flags, .. } | D::LoadNoOffset { flags, .. } => {
-            h.display(&flags);
+            h.display(flags);
         }
-        D::StoreNoOffset { flags, .. } => h.display(&flags),
+        D::StoreNoOffset { flags, .. } => h.display(flags),
         D::AtomicRmw { flags, op, .. } => {
-            h.display(&flags);
-            h.display(&op);
+            h.display(flags);
+            h.display(op);
         }
         D::Load { flags, offset, .. } | D::Store { flags, offset, .. } => {
-            h.display(&flags);
+            h.display(flags);
             h.u64(i64::from(offset) as u64);
         }
         D::BinaryImm8 { imm, .. } | D::TernaryImm8 { imm, .. } => h.u64(u64::from(imm)),
         D::CondTrap { code, .. } | D::Trap { code, .. } | D::IntAddTrap { code, .. } => {
-            h.display(&code)
+            h.display(code)
         }
-        D::IntCompare { cond, .. } => h.display(&cond),
-        D::FloatCompare { cond, .. } => h.display(&cond),
+        D::IntCompare { cond, .. } => h.display(cond),
+        D::FloatCompare { cond, .. } => h.display(cond),
         D::CallIndirect { .. } | D::TryCallIndirect { .. } => {
             if let Some(sig) = func.dfg.call_signature(inst) {
                 h.display(&func.dfg.signatures[sig]);
@@ -295,8 +295,8 @@ fn hash_global(module: &ClifModule, func: &Function, gv: ir::GlobalValue, h: &mu
         } => {
             h.str("load");
             h.u64(i64::from(*offset) as u64);
-            h.display(&global_type);
-            h.display(&flags);
+            h.display(global_type);
+            h.display(flags);
             hash_global(module, func, *base, h);
         }
         GlobalValueData::IAddImm {
@@ -306,7 +306,7 @@ fn hash_global(module: &ClifModule, func: &Function, gv: ir::GlobalValue, h: &mu
         } => {
             h.str("iadd_imm");
             h.u64(offset.bits() as u64);
-            h.display(&global_type);
+            h.display(global_type);
             hash_global(module, func, *base, h);
         }
         other => h.display(format_args!("{other:?}")),
