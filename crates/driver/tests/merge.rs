@@ -281,6 +281,24 @@ fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
         assert!(stderr.contains("warning:"), "{name}: {stderr}");
         assert_eq!((stdout.as_str(), status), (expected.as_str(), 0), "{name}");
     }
+    // `cgdata show` and `cgdata merge` reject broken and mismatched files.
+    let broken = tmp.path().join("corrupt.cgdata");
+    let out = run(parec().args(["cgdata", "show"]).arg(&broken));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("checksum"));
+    let merged = tmp.path().join("merged.cgdata");
+    let out = run(parec()
+        .args(["cgdata", "merge"])
+        .arg(&merged)
+        .arg(&good)
+        .arg(&x86));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("x86_64"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!merged.exists());
     // --cgdata-generate never replaces a file that is not cgdata.
     let precious = tmp.path().join("precious.txt");
     std::fs::write(&precious, "keep me").unwrap();

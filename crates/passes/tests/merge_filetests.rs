@@ -435,3 +435,29 @@ fn call_and_return_thunks_without_tail_calls() {
     }
     assert!(merged > 0);
 }
+
+/// Read-only data defined in the module is hashed by content: two string
+/// tables with equal bytes under different names are one constant (nothing
+/// to parameterize), with different bytes two.
+#[test]
+fn read_only_data_is_hashed_by_content() {
+    let with_tables = |a: &[u8], b: &[u8]| {
+        let mut case = load(&workspace().join("filetests/merge/globals.clif"), "m");
+        for (name, bytes) in [("table_a", a), ("table_b", b)] {
+            let s = case.module.symbol_index(name).unwrap();
+            case.module.symbols[s as usize].kind = SymbolKind::Data { writable: false };
+            case.module.symbols[s as usize].linkage = Linkage::Local;
+            case.module.data.push(parec_passes::clif_module::DataDef {
+                symbol: s,
+                bytes: bytes.to_vec(),
+                align: 8,
+                relocs: Vec::new(),
+            });
+        }
+        let opts = MergeOptions::default();
+        let plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
+        (plan.groups.len(), plan.stats.identical)
+    };
+    assert_eq!(with_tables(b"same", b"same"), (0, 1));
+    assert_eq!(with_tables(b"this", b"that"), (1, 0));
+}
