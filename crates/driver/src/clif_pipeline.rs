@@ -31,6 +31,10 @@ use parec_passes::gvn::{self, GvnStats};
 pub enum Pass {
     /// Optimistic global value numbering (`parec_passes::gvn`).
     Gvn,
+    /// Stable-hash global function merging (`parec_passes::merge`). Run
+    /// alone, as here, it merges within the module; builds route it through
+    /// [`crate::rounds`], which can give it a cgdata summary instead.
+    Merge,
     /// A deliberate miscompile for testing the differential tester
     /// ([`crate::difftest::planted`]); never in [`Pass::ALL`], and accepted
     /// by [`Pass::from_name`] only when `PAREC_TEST_PLANTED=1`.
@@ -40,12 +44,13 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
-    pub const ALL: &'static [Pass] = &[Pass::Gvn];
+    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Merge];
 
     /// The name used on the command line (`--passes gvn,merge`).
     pub fn name(self) -> &'static str {
         match self {
             Pass::Gvn => "gvn",
+            Pass::Merge => "merge",
             Pass::Planted => crate::difftest::planted::NAME,
         }
     }
@@ -73,6 +78,12 @@ impl Pass {
                     total.accumulate(&stats);
                 }
                 total.to_string()
+            }
+            Pass::Merge => {
+                let options = crate::rounds::merge_options_for(isa);
+                parec_passes::merge::run(module, None, &options)
+                    .stats
+                    .to_string()
             }
             Pass::Planted => crate::difftest::planted::run(module),
         }
@@ -148,6 +159,18 @@ impl Pipeline {
             passes,
             verify: cfg!(debug_assertions),
         })
+    }
+
+    /// Splits the pipeline around [`Pass::Merge`]: the passes before it, and
+    /// those after it (`None` if it does not merge). Two-round builds run the
+    /// first part, then merging with a summary, then the second.
+    pub fn split_at_merge(&self) -> Option<(Pipeline, Pipeline)> {
+        let at = self.passes.iter().position(|&p| p == Pass::Merge)?;
+        let part = |passes: &[Pass]| Pipeline {
+            passes: passes.to_vec(),
+            verify: self.verify,
+        };
+        Some((part(&self.passes[..at]), part(&self.passes[at + 1..])))
     }
 
     /// Runs the passes in order on `module`, verifying after each if asked.
@@ -226,7 +249,7 @@ mod tests {
     #[test]
     fn unknown_pass_is_rejected() {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
-        assert_eq!(err, "unknown pass `nope`; available: gvn");
+        assert_eq!(err, "unknown pass `nope`; available: gvn, merge");
     }
 
     #[test]
@@ -236,6 +259,9 @@ mod tests {
             Pipeline::for_level(OptLevel::O2).passes.is_empty(),
             "-O2 is Cranelift alone"
         );
-        assert_eq!(Pipeline::for_level(OptLevel::Oz).passes, vec![Pass::Gvn]);
+        assert_eq!(
+            Pipeline::for_level(OptLevel::Oz).passes,
+            vec![Pass::Gvn, Pass::Merge]
+        );
     }
 }

@@ -14,7 +14,8 @@ use parec_passes::clif_module::ClifModule;
 use crate::clif_file::ClifFile;
 use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::link::{self, Icf};
-use crate::object::{self, CompiledObject, ObjectOptions};
+use crate::object::{CompiledObject, ObjectOptions};
+use crate::rounds::{self, MergeOutcome, MergeSetup};
 use crate::target::Target;
 use crate::{asm, jit, pipeline, Failure};
 
@@ -40,6 +41,10 @@ pub struct BuildOptions {
     pub icf: Icf,
     /// A pass list replacing the level's (`--passes`, for testing).
     pub passes: Option<String>,
+    /// Cross-module merging: cgdata and rounds.
+    pub merge: MergeSetup,
+    /// Print one line per merge decision (`--remarks`).
+    pub remarks: bool,
 }
 
 /// The kind of the input files.
@@ -158,11 +163,23 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
     let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
     match opts.emit {
         Emit::Clif => {
-            let text = clif_text(modules, &pipeline, clif_files.as_deref(), opts.target)?;
+            let options = ObjectOptions {
+                target: opts.target,
+                level: opts.level,
+                pipeline,
+                jobs: opts.jobs,
+            };
+            let (modules, outcome) = rounds::run_all_passes(modules, &options, &opts.merge)?;
+            print_remarks(outcome.as_ref(), opts.remarks);
+            let no_passes = Pipeline {
+                passes: Vec::new(),
+                verify: false,
+            };
+            let text = clif_text(modules, &no_passes, clif_files.as_deref(), opts.target)?;
             write_output(opts.out.as_deref(), text.as_bytes())?;
         }
         Emit::Asm => {
-            let objects = compile_objects(modules, opts, pipeline)?;
+            let (objects, _) = compile_objects(modules, opts, pipeline)?;
             let mut text = String::new();
             for obj in &objects {
                 text.push_str(&format!("; module {}\n", obj.name));
@@ -175,7 +192,7 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
-            let objects = compile_objects(modules, opts, pipeline)?;
+            let (objects, _) = compile_objects(modules, opts, pipeline)?;
             write_object_dir(dir, &objects)?;
         }
         Emit::Exe => {
@@ -183,30 +200,46 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
-            let objects = compile_objects(modules, opts, pipeline)?;
+            let (objects, merged) = compile_objects(modules, opts, pipeline)?;
             let tmp = tempfile::Builder::new()
                 .prefix("parec-")
                 .tempdir()
                 .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
             let paths = write_object_files(tmp.path(), &objects)?;
             link::link_executable(&paths, out, opts.target, opts.icf)?;
+            if let Some(outcome) = merged.filter(|_| opts.merge.is_global() || opts.remarks) {
+                eprintln!("{}", rounds::link_report(out, &outcome)?);
+            }
         }
     }
     Ok(0)
 }
 
+/// Compiles through [`rounds`] (merging as `opts.merge` says), printing
+/// merge remarks if asked.
 fn compile_objects(
     modules: Vec<ClifModule>,
     opts: &BuildOptions,
     pipeline: Pipeline,
-) -> anyhow::Result<Vec<CompiledObject>> {
+) -> anyhow::Result<(Vec<CompiledObject>, Option<MergeOutcome>)> {
     let options = ObjectOptions {
         target: opts.target,
         level: opts.level,
         pipeline,
         jobs: opts.jobs,
     };
-    object::compile_all(modules, &options)
+    let (objects, outcome) = rounds::compile_objects(modules, &options, &opts.merge)?;
+    print_remarks(outcome.as_ref(), opts.remarks);
+    Ok((objects, outcome))
+}
+
+/// Prints merge remarks to stderr if asked (`--remarks`).
+fn print_remarks(outcome: Option<&MergeOutcome>, remarks: bool) {
+    if let Some(outcome) = outcome.filter(|_| remarks) {
+        for remark in &outcome.remarks {
+            eprintln!("remark: {remark}");
+        }
+    }
 }
 
 /// The modules' functions after the pipeline, as CLIF text.

@@ -11,6 +11,7 @@
 
 pub mod asm;
 pub mod bench;
+pub mod cgdata_cmd;
 pub mod clif_file;
 pub mod clif_pipeline;
 pub mod clif_to_module;
@@ -20,6 +21,7 @@ pub mod jit;
 pub mod link;
 pub mod object;
 pub mod opt;
+pub mod rounds;
 pub mod target;
 
 pub mod pipeline;

@@ -12,6 +12,7 @@ use parec::bench::{self, BenchOptions};
 use parec::clif_pipeline::OptLevel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
+use parec::rounds::MergeSetup;
 use parec::target::Target;
 use parec::Failure;
 
@@ -73,6 +74,27 @@ enum Command {
         /// Replace the level's CLIF passes by this comma-separated list (testing).
         #[arg(long, hide = true)]
         passes: Option<String>,
+        /// Global merging round 1: write the merge summary of this build to FILE
+        /// (and merge with it).
+        #[arg(long, value_name = "FILE", conflicts_with = "cgdata_use")]
+        cgdata_generate: Option<PathBuf>,
+        /// Merge functions using the cgdata summary of an earlier build.
+        #[arg(long, value_name = "FILE")]
+        cgdata_use: Option<PathBuf>,
+        /// With --cgdata-use: a bad file is a warning and the build merges locally.
+        #[arg(long, requires = "cgdata_use")]
+        cgdata_ignore_errors: bool,
+        /// Summarize every module, then merge with the combined summary.
+        #[arg(long, conflicts_with = "cgdata_use")]
+        two_rounds: bool,
+        /// Print one line per merge decision (stderr).
+        #[arg(long)]
+        remarks: bool,
+    },
+    /// Inspect or combine cgdata files (merge summaries of two-round builds).
+    Cgdata {
+        #[command(subcommand)]
+        command: CgdataCommand,
     },
     /// Differential testing: generated programs must behave the same in the
     /// interpreter, the JIT and under qemu, under every pass configuration.
@@ -143,6 +165,18 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum CgdataCommand {
+    /// Merge cgdata files into OUT (the same bytes for any input order).
+    Merge {
+        out: PathBuf,
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
+    /// Print a cgdata file: sections, merge groups, parameters, estimated benefit.
+    Show { file: PathBuf },
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum EmitArg {
     Exe,
@@ -202,6 +236,11 @@ fn execute(cli: Cli) -> ExitCode {
             jobs,
             icf,
             passes,
+            cgdata_generate,
+            cgdata_use,
+            cgdata_ignore_errors,
+            two_rounds,
+            remarks,
         } => {
             let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
                 std::thread::available_parallelism()
@@ -223,8 +262,21 @@ fn execute(cli: Cli) -> ExitCode {
                 jobs,
                 icf,
                 passes,
+                merge: MergeSetup {
+                    generate: cgdata_generate,
+                    use_file: cgdata_use,
+                    ignore_errors: cgdata_ignore_errors,
+                    two_rounds,
+                },
+                remarks,
             })
         }
+        Command::Cgdata {
+            command: CgdataCommand::Merge { out, inputs },
+        } => parec::cgdata_cmd::merge_files(&out, &inputs),
+        Command::Cgdata {
+            command: CgdataCommand::Show { file },
+        } => parec::cgdata_cmd::show(&file),
         Command::Fuzz {
             seed,
             count,

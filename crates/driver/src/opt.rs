@@ -61,6 +61,10 @@ pub fn opt(
     for def in &after.functions {
         let _ = writeln!(clif, "{}", file.restore_names(&def.func).display());
     }
+    // Symbols the passes created (merged `.Tgm` bodies) have no name in the file.
+    for (i, sym) in after.symbols.iter().enumerate().skip(before.symbols.len()) {
+        let _ = writeln!(clif, "; u0:{i} is `{}`", sym.name);
+    }
     let stats = if stats {
         let mut text = instruction_stats(&file, &before, &after)?;
         for (pass, report) in &reports {

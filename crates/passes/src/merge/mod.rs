@@ -1,0 +1,340 @@
+//! Stable-hash global function merging on CLIF.
+//!
+//! This follows Lee et al., *Global Function Merger* (the paper in
+//! `shared/papers/global-function-merger.txt`, §3 and §4) and the LLVM RFC
+//! *Global Function Merging* (`rfc-global-function-merging.txt`): functions
+//! that differ only in constants are rewritten, **each in its own module**,
+//! into a parameterized body `f.Tgm` plus a thunk `f` that passes `f`'s own
+//! constants; the linker's identical-code folding (`ld.lld --icf=all`) then
+//! keeps one copy of the bodies that came out identical. Call sites are never
+//! touched, so modules can be compiled separately, in any order, from a
+//! summary that may be stale.
+//!
+//! # Notation
+//!
+//! - A **location** `(i, j)` is operand `j` of the `i`-th instruction in
+//!   layout order; a *parameterizable* location is one whose operand could
+//!   be a run-time value: a direct callee, a symbol address, or (beyond
+//!   LLVM, which only handles call/load/store operands) an `iconst` feeding
+//!   arithmetic, comparisons, stored values, select arms, call or return
+//!   arguments ([`hash`]).
+//! - The **stable hash** `H` of a function hashes everything but its
+//!   parameterizable operands, independently of entity numbering, names,
+//!   process and platform (xxh3-64, seedless). A **stable function** is
+//!   `(H, module, name, instruction count, location → operand hash)`
+//!   ([`summary::StableFunction`], Algorithm 1).
+//! - A **group** ([`combine::Group`]) is a set of stable functions of equal
+//!   hash and shape, with its **parameters**: one per distinct sequence of
+//!   operand hashes across the members (Fig. 6), in order of first location.
+//!
+//! # Phases
+//!
+//! 1. *Analyze* ([`analyze`], §3.2): per module, the stable functions.
+//! 2. *Combine* ([`combine::combine`], §3.3, Algorithm 2): group, split by
+//!    shape, assign parameters, keep groups that pay by Equation 1 in aarch64
+//!    bytes ([`MergeOptions`] holds the tunable thresholds).
+//! 3. *Merge* ([`run`], §3.4, Algorithm 3): per module, each function whose
+//!    recomputed hash and shape match a group, whose fixed locations carry
+//!    the group's hashes and whose locations sharing a parameter agree (the
+//!    *pattern*, not the absolute hashes, must match) becomes a thunk and a
+//!    body ([`rewrite`]). A group whose members all come from this module
+//!    needs two local matches (the paper's "single local candidate" rule).
+//!
+//! Two-round builds run phase 1 on every module, combine the union of the
+//! summaries (the cgdata [`summary::Summary`] section) and run phase 3 on
+//! every module with the result. Without a summary, [`run`] analyses and
+//! combines the module alone: local merging when it has two or more members.
+//!
+//! # Invariants
+//!
+//! - *Sound whatever the summary says* (§3.5): a thunk passes the function's
+//!   own constants to a body that is the function with those constants
+//!   abstracted, so stale summaries and hash collisions
+//!   ([`MergeOptions::force_collisions`] makes every hash equal, for testing)
+//!   cost size, never correctness.
+//! - Never across signatures or calling conventions: the signature is part
+//!   of the hash. Functions with special-purpose parameters, `.Tgm` bodies
+//!   and thunks (functions calling a `.Tgm` body) are left alone, so the pass
+//!   is idempotent.
+//! - *Deterministic*: groups, members and parameters are ordered by hashes
+//!   and names only; bodies are appended in function order.
+//!
+//! # Cost
+//!
+//! Linear in the size of the module (one hashing walk per function, one
+//! rewrite per merged function) plus `O(n log n)` sorting in combine.
+
+pub mod combine;
+pub mod hash;
+pub mod rewrite;
+pub mod summary;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use cranelift_codegen::ir::{types, ArgumentPurpose, ExternalName, Function, Type};
+use cranelift_codegen::isa::CallConv;
+
+use crate::clif_module::{count_insts, ClifModule};
+
+pub use combine::{combine, Group, GroupKey, MergePlan};
+pub use rewrite::BODY_SUFFIX;
+pub use summary::{StableFunction, Summary};
+
+/// Tunable thresholds of the merger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Functions with fewer CLIF instructions are not candidates.
+    pub min_insts: u32,
+    /// Estimated aarch64 bytes per CLIF instruction (`Size_func`).
+    pub bytes_per_inst: u64,
+    /// A group must save more than this many bytes beyond Equation 1's cost.
+    pub min_benefit: u64,
+    /// At most this many parameters in a body (original plus extra), so that
+    /// all of them travel in registers.
+    pub max_params: usize,
+    /// The type of code and data addresses.
+    pub pointer_type: Type,
+    /// Whether thunks of tail-convention functions may `return_call` their
+    /// body. Cranelift's x86-64 tail calls need frame pointers; without
+    /// them thunks call and return, like C-ABI thunks.
+    pub tail_calls: bool,
+    /// Testing: every function gets the same hash, so only the shape check
+    /// and the rewrite's own checks keep groups apart.
+    pub force_collisions: bool,
+}
+
+impl Default for MergeOptions {
+    fn default() -> Self {
+        MergeOptions {
+            min_insts: 4,
+            bytes_per_inst: 4,
+            min_benefit: 0,
+            max_params: 8,
+            pointer_type: types::I64,
+            tail_calls: true,
+            force_collisions: false,
+        }
+    }
+}
+
+/// What [`run`] did to one module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Functions looked at.
+    pub functions: usize,
+    /// Functions whose hash and shape matched a group.
+    pub matched: usize,
+    /// Matched functions whose constant pattern disagreed with the group.
+    pub pattern_mismatches: usize,
+    /// Matched functions skipped as a single local candidate.
+    pub single_local: usize,
+    /// Functions turned into thunks (one `.Tgm` body each).
+    pub merged: usize,
+}
+
+impl MergeStats {
+    pub fn accumulate(&mut self, other: &MergeStats) {
+        self.functions += other.functions;
+        self.matched += other.matched;
+        self.pattern_mismatches += other.pattern_mismatches;
+        self.single_local += other.single_local;
+        self.merged += other.merged;
+    }
+}
+
+impl fmt::Display for MergeStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} functions, {} matched, {} merged, {} pattern mismatches, {} single local",
+            self.functions, self.matched, self.merged, self.pattern_mismatches, self.single_local
+        )
+    }
+}
+
+/// The result of [`run`]: statistics and one remark per merge decision.
+#[derive(Clone, Debug, Default)]
+pub struct MergeReport {
+    pub stats: MergeStats,
+    pub remarks: Vec<String>,
+}
+
+/// Phase 1: the stable functions of `module`.
+pub fn analyze(module: &ClifModule, opts: &MergeOptions) -> Summary {
+    let functions = module
+        .functions
+        .iter()
+        .filter(|def| is_candidate(module, &def.func, def.symbol))
+        .map(|def| stable_function(module, &def.func, def.symbol, opts).0)
+        .collect();
+    Summary::new(functions)
+}
+
+/// The stable function of `func` (symbol `symbol` of `module`) and its shape.
+fn stable_function(
+    module: &ClifModule,
+    func: &Function,
+    symbol: u32,
+    opts: &MergeOptions,
+) -> (StableFunction, hash::Shape) {
+    let shape = hash::shape(module, func);
+    let sf = StableFunction {
+        hash: if opts.force_collisions { 0 } else { shape.hash },
+        module: module.name.clone(),
+        name: module.symbols[symbol as usize].name.clone(),
+        inst_count: count_insts(func) as u32,
+        c_abi: func.signature.call_conv != CallConv::Tail,
+        sig_params: func.signature.params.len() as u32,
+        locations: shape.locations.clone(),
+    };
+    (sf, shape)
+}
+
+/// Phase 3 on one module, with `plan` from cgdata or, without one, the
+/// module's own summary combined (local merging).
+pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOptions) -> MergeReport {
+    // Hash every candidate once; local mode combines these same summaries.
+    let analysed: Vec<(usize, StableFunction, hash::Shape)> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, def)| is_candidate(module, &def.func, def.symbol))
+        .map(|(index, def)| {
+            let (sf, shape) = stable_function(module, &def.func, def.symbol, opts);
+            (index, sf, shape)
+        })
+        .collect();
+    let local;
+    let plan = match plan {
+        Some(plan) => plan,
+        None => {
+            let summary = Summary::new(analysed.iter().map(|(_, sf, _)| sf.clone()).collect());
+            local = combine(&summary, opts);
+            &local
+        }
+    };
+    let mut report = MergeReport::default();
+    let mut matches: Vec<(usize, GroupKey, hash::Shape)> = Vec::new();
+    for (index, sf, shape) in analysed {
+        report.stats.functions += 1;
+        let key = (sf.hash, sf.inst_count, sf.location_keys());
+        let Some(group) = plan.group(&key) else {
+            if let Some(why) = plan.rejected.get(&key) {
+                report
+                    .remarks
+                    .push(format!("merge: kept {}: {why}", sf.name));
+            }
+            continue;
+        };
+        report.stats.matched += 1;
+        if let Err(why) = pattern_matches(&sf, group) {
+            report.stats.pattern_mismatches += 1;
+            report.remarks.push(format!(
+                "merge: kept {} ({}): {why}",
+                sf.name,
+                group_id(group)
+            ));
+            continue;
+        }
+        matches.push((index, key, shape));
+    }
+    let mut local_matches: BTreeMap<&GroupKey, usize> = BTreeMap::new();
+    for (_, key, _) in &matches {
+        *local_matches.entry(key).or_default() += 1;
+    }
+    let mut decisions = Vec::new();
+    for (index, key, _) in &matches {
+        let group = plan.group(key).expect("matched");
+        let single = group.all_in(&module.name) && local_matches[key] < 2;
+        decisions.push((*index, key.clone(), single));
+    }
+    for ((index, key, single), (_, _, shape)) in decisions.into_iter().zip(&matches) {
+        let group = plan.group(&key).expect("matched");
+        let name = module.symbols[module.functions[index].symbol as usize]
+            .name
+            .clone();
+        if single {
+            report.stats.single_local += 1;
+            report.remarks.push(format!(
+                "merge: kept {name} ({}): single local candidate",
+                group_id(group)
+            ));
+            continue;
+        }
+        match rewrite::merge_function(module, index, shape, group, opts) {
+            Ok(body) => {
+                report.stats.merged += 1;
+                report.remarks.push(format!(
+                    "merge: {name} -> {body} ({}, {} members, {} parameters, est. benefit {} bytes, cost {})",
+                    group_id(group),
+                    group.members.len(),
+                    group.params.len(),
+                    group.benefit(),
+                    group.cost()
+                ));
+            }
+            Err(why) => {
+                report.stats.pattern_mismatches += 1;
+                report
+                    .remarks
+                    .push(format!("merge: kept {name} ({}): {why}", group_id(group)));
+            }
+        }
+    }
+    report
+}
+
+/// A short name for a group in remarks.
+pub fn group_id(group: &Group) -> String {
+    format!("group {:016x}/{}", group.hash, group.inst_count)
+}
+
+/// The pattern check: fixed locations carry the group's hashes, and the
+/// locations of one parameter carry one hash in `sf`.
+fn pattern_matches(sf: &StableFunction, group: &Group) -> Result<(), String> {
+    let hash_at = |loc: &(u32, u32)| {
+        sf.locations
+            .iter()
+            .find(|l| l.key() == *loc)
+            .map(|l| l.hash)
+    };
+    for (loc, expected) in &group.fixed {
+        if hash_at(loc) != Some(*expected) {
+            return Err(format!(
+                "constant at ({}, {}) differs from the group's",
+                loc.0, loc.1
+            ));
+        }
+    }
+    for (k, locs) in group.params.iter().enumerate() {
+        let first = hash_at(&locs[0]);
+        if first.is_none() || locs.iter().any(|l| hash_at(l) != first) {
+            return Err(format!(
+                "the locations of parameter {k} hold different constants"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a function may be analysed and merged: not a body, not a thunk,
+/// no special-purpose parameters or returns.
+fn is_candidate(module: &ClifModule, func: &Function, symbol: u32) -> bool {
+    let name = &module.symbols[symbol as usize].name;
+    if name.ends_with(BODY_SUFFIX) {
+        return false;
+    }
+    let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;
+    if func.signature.params.iter().any(special) || func.signature.returns.iter().any(special) {
+        return false;
+    }
+    !calls_a_body(module, func)
+}
+
+fn calls_a_body(module: &ClifModule, func: &Function) -> bool {
+    func.dfg.ext_funcs.values().any(|ext| {
+        matches!(ext.name, ExternalName::User(_))
+            && hash::symbol_name(module, func, &ext.name).ends_with(BODY_SUFFIX)
+    })
+}

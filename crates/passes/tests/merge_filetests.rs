@@ -1,0 +1,463 @@
+//! Merge filetests: every `filetests/merge/*.clif` file is one module. It is
+//! merged locally (as `parec opt --passes merge` does), every function is
+//! verified, the result and the remarks are snapshotted in
+//! `snapshots/merge/`, a second run must change nothing, and each `; run:`
+//! line is executed with cranelift-interpreter before and after (results
+//! and traps must agree). Further tests pin down the hash (stable under
+//! renaming and renumbering), the parameter assignment of the paper's
+//! Figure 6, two-module merging through a summary, forced collisions and the
+//! cgdata section encoding.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use cranelift_codegen::data_value::DataValue;
+use cranelift_codegen::ir::{
+    ExternalName, Function, GlobalValueData, Signature, UserExternalName, UserFuncName,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings;
+use cranelift_codegen::verify_function;
+use cranelift_interpreter::environment::FunctionStore;
+use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
+use cranelift_interpreter::step::ControlFlow;
+use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use parec_passes::cgdata::{CgData, Section};
+use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use parec_passes::merge::{self, hash, MergeOptions, Summary};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+struct Case {
+    name: String,
+    module: ClifModule,
+    runs: Vec<(String, Vec<DataValue>)>,
+}
+
+/// Parses a `.clif` file into a module: every function a local symbol named
+/// like the function, every other name an import.
+fn load(path: &Path, module_name: &str) -> Case {
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = parse_test(&text, ParseOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut module = ClifModule::new(module_name);
+    let mut runs = Vec::new();
+    for (func, _) in &file.functions {
+        module.declare(
+            &testcase(&func.name.to_string()),
+            SymbolKind::Function(func.signature.clone()),
+            Linkage::Local,
+        );
+    }
+    for (mut func, details) in file.functions {
+        for c in &details.comments {
+            let cmd = parse_run_command(c.text, &func.signature)
+                .unwrap_or_else(|e| panic!("{}: bad run line {}: {e}", path.display(), c.text));
+            if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
+                runs.push((inv.func.clone(), inv.args.clone()));
+            }
+        }
+        let own = module
+            .symbol_index(&testcase(&func.name.to_string()))
+            .unwrap();
+        func.name = ClifModule::func_name(own);
+        rename_to_symbols(&mut module, &mut func);
+        module.functions.push(FunctionDef { symbol: own, func });
+    }
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    Case { name, module, runs }
+}
+
+fn testcase(printed: &str) -> String {
+    printed.trim_start_matches('%').to_string()
+}
+
+/// Test-case names (`%f`) in ext funcs and symbol global values become
+/// module symbols.
+fn rename_to_symbols(module: &mut ClifModule, func: &mut Function) {
+    let mut fix =
+        |module: &mut ClifModule, func: &mut Function, name: &ExternalName, data: bool| {
+            let ExternalName::TestCase(t) = name else {
+                return name.clone();
+            };
+            let kind = if data {
+                SymbolKind::Data { writable: true }
+            } else {
+                SymbolKind::Function(Signature::new(CallConv::Tail))
+            };
+            let s = module.declare(&testcase(&t.to_string()), kind, Linkage::Import);
+            ExternalName::user(func.declare_imported_user_function(ClifModule::external_name(s)))
+        };
+    let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
+    for r in refs {
+        let name = func.dfg.ext_funcs[r].name.clone();
+        func.dfg.ext_funcs[r].name = fix(module, func, &name, false);
+    }
+    let gvs: Vec<_> = func.global_values.keys().collect();
+    for gv in gvs {
+        if let GlobalValueData::Symbol { name, .. } = func.global_values[gv].clone() {
+            let new = fix(module, func, &name, true);
+            if let GlobalValueData::Symbol { name, .. } = &mut func.global_values[gv] {
+                *name = new;
+            }
+        }
+    }
+}
+
+/// The module's functions with symbol names turned back into `%name`s.
+fn to_testcase_functions(module: &ClifModule) -> Vec<Function> {
+    let name_of = |u: &UserExternalName| module.symbols[u.index as usize].name.clone();
+    module
+        .functions
+        .iter()
+        .map(|def| {
+            let mut f = def.func.clone();
+            f.name = UserFuncName::testcase(module.symbols[def.symbol as usize].name.clone());
+            let user: HashMap<_, _> = f
+                .params
+                .user_named_funcs()
+                .iter()
+                .map(|(r, u)| (r, name_of(u)))
+                .collect();
+            let refs: Vec<_> = f.dfg.ext_funcs.keys().collect();
+            for r in refs {
+                if let ExternalName::User(u) = f.dfg.ext_funcs[r].name {
+                    f.dfg.ext_funcs[r].name = ExternalName::testcase(user[&u].clone());
+                }
+            }
+            let gvs: Vec<_> = f.global_values.keys().collect();
+            for gv in gvs {
+                if let GlobalValueData::Symbol { name, .. } = &mut f.global_values[gv] {
+                    if let ExternalName::User(u) = name {
+                        *name = ExternalName::testcase(user[u].clone());
+                    }
+                }
+            }
+            f
+        })
+        .collect()
+}
+
+fn load_cases() -> Vec<Case> {
+    let dir = workspace().join("filetests/merge");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "clif"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| load(p, "m")).collect()
+}
+
+fn interpret(funcs: &[Function], name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut store = FunctionStore::default();
+        for f in funcs {
+            store.add(f.name.to_string(), f);
+        }
+        let state = InterpreterState::default().with_function_store(store);
+        let mut interp = Interpreter::new(state).with_fuel(Some(1_000_000));
+        match interp.call_by_name(name, args) {
+            Ok(ControlFlow::Return(values)) => Ok(values.to_vec()),
+            Ok(ControlFlow::Trap(trap)) => Err(format!("trap: {trap}")),
+            Ok(other) => Err(format!("unexpected control flow: {other:?}")),
+            Err(e) => Err(format!("interpreter error: {e}")),
+        }
+    }));
+    outcome.unwrap_or_else(|_| Err("interpreter panicked".into()))
+}
+
+fn verify_all(module: &ClifModule, context: &str) {
+    let flags = settings::Flags::new(settings::builder());
+    for def in &module.functions {
+        if let Err(e) = verify_function(&def.func, &flags) {
+            panic!(
+                "{context}: {} fails verification:\n{e}\n{}",
+                module.symbols[def.symbol as usize].name,
+                def.func.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn merge_filetests() {
+    let cases = load_cases();
+    assert!(cases.len() >= 10, "expected at least 10 merge filetests");
+    let opts = MergeOptions::default();
+    let mut failures = Vec::new();
+    for case in cases {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = merge::run(&mut module, None, &opts);
+        verify_all(&module, &case.name);
+        let again = merge::run(&mut module.clone(), None, &opts);
+        if again.stats.merged != 0 {
+            failures.push(format!("{}: a second run merged again", case.name));
+        }
+        let after = to_testcase_functions(&module);
+        let mut runs = 0;
+        for (name, args) in &case.runs {
+            let b = interpret(&before, name, args);
+            let a = interpret(&after, name, args);
+            if b.as_ref().is_err_and(|e| e.contains("panicked")) {
+                failures.push(format!("{}: {name}{args:?} does not run: {b:?}", case.name));
+            }
+            if b != a {
+                failures.push(format!(
+                    "{}: {name}{args:?}: before {b:?}, after {a:?}",
+                    case.name
+                ));
+            }
+            runs += 1;
+        }
+        let mut snapshot = format!("; {}\n; {runs} run line(s) agree\n", report.stats);
+        // The hashes themselves are pinned: they must not depend on the
+        // process, the platform or the run (cgdata files rely on it).
+        for def in &case.module.functions {
+            let shape = hash::shape(&case.module, &def.func);
+            snapshot.push_str(&format!(
+                "; hash {} = {:016x}, {} locations\n",
+                case.module.symbols[def.symbol as usize].name,
+                shape.hash,
+                shape.locations.len()
+            ));
+        }
+        for r in &report.remarks {
+            snapshot.push_str(&format!("; {r}\n"));
+        }
+        for f in &after {
+            snapshot.push_str(&format!("{}\n", f.display()));
+        }
+        insta::with_settings!({
+            snapshot_path => workspace().join("snapshots/merge"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(case.name.clone(), snapshot);
+        });
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Hashes of every function of a filetest, by name.
+fn hashes(file: &str) -> Vec<(String, u64, Vec<(u32, u32, u64)>)> {
+    let case = load(&workspace().join("filetests/merge").join(file), "m");
+    case.module
+        .functions
+        .iter()
+        .map(|def| {
+            let s = hash::shape(&case.module, &def.func);
+            (
+                case.module.symbols[def.symbol as usize].name.clone(),
+                s.hash,
+                s.locations
+                    .iter()
+                    .map(|l| (l.inst, l.operand, l.hash))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn hash_is_stable_under_renaming_and_renumbering() {
+    let h = hashes("hash_stable.clif");
+    assert!(h.len() >= 3);
+    for (name, hash, locs) in &h[1..] {
+        assert_eq!(*hash, h[0].1, "{name} hashes unlike {}", h[0].0);
+        assert_eq!(*locs, h[0].2, "{name} has other locations than {}", h[0].0);
+    }
+    // The value of the hash itself is fixed: no process, platform or run
+    // dependence (a change here breaks every cgdata file in use).
+    let again = hashes("hash_stable.clif");
+    assert_eq!(h, again);
+}
+
+#[test]
+fn hash_separates_what_matters() {
+    let h = hashes("negative_shapes.clif");
+    for i in 0..h.len() {
+        for j in i + 1..h.len() {
+            assert_ne!(h[i].1, h[j].1, "{} and {} collide", h[i].0, h[j].0);
+        }
+    }
+}
+
+/// Figure 6: f1, f2, f3 with four constant locations; the first is fixed,
+/// the second and fourth share p0 = (H1, H2, H1), the third gets p1.
+#[test]
+fn parameters_as_in_figure_6() {
+    let case = load(&workspace().join("filetests/merge/fig6.clif"), "m");
+    let opts = MergeOptions::default();
+    let plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
+    assert_eq!(plan.groups.len(), 1);
+    let group = plan.groups.values().next().unwrap();
+    assert_eq!(group.locations.len(), 4);
+    let locs = &group.locations;
+    assert_eq!(group.fixed.len(), 1);
+    assert_eq!(group.fixed[0].0, locs[0]);
+    assert_eq!(group.params, vec![vec![locs[1], locs[3]], vec![locs[2]]]);
+    assert_eq!(group.distinct, 3);
+    assert!(group.benefit() > group.cost());
+}
+
+/// Two modules, one function each: without a summary nothing merges (a
+/// single local candidate); with the combined summary both merge and their
+/// bodies are identical up to the function's own name.
+#[test]
+fn cross_module_merging_through_a_summary() {
+    let path = workspace().join("filetests/merge/callees.clif");
+    let whole = load(&path, "a");
+    let mut a = whole.module.clone();
+    let mut b = whole.module.clone();
+    b.name = "b".to_string();
+    // Module a keeps %add_one, b keeps %add_two: one candidate each.
+    a.functions
+        .retain(|d| a.symbols[d.symbol as usize].name == "add_one");
+    b.functions
+        .retain(|d| b.symbols[d.symbol as usize].name == "add_two");
+    let opts = MergeOptions::default();
+    assert_eq!(merge::run(&mut a.clone(), None, &opts).stats.merged, 0);
+    let mut summary = merge::analyze(&a, &opts);
+    summary.merge(merge::analyze(&b, &opts));
+    // The cgdata round trip gives back the same summary.
+    let mut data = CgData::new("aarch64");
+    data.put(&summary);
+    let decoded = CgData::decode(&data.encode(), Some("aarch64")).unwrap();
+    assert_eq!(decoded.get::<Summary>().unwrap().unwrap(), summary);
+    let plan = merge::combine(&summary, &opts);
+    let ra = merge::run(&mut a, Some(&plan), &opts);
+    let rb = merge::run(&mut b, Some(&plan), &opts);
+    assert_eq!(
+        (ra.stats.merged, rb.stats.merged),
+        (1, 1),
+        "{:?} {:?}",
+        ra,
+        rb
+    );
+    verify_all(&a, "a");
+    verify_all(&b, "b");
+    let body = |m: &ClifModule| {
+        let def = m.functions.last().unwrap();
+        assert!(m.symbols[def.symbol as usize].name.ends_with(".Tgm"));
+        // Declarations of callees the body no longer calls directly emit
+        // nothing; leave them out of the comparison.
+        let text = def.func.display().to_string();
+        text[text.find('(').unwrap()..]
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("fn"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body(&a), body(&b));
+}
+
+/// Every function hashes alike: groups form by shape alone, bodies differ,
+/// and every program still computes what it did.
+#[test]
+fn forced_collisions_stay_correct() {
+    let opts = MergeOptions {
+        force_collisions: true,
+        min_insts: 1,
+        ..MergeOptions::default()
+    };
+    let mut merged = 0;
+    for case in load_cases() {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        merged += merge::run(&mut module, None, &opts).stats.merged;
+        verify_all(&module, &case.name);
+        let after = to_testcase_functions(&module);
+        for (name, args) in &case.runs {
+            assert_eq!(
+                interpret(&before, name, args),
+                interpret(&after, name, args),
+                "{}: {name}{args:?}",
+                case.name
+            );
+        }
+    }
+    assert!(merged > 0, "forced collisions merged nothing");
+}
+
+/// A stale plan (from other functions with the same hash and shape but
+/// other constants at fixed locations) is refused by the pattern check.
+#[test]
+fn stale_plan_pattern_mismatch_is_refused() {
+    let case = load(&workspace().join("filetests/merge/fig6.clif"), "m");
+    let opts = MergeOptions::default();
+    let mut plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
+    for group in plan.groups.values_mut() {
+        for fixed in &mut group.fixed {
+            fixed.1 ^= 1;
+        }
+    }
+    let mut module = case.module.clone();
+    let report = merge::run(&mut module, Some(&plan), &opts);
+    assert_eq!(report.stats.merged, 0);
+    assert_eq!(report.stats.pattern_mismatches, 3);
+}
+
+/// Without tail calls (x86-64 without frame pointers) every thunk calls and
+/// returns, and still computes what the function did.
+#[test]
+fn call_and_return_thunks_without_tail_calls() {
+    let opts = MergeOptions {
+        tail_calls: false,
+        ..MergeOptions::default()
+    };
+    let mut merged = 0;
+    for case in load_cases() {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = merge::run(&mut module, None, &opts);
+        merged += report.stats.merged;
+        verify_all(&module, &case.name);
+        let after = to_testcase_functions(&module);
+        for f in &after {
+            let text = f.display().to_string();
+            if text.contains(".Tgm") && !f.name.to_string().ends_with(".Tgm") {
+                assert!(!text.contains("return_call "), "{text}");
+            }
+        }
+        for (name, args) in &case.runs {
+            assert_eq!(
+                interpret(&before, name, args),
+                interpret(&after, name, args),
+                "{}: {name}{args:?}",
+                case.name
+            );
+        }
+    }
+    assert!(merged > 0);
+}
+
+/// Read-only data defined in the module is hashed by content: two string
+/// tables with equal bytes under different names are one constant (nothing
+/// to parameterize), with different bytes two.
+#[test]
+fn read_only_data_is_hashed_by_content() {
+    let with_tables = |a: &[u8], b: &[u8]| {
+        let mut case = load(&workspace().join("filetests/merge/globals.clif"), "m");
+        for (name, bytes) in [("table_a", a), ("table_b", b)] {
+            let s = case.module.symbol_index(name).unwrap();
+            case.module.symbols[s as usize].kind = SymbolKind::Data { writable: false };
+            case.module.symbols[s as usize].linkage = Linkage::Local;
+            case.module.data.push(parec_passes::clif_module::DataDef {
+                symbol: s,
+                bytes: bytes.to_vec(),
+                align: 8,
+                relocs: Vec::new(),
+            });
+        }
+        let opts = MergeOptions::default();
+        let plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
+        (plan.groups.len(), plan.stats.identical)
+    };
+    assert_eq!(with_tables(b"same", b"same"), (0, 1));
+    assert_eq!(with_tables(b"this", b"that"), (1, 0));
+}
