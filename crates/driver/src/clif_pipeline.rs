@@ -31,6 +31,10 @@ use parec_passes::gvn::{self, GvnStats};
 pub enum Pass {
     /// Optimistic global value numbering (`parec_passes::gvn`).
     Gvn,
+    /// The aarch64 machine outliner (`parec_passes::outline`). It works on
+    /// emitted machine code, so at the CLIF level it does nothing; the AOT
+    /// object writer runs it when the pipeline contains it.
+    Outline,
     /// A deliberate miscompile for testing the differential tester
     /// ([`crate::difftest::planted`]); never in [`Pass::ALL`], and accepted
     /// by [`Pass::from_name`] only when `PAREC_TEST_PLANTED=1`.
@@ -40,12 +44,13 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
-    pub const ALL: &'static [Pass] = &[Pass::Gvn];
+    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Outline];
 
     /// The name used on the command line (`--passes gvn,merge`).
     pub fn name(self) -> &'static str {
         match self {
             Pass::Gvn => "gvn",
+            Pass::Outline => "outline",
             Pass::Planted => crate::difftest::planted::NAME,
         }
     }
@@ -74,6 +79,7 @@ impl Pass {
                 }
                 total.to_string()
             }
+            Pass::Outline => "runs on machine code (AOT, aarch64)".to_string(),
             Pass::Planted => crate::difftest::planted::run(module),
         }
     }
@@ -148,6 +154,11 @@ impl Pipeline {
             passes,
             verify: cfg!(debug_assertions),
         })
+    }
+
+    /// Whether the machine outliner runs after code generation.
+    pub fn outlines(&self) -> bool {
+        self.passes.contains(&Pass::Outline)
     }
 
     /// Runs the passes in order on `module`, verifying after each if asked.
@@ -226,7 +237,7 @@ mod tests {
     #[test]
     fn unknown_pass_is_rejected() {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
-        assert_eq!(err, "unknown pass `nope`; available: gvn");
+        assert_eq!(err, "unknown pass `nope`; available: gvn, outline");
     }
 
     #[test]
@@ -236,6 +247,9 @@ mod tests {
             Pipeline::for_level(OptLevel::O2).passes.is_empty(),
             "-O2 is Cranelift alone"
         );
-        assert_eq!(Pipeline::for_level(OptLevel::Oz).passes, vec![Pass::Gvn]);
+        assert_eq!(
+            Pipeline::for_level(OptLevel::Oz).passes,
+            vec![Pass::Gvn, Pass::Outline]
+        );
     }
 }

@@ -26,7 +26,8 @@ use parec_passes::clif_module::ClifModule;
 use rayon::prelude::*;
 
 use crate::clif_pipeline::{OptLevel, Pipeline};
-use crate::clif_to_module::{Colocation, ModuleDefiner};
+use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
+use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 use crate::target::Target;
 
 /// `SHT_LLVM_ADDRSIG`.
@@ -49,6 +50,8 @@ pub struct ObjectOptions {
 pub struct CompiledObject {
     pub name: String,
     pub bytes: Vec<u8>,
+    /// What the machine outliner did, if it ran.
+    pub outline: Option<OutlineStats>,
 }
 
 /// Compiles every module to an object, `opts.jobs` at a time, in input order.
@@ -80,11 +83,20 @@ pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<Co
     .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
     builder.per_function_section(true);
     let mut obj = ObjectModule::new(builder);
+    let outlines = opts.pipeline.outlines() && opts.target == Target::Aarch64;
+    let mut outline_stats = None;
     let address_significant = {
         let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
-        definer
-            .declare_and_define(&module)
-            .with_context(|| format!("in module `{}`", module.name))?;
+        if outlines {
+            outline_stats = Some(
+                define_outlined(&mut definer, &module)
+                    .with_context(|| format!("in module `{}`", module.name))?,
+            );
+        } else {
+            definer
+                .declare_and_define(&module)
+                .with_context(|| format!("in module `{}`", module.name))?;
+        }
         definer
             .address_significant()
             .iter()
@@ -97,7 +109,44 @@ pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<Co
     Ok(CompiledObject {
         name: module.name.clone(),
         bytes,
+        outline: outline_stats,
     })
+}
+
+/// The machine code of every function of `module` after the pipeline, as
+/// the outliner sees it, and the names of its relocation targets (for tests
+/// and reports; nothing is written).
+pub fn machine_functions(
+    mut module: ClifModule,
+    opts: &ObjectOptions,
+) -> Result<(Vec<outline::MachFunction>, Vec<String>)> {
+    let isa = opts.target.isa(opts.level)?;
+    opts.pipeline
+        .run(&mut module, Some(&*isa))
+        .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
+    let builder = ObjectBuilder::new(isa, module.name.as_bytes().to_vec(), default_libcall_names())
+        .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
+    let mut obj = ObjectModule::new(builder);
+    let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
+    definer.declare(&module)?;
+    let mut targets = RelocTargets::default();
+    let compiled = definer.compile_functions(&module, &mut targets)?;
+    Ok((compiled.into_iter().map(|c| c.code).collect(), targets.names))
+}
+
+/// Compiles every function of `module`, runs the machine outliner
+/// (`parec_passes::outline`) across them, and defines the results.
+fn define_outlined(
+    definer: &mut ModuleDefiner<'_, ObjectModule>,
+    module: &ClifModule,
+) -> Result<OutlineStats> {
+    definer.declare(module)?;
+    let mut targets = RelocTargets::default();
+    let compiled = definer.compile_functions(module, &mut targets)?;
+    let functions: Vec<_> = compiled.iter().map(|c| c.code.clone()).collect();
+    let result = outline::outline_module(&functions, &targets.names, &OutlineOptions::default());
+    definer.define_outlined(&compiled, &result, &targets)?;
+    Ok(result.stats)
 }
 
 /// Writes `object` with an `.llvm_addrsig` section listing `names` (those

@@ -86,6 +86,9 @@ fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
     let mut b = base_settings(level)?;
     // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
     b.set("unwind_info", "false")?;
+    // Block starts for the machine outliner's lifter (`parec_passes::outline`).
+    // Only recorded: the code bytes are the same with and without it.
+    b.set("machine_code_cfg_info", "true")?;
     Ok(settings::Flags::new(b))
 }
 

@@ -1,3 +1,4 @@
 pub mod cgdata;
 pub mod clif_module;
 pub mod gvn;
+pub mod outline;
