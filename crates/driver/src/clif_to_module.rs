@@ -146,9 +146,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 .map_err(|e| {
                     anyhow!(
                         "cannot compile function `{name}`: {}",
-                        describe_module_error(&cranelift_module::ModuleError::Compilation(
-                            e.inner
-                        ))
+                        describe_module_error(&cranelift_module::ModuleError::Compilation(e.inner))
                     )
                 })?;
             self.record_code_relocs(&ctx)?;
@@ -430,9 +428,16 @@ pub struct RelocTargets {
 }
 
 impl RelocTargets {
-    fn intern(&mut self, target: &ModuleRelocTarget, decls: &ModuleDeclarations) -> outline::RelocTarget {
+    fn intern(
+        &mut self,
+        target: &ModuleRelocTarget,
+        decls: &ModuleDeclarations,
+    ) -> outline::RelocTarget {
         let name = match target {
-            ModuleRelocTarget::User { namespace: 0, index } => decls
+            ModuleRelocTarget::User {
+                namespace: 0,
+                index,
+            } => decls
                 .get_function_decl(FuncId::from_u32(*index))
                 .linkage_name(FuncId::from_u32(*index))
                 .into_owned(),

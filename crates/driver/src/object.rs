@@ -27,8 +27,8 @@ use rayon::prelude::*;
 
 use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
-use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 use crate::target::Target;
+use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 
 /// `SHT_LLVM_ADDRSIG`.
 pub const SHT_LLVM_ADDRSIG: u32 = 0x6fff_4c03;
@@ -117,21 +117,37 @@ pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<Co
 /// the outliner sees it, and the names of its relocation targets (for tests
 /// and reports; nothing is written).
 pub fn machine_functions(
-    mut module: ClifModule,
+    module: ClifModule,
     opts: &ObjectOptions,
 ) -> Result<(Vec<outline::MachFunction>, Vec<String>)> {
-    let isa = opts.target.isa(opts.level)?;
+    machine_functions_with(module, opts, true)
+}
+
+/// [`machine_functions`], choosing Cranelift's `machine_code_cfg_info`.
+pub fn machine_functions_with(
+    mut module: ClifModule,
+    opts: &ObjectOptions,
+    cfg_info: bool,
+) -> Result<(Vec<outline::MachFunction>, Vec<String>)> {
+    let isa = opts.target.isa_with_cfg_info(opts.level, cfg_info)?;
     opts.pipeline
         .run(&mut module, Some(&*isa))
         .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
-    let builder = ObjectBuilder::new(isa, module.name.as_bytes().to_vec(), default_libcall_names())
-        .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
+    let builder = ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        default_libcall_names(),
+    )
+    .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
     let mut obj = ObjectModule::new(builder);
     let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
     definer.declare(&module)?;
     let mut targets = RelocTargets::default();
     let compiled = definer.compile_functions(&module, &mut targets)?;
-    Ok((compiled.into_iter().map(|c| c.code).collect(), targets.names))
+    Ok((
+        compiled.into_iter().map(|c| c.code).collect(),
+        targets.names,
+    ))
 }
 
 /// Compiles every function of `module`, runs the machine outliner

@@ -133,7 +133,10 @@ impl Form {
 
     /// Whether control never reaches the next word.
     pub fn ends_flow(self) -> bool {
-        matches!(self, Form::B | Form::Br { .. } | Form::Ret { .. } | Form::Udf)
+        matches!(
+            self,
+            Form::B | Form::Br { .. } | Form::Ret { .. } | Form::Udf
+        )
     }
 
     /// The signed byte offset encoded in a PC-relative word (from the word's
@@ -145,9 +148,7 @@ impl Form {
         };
         match self {
             Form::B | Form::Bl => sext(w & 0x03FF_FFFF, 26) * 4,
-            Form::BCond | Form::Cbz | Form::LdrLiteral { .. } => {
-                sext((w >> 5) & 0x7_FFFF, 19) * 4
-            }
+            Form::BCond | Form::Cbz | Form::LdrLiteral { .. } => sext((w >> 5) & 0x7_FFFF, 19) * 4,
             Form::Tbz => sext((w >> 5) & 0x3FFF, 14) * 4,
             Form::Adr | Form::Adrp => {
                 let imm = ((w >> 5) & 0x7_FFFF) << 2 | ((w >> 29) & 3);
@@ -279,7 +280,7 @@ impl Decoder {
         }
     }
 
-fn reg_bits(cs: &Capstone, cache: &mut HashMap<u16, RegSet>, reg: RegId) -> RegSet {
+    fn reg_bits(cs: &Capstone, cache: &mut HashMap<u16, RegSet>, reg: RegId) -> RegSet {
         if reg.0 == 0 {
             return 0;
         }

@@ -91,7 +91,10 @@ pub enum Item {
     Inst(Inst),
     Data(Data),
     /// A 32-bit jump-table entry: `target - table start`.
-    JumpEntry { table: Label, target: Label },
+    JumpEntry {
+        table: Label,
+        target: Label,
+    },
 }
 
 impl Item {
@@ -342,12 +345,7 @@ impl<'a> Lifter<'a> {
             .iter()
             .rposition(|k| *k == Kind::Code)
             .map_or(0, |p| p as u32 + 1);
-        let traps: BTreeMap<u32, TrapCode> = self
-            .func
-            .traps
-            .iter()
-            .map(|&(o, c)| (o, c))
-            .collect();
+        let traps: BTreeMap<u32, TrapCode> = self.func.traps.iter().map(|&(o, c)| (o, c)).collect();
         let call_sites: Vec<u32> = self.func.call_sites.clone();
         let mut items: Vec<(u32, Item)> = Vec::new();
         let mut at = 0u32;
@@ -363,13 +361,7 @@ impl<'a> Lifter<'a> {
                         for i in 0..count {
                             let entry = self.word(at + 4 * i).ok_or("truncated jump table")?;
                             let target = (i64::from(at) + i64::from(entry as i32)) as u32;
-                            items.push((
-                                at + 4 * i,
-                                Item::JumpEntry {
-                                    table: at,
-                                    target,
-                                },
-                            ));
+                            items.push((at + 4 * i, Item::JumpEntry { table: at, target }));
                         }
                         at += 4 * count;
                         continue;

@@ -455,7 +455,9 @@ fn instruction_string(
                 Item::Inst(inst) if is_legal(inst) => {
                     let key = (
                         inst.word,
-                        inst.reloc.as_ref().map(|r| (r.kind as u32, r.target, r.addend)),
+                        inst.reloc
+                            .as_ref()
+                            .map(|r| (r.kind as u32, r.target, r.addend)),
                     );
                     let next = ids.len() as u32;
                     string.push(*ids.entry(key).or_insert(next));
@@ -502,7 +504,8 @@ fn is_legal(inst: &Inst) -> bool {
     if inst.effects.writes_frame {
         return false;
     }
-    let convention_lr = inst.is_call() || inst.is_tail_jump() || matches!(inst.form, Form::Ret { rn: 30 });
+    let convention_lr =
+        inst.is_call() || inst.is_tail_jump() || matches!(inst.form, Form::Ret { rn: 30 });
     if inst.effects.mentions() & LR != 0 && !convention_lr {
         return false;
     }
@@ -517,7 +520,12 @@ fn inst_at(lifted: &[LiftedFunction], (f, i): Site) -> &Inst {
 }
 
 /// `len`, cut after the first call (a call may only end a sequence).
-fn trimmed_len(lifted: &[LiftedFunction], sites: &[Option<Site>], start: usize, len: usize) -> usize {
+fn trimmed_len(
+    lifted: &[LiftedFunction],
+    sites: &[Option<Site>],
+    start: usize,
+    len: usize,
+) -> usize {
     for k in 0..len {
         if let Some(site) = sites[start + k] {
             if inst_at(lifted, site).is_call() {
@@ -850,14 +858,21 @@ fn content_hash(code: &Emitted, symbol_names: &[String], earlier: &[OutlinedFunc
 
 /// Disassembles emitted code, one instruction per line with its relocation
 /// (for snapshots and `--emit asm`-like reports).
-pub fn disassemble(code: &Emitted, symbol_names: &[String], outlined: &[OutlinedFunction]) -> String {
+pub fn disassemble(
+    code: &Emitted,
+    symbol_names: &[String],
+    outlined: &[OutlinedFunction],
+) -> String {
     let decoder = Decoder::new();
     let mut out = String::new();
     let relocs: BTreeMap<u32, &MachReloc> = code.relocs.iter().map(|r| (r.offset, r)).collect();
     for (k, chunk) in code.bytes.chunks(4).enumerate() {
         let at = 4 * k as u32;
         let word = u32::from_le_bytes(chunk.try_into().unwrap_or([0; 4]));
-        out.push_str(&format!("{at:5x}:  {}", decoder.render(word, u64::from(at))));
+        out.push_str(&format!(
+            "{at:5x}:  {}",
+            decoder.render(word, u64::from(at))
+        ));
         if let Some(r) = relocs.get(&at) {
             let name = match r.target {
                 RelocTarget::Symbol(s) => symbol_names.get(s as usize).cloned().unwrap_or_default(),

@@ -1,0 +1,288 @@
+//! The machine outliner on the whole corpus (every program of `examples/`
+//! and `bench/`, compiled for aarch64 at `-O2` and `-Oz`):
+//!
+//! - lifting and laying out an untouched function gives back its exact bytes,
+//!   relocations, traps and call sites, and no function is left opaque;
+//! - `machine_code_cfg_info` does not change the code;
+//! - the lifter's branch targets agree with `aarch64-linux-gnu-objdump -d`;
+//! - outlining never grows a function or a module, and it does shrink the
+//!   corpus.
+//!
+//! That outlined programs still compute the same results is checked by
+//! `tests/examples.rs` (every example and benchmark at `-Oz`, which runs the
+//! outliner, under qemu) and by the differential tester.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use parec::clif_pipeline::{OptLevel, Pipeline};
+use parec::object::{self, ObjectOptions};
+use parec::pipeline::lower_for_aot;
+use parec::target::Target;
+use parec_passes::clif_module::ClifModule;
+use parec_passes::outline::decode::{Decoder, Form};
+use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// The root file of every program in `examples/` and `bench/`.
+fn corpus() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["examples", "bench"] {
+        let dir = workspace_root().join(dir);
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+            .map(|e| e.expect("directory entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() && path.join("main.pare").exists() {
+                out.push(path.join("main.pare"));
+            } else if path.extension().is_some_and(|e| e == "pare") {
+                out.push(path);
+            }
+        }
+    }
+    assert!(out.len() > 20, "the corpus is unexpectedly small");
+    out
+}
+
+fn modules_of(root: &Path) -> Vec<ClifModule> {
+    lower_for_aot(&[root.to_path_buf()], Target::Aarch64)
+        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
+}
+
+fn options(level: OptLevel) -> ObjectOptions {
+    ObjectOptions {
+        target: Target::Aarch64,
+        level,
+        pipeline: Pipeline::for_level(level),
+        jobs: 1,
+    }
+}
+
+/// Every module of the corpus at `level`, compiled to machine functions.
+fn compiled_corpus(level: OptLevel) -> Vec<(String, Vec<MachFunction>, Vec<String>)> {
+    let mut out = Vec::new();
+    for root in corpus() {
+        for module in modules_of(&root) {
+            let name = format!("{}:{}", root.display(), module.name);
+            let (functions, names) = object::machine_functions(module, &options(level))
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            out.push((name, functions, names));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_function_lifts_and_lays_out_to_its_exact_bytes() {
+    let mut decoder = Decoder::new();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for level in [OptLevel::O2, OptLevel::Oz] {
+        for (module, functions, _) in compiled_corpus(level) {
+            for f in &functions {
+                count += 1;
+                let lifted = lift::lift(f, &mut decoder);
+                if let Some(reason) = &lifted.opaque {
+                    failures.push(format!("{module} {} ({level:?}): opaque: {reason}", f.name));
+                    continue;
+                }
+                match lifted.layout() {
+                    Ok(e) if e == f.emitted() => {}
+                    Ok(_) => failures.push(format!(
+                        "{module} {} ({level:?}): layout differs from the original",
+                        f.name
+                    )),
+                    Err(e) => failures.push(format!("{module} {} ({level:?}): {e:?}", f.name)),
+                }
+            }
+        }
+    }
+    assert!(count > 200, "only {count} functions in the corpus");
+    assert!(
+        failures.is_empty(),
+        "{} of {count} functions do not round-trip:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn block_start_recording_does_not_change_code() {
+    for root in corpus() {
+        for module in modules_of(&root) {
+            let opts = options(OptLevel::Oz);
+            let (with, _) = object::machine_functions_with(module.clone(), &opts, true).unwrap();
+            let (without, _) = object::machine_functions_with(module, &opts, false).unwrap();
+            assert_eq!(with.len(), without.len());
+            for (a, b) in with.iter().zip(&without) {
+                assert_eq!(a.bytes, b.bytes, "{}: {}", root.display(), a.name);
+                assert!(b.bb_starts.is_empty());
+                assert!(!a.bb_starts.is_empty(), "{}: no block starts", a.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn outlining_never_grows_a_function_or_a_module() {
+    let mut before = 0u64;
+    let mut after = 0u64;
+    for (module, functions, names) in compiled_corpus(OptLevel::Oz) {
+        let result = outline::outline_module(&functions, &names, &OutlineOptions::default());
+        for (f, e) in functions.iter().zip(&result.functions) {
+            assert!(
+                e.bytes.len() <= f.bytes.len(),
+                "{module} {}: {} -> {} bytes",
+                f.name,
+                f.bytes.len(),
+                e.bytes.len()
+            );
+        }
+        let outlined: u64 = result
+            .outlined
+            .iter()
+            .map(|o| o.code.bytes.len() as u64)
+            .sum();
+        let total: u64 = result
+            .functions
+            .iter()
+            .map(|e| e.bytes.len() as u64)
+            .sum::<u64>()
+            + outlined;
+        let original: u64 = functions.iter().map(|f| f.bytes.len() as u64).sum();
+        assert!(total <= original, "{module}: {original} -> {total} bytes");
+        assert_eq!(result.stats.bytes_before, original);
+        assert_eq!(result.stats.bytes_after, total);
+        before += original;
+        after += total;
+    }
+    assert!(
+        after < before,
+        "outlining saved nothing on the corpus ({before} bytes)"
+    );
+}
+
+/// One instruction of `objdump -d`: address, word, mnemonic, operands.
+struct DumpedInst {
+    address: u64,
+    word: u32,
+    mnemonic: String,
+    operands: String,
+}
+
+fn objdump(path: &Path) -> Vec<DumpedInst> {
+    let out = Command::new("aarch64-linux-gnu-objdump")
+        .arg("-d")
+        .arg(path)
+        .output()
+        .expect("aarch64-linux-gnu-objdump runs");
+    assert!(out.status.success(), "objdump failed on {}", path.display());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut insts = Vec::new();
+    for line in text.lines() {
+        // "      44:\t94000000 \tbl\t44 <main::weaker+0x44>"
+        let mut fields = line.split('\t');
+        let (Some(addr), Some(word), Some(mnemonic)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Some(addr) = addr.trim().strip_suffix(':') else {
+            continue;
+        };
+        let (Ok(address), Ok(word)) = (
+            u64::from_str_radix(addr, 16),
+            u32::from_str_radix(word.trim(), 16),
+        ) else {
+            continue;
+        };
+        insts.push(DumpedInst {
+            address,
+            word,
+            mnemonic: mnemonic.trim().to_string(),
+            operands: fields.next().unwrap_or("").trim().to_string(),
+        });
+    }
+    insts
+}
+
+#[test]
+fn decoded_branch_targets_agree_with_objdump() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for program in [
+        "bench/vm/main.pare",
+        "bench/graph/main.pare",
+        "examples/bst.pare",
+    ] {
+        for level in [OptLevel::O2, OptLevel::Oz] {
+            let modules = modules_of(&workspace_root().join(program));
+            let objects = object::compile_all(modules, &options(level)).unwrap();
+            for obj in &objects {
+                let path = tmp
+                    .path()
+                    .join(format!("{}.o", obj.name.replace("::", "_")));
+                std::fs::write(&path, &obj.bytes).unwrap();
+                for inst in objdump(&path) {
+                    let form = Form::of(inst.word);
+                    let expected = match inst.mnemonic.as_str() {
+                        "b" => Some(Form::B),
+                        "bl" => Some(Form::Bl),
+                        m if m.starts_with("b.") => Some(Form::BCond),
+                        "cbz" | "cbnz" => Some(Form::Cbz),
+                        "tbz" | "tbnz" => Some(Form::Tbz),
+                        "adr" => Some(Form::Adr),
+                        "ret" => Some(Form::Ret { rn: 30 }),
+                        _ => None,
+                    };
+                    if let Some(expected) = expected {
+                        assert_eq!(
+                            form, expected,
+                            "{program}: {:#x} {}",
+                            inst.word, inst.mnemonic
+                        );
+                    }
+                    // A zero offset is a relocation's placeholder: objdump shows
+                    // the symbol instead (nothing intra-function branches to itself).
+                    let relocated = form.offset(inst.word) == 0;
+                    if !relocated
+                        && matches!(
+                            form,
+                            Form::B | Form::Bl | Form::BCond | Form::Cbz | Form::Tbz | Form::Adr
+                        )
+                    {
+                        // The target is the last operand's hex value, before any "<sym>".
+                        let target = inst
+                            .operands
+                            .split(['<', ','])
+                            .map(str::trim)
+                            .filter(|s| !s.is_empty())
+                            .filter_map(|s| {
+                                u64::from_str_radix(s.trim_start_matches("#0x"), 16).ok()
+                            })
+                            .last();
+                        let computed = inst.address as i64 + form.offset(inst.word);
+                        assert_eq!(
+                            target.map(|t| t as i64),
+                            Some(computed),
+                            "{program}: {:#x}: {} {}",
+                            inst.address,
+                            inst.mnemonic,
+                            inst.operands
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} branches checked");
+}
