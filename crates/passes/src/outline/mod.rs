@@ -326,6 +326,9 @@ struct OutlinedBody {
     call_effects: Effects,
 }
 
+/// How many lengths, from the longest down, are tried for each repeat.
+const MAX_PREFIXES: usize = 16;
+
 /// Where an occurrence lies: function index, first item index.
 type Site = (usize, usize);
 
@@ -370,13 +373,15 @@ fn outline_round(
     for repeat in candidates::repeats(&string, 2) {
         let first = repeat.starts[0];
         let len = trimmed_len(lifted, &sites, first, repeat.len);
-        if len < 2 {
-            continue;
+        // The repeat and its shorter prefixes: a prefix occurs wherever the
+        // repeat does (and maybe elsewhere: other repeats add those), and it
+        // may be legal where the whole is not (flags live at its end).
+        for prefix in (2..=len).rev().take(MAX_PREFIXES) {
+            by_sequence
+                .entry(string[first..first + prefix].to_vec())
+                .or_default()
+                .extend(repeat.starts.iter().copied());
         }
-        by_sequence
-            .entry(string[first..first + len].to_vec())
-            .or_default()
-            .extend(repeat.starts.iter().copied());
     }
     let mut cands: Vec<Candidate> = by_sequence
         .iter()
