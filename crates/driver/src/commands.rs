@@ -40,6 +40,8 @@ pub struct BuildOptions {
     pub icf: Icf,
     /// A pass list replacing the level's (`--passes`, for testing).
     pub passes: Option<String>,
+    /// Print the machine outliner's statistics to stderr.
+    pub outline_stats: bool,
 }
 
 /// The kind of the input files.
@@ -206,7 +208,11 @@ fn compile_objects(
         pipeline,
         jobs: opts.jobs,
     };
-    object::compile_all(modules, &options)
+    let objects = object::compile_all(modules, &options)?;
+    if opts.outline_stats {
+        eprint!("{}", object::outline_report(&objects));
+    }
+    Ok(objects)
 }
 
 /// The modules' functions after the pipeline, as CLIF text.

@@ -73,6 +73,9 @@ enum Command {
         /// Replace the level's CLIF passes by this comma-separated list (testing).
         #[arg(long, hide = true)]
         passes: Option<String>,
+        /// Print what the machine outliner did (per module and in total) to stderr.
+        #[arg(long)]
+        outline_stats: bool,
     },
     /// Differential testing: generated programs must behave the same in the
     /// interpreter, the JIT and under qemu, under every pass configuration.
@@ -202,6 +205,7 @@ fn execute(cli: Cli) -> ExitCode {
             jobs,
             icf,
             passes,
+            outline_stats,
         } => {
             let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
                 std::thread::available_parallelism()
@@ -223,6 +227,7 @@ fn execute(cli: Cli) -> ExitCode {
                 jobs,
                 icf,
                 passes,
+                outline_stats,
             })
         }
         Command::Fuzz {

@@ -165,6 +165,24 @@ fn define_outlined(
     Ok(result.stats)
 }
 
+/// The outliner's statistics per module and in total, one line each
+/// (`parec build --outline-stats`).
+pub fn outline_report(objects: &[CompiledObject]) -> String {
+    let mut total = OutlineStats::default();
+    let mut text = String::new();
+    for obj in objects {
+        match &obj.outline {
+            Some(stats) => {
+                text.push_str(&format!("outline: {}: {stats}\n", obj.name));
+                total.accumulate(stats);
+            }
+            None => text.push_str(&format!("outline: {}: not run\n", obj.name)),
+        }
+    }
+    text.push_str(&format!("outline: total: {total}\n"));
+    text
+}
+
 /// Writes `object` with an `.llvm_addrsig` section listing `names` (those
 /// present in its symbol table, in symbol-index order).
 pub fn write_with_addrsig(mut object: Object<'static>, names: &[String]) -> Result<Vec<u8>> {
