@@ -235,7 +235,13 @@ impl<'a> Lifter<'a> {
             match r.kind {
                 Reloc::Abs8 => self.mark(r.offset, 8, Kind::Data)?,
                 Reloc::Abs4 => self.mark(r.offset, 4, Kind::Data)?,
-                Reloc::Arm64Call | Reloc::Aarch64AdrPrelPgHi21 | Reloc::Aarch64AddAbsLo12Nc => {}
+                // Each of these is resolved by the linker at the word's own
+                // (new) address: they move with their instruction.
+                Reloc::Arm64Call
+                | Reloc::Aarch64AdrPrelPgHi21
+                | Reloc::Aarch64AddAbsLo12Nc
+                | Reloc::Aarch64AdrGotPage21
+                | Reloc::Aarch64Ld64GotLo12Nc => {}
                 other => return Err(format!("unsupported relocation {other:?}")),
             }
             if matches!(r.target, RelocTarget::FunctionOffset(_)) {
