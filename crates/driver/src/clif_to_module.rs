@@ -131,10 +131,13 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     /// Defines the data objects of `clif` and compiles its functions
     /// without defining them, for the machine-code outliner. Relocation
     /// targets are interned in `targets`.
+    /// `shared` names the functions other modules define identically
+    /// (see [`outline::MachFunction::shared`]).
     pub fn compile_functions(
         &mut self,
         clif: &ClifModule,
         targets: &mut RelocTargets,
+        shared: &BTreeSet<String>,
     ) -> Result<Vec<CompiledFunction>> {
         let ids = self.define_data_objects(clif)?;
         let mut ctx = self.module.make_context();
@@ -176,6 +179,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 relocs,
                 traps: buffer.traps().iter().map(|t| (t.offset, t.code)).collect(),
                 call_sites: buffer.call_sites().map(|c| c.ret_addr).collect(),
+                shared: shared.contains(&name),
             };
             out.push(CompiledFunction { id, code });
         }

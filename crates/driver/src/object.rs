@@ -15,14 +15,14 @@
 //! Determinism: the output depends only on the module and the options; `-j N`
 //! compiles modules on N threads and returns the objects in input order.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use cranelift_module::default_libcall_names;
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use object::write::{Object, SectionId};
 use object::{elf, Object as _, ObjectSection as _, ObjectSymbol as _, SectionFlags, SectionKind};
-use parec_passes::clif_module::ClifModule;
+use parec_passes::clif_module::{ClifModule, Linkage};
 use rayon::prelude::*;
 
 use crate::clif_pipeline::{OptLevel, Pipeline};
@@ -56,6 +56,7 @@ pub struct CompiledObject {
 
 /// Compiles every module to an object, `opts.jobs` at a time, in input order.
 pub fn compile_all(modules: Vec<ClifModule>, opts: &ObjectOptions) -> Result<Vec<CompiledObject>> {
+    let shared = shared_functions(&modules);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -63,14 +64,44 @@ pub fn compile_all(modules: Vec<ClifModule>, opts: &ObjectOptions) -> Result<Vec
     let results: Vec<Result<CompiledObject>> = pool.install(|| {
         modules
             .into_par_iter()
-            .map(|m| compile_module(m, opts))
+            .map(|m| compile_module_sharing(m, opts, &shared))
             .collect()
     });
     results.into_iter().collect()
 }
 
+/// Names of the local functions defined by more than one module: generic
+/// instances each module compiles for itself. The linker folds their copies
+/// as long as the outliner treats every copy alike.
+pub fn shared_functions(modules: &[ClifModule]) -> BTreeSet<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in modules {
+        for def in &m.functions {
+            if let Some(sym) = m.symbols.get(def.symbol as usize) {
+                if sym.linkage == Linkage::Local {
+                    *seen.entry(sym.name.as_str()).or_default() += 1;
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
 /// Runs the pipeline on `module` and compiles it to an ELF object.
-pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<CompiledObject> {
+pub fn compile_module(module: ClifModule, opts: &ObjectOptions) -> Result<CompiledObject> {
+    compile_module_sharing(module, opts, &BTreeSet::new())
+}
+
+/// [`compile_module`], where `shared` names functions other modules of the
+/// build also define ([`shared_functions`]).
+pub fn compile_module_sharing(
+    mut module: ClifModule,
+    opts: &ObjectOptions,
+    shared: &BTreeSet<String>,
+) -> Result<CompiledObject> {
     let isa = opts.target.isa(opts.level)?;
     opts.pipeline
         .run(&mut module, Some(&*isa))
@@ -89,7 +120,7 @@ pub fn compile_module(mut module: ClifModule, opts: &ObjectOptions) -> Result<Co
         let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
         if outlines {
             outline_stats = Some(
-                define_outlined(&mut definer, &module)
+                define_outlined(&mut definer, &module, shared)
                     .with_context(|| format!("in module `{}`", module.name))?,
             );
         } else {
@@ -143,7 +174,7 @@ pub fn machine_functions_with(
     let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
     definer.declare(&module)?;
     let mut targets = RelocTargets::default();
-    let compiled = definer.compile_functions(&module, &mut targets)?;
+    let compiled = definer.compile_functions(&module, &mut targets, &BTreeSet::new())?;
     Ok((
         compiled.into_iter().map(|c| c.code).collect(),
         targets.names,
@@ -155,10 +186,11 @@ pub fn machine_functions_with(
 fn define_outlined(
     definer: &mut ModuleDefiner<'_, ObjectModule>,
     module: &ClifModule,
+    shared: &BTreeSet<String>,
 ) -> Result<OutlineStats> {
     definer.declare(module)?;
     let mut targets = RelocTargets::default();
-    let compiled = definer.compile_functions(module, &mut targets)?;
+    let compiled = definer.compile_functions(module, &mut targets, shared)?;
     let functions: Vec<_> = compiled.iter().map(|c| c.code.clone()).collect();
     let result = outline::outline_module(&functions, &targets.names, &OutlineOptions::default());
     definer.define_outlined(&compiled, &result, &targets)?;

@@ -83,6 +83,7 @@ fn compile(file: &str, isa: &OwnedTargetIsa, names: &mut Vec<String>) -> Vec<Mac
                 .map(|t| (t.offset, t.code))
                 .collect(),
             call_sites: compiled.buffer.call_sites().map(|c| c.ret_addr).collect(),
+            shared: false,
         });
     }
     out
@@ -137,6 +138,7 @@ fn round_trip(file: &str, pic: bool) -> Census {
                     relocs: e.relocs.clone(),
                     traps: e.traps.clone(),
                     call_sites: e.call_sites.clone(),
+                    shared: false,
                 },
                 &mut decoder,
             );

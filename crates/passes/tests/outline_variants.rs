@@ -65,6 +65,7 @@ fn function(name: &str, words: &[u32]) -> MachFunction {
         relocs,
         traps: Vec::new(),
         call_sites,
+        shared: false,
     }
 }
 
@@ -248,4 +249,53 @@ fn live_flags_block_outlining() {
     let text = disassemble(&result.outlined[0].code, &names, &[]);
     assert!(text.contains("mov x8, x9"), "{text}");
     assert!(!text.contains("cmp"), "outlined a live compare:\n{text}");
+}
+
+/// A shared function (a generic instance other modules also compile) is
+/// outlined against itself only: it comes out the same whatever else its
+/// module holds, so the linker still folds its copies. A function with the
+/// same bytes is treated alike.
+#[test]
+fn shared_functions_are_outlined_alone() {
+    let stub = [0x5280_0060, BL]; // mov w0, #3; bl pare_trap
+    let shared_body: Vec<u32> = [PROLOGUE[0], PROLOGUE[1], add_imm(1, 1, 9)]
+        .into_iter()
+        .chain(stub)
+        .chain([EPILOGUE, RET])
+        .collect();
+    let mut shared = function("g<i64>", &shared_body);
+    shared.shared = true;
+    let twin = function("g<u64>", &shared_body);
+    let others: Vec<MachFunction> = (1..=3)
+        .map(|k| {
+            function(
+                &format!("f{k}"),
+                &[
+                    PROLOGUE[0],
+                    PROLOGUE[1],
+                    add_imm(1, 1, k),
+                    stub[0],
+                    stub[1],
+                    EPILOGUE,
+                    RET,
+                ],
+            )
+        })
+        .collect();
+    let names = vec![TRAP.to_string()];
+    let alone = outline::outline_module(&[shared.clone()], &names, &OutlineOptions::default());
+    let mut module = vec![shared.clone(), twin];
+    module.extend(others);
+    let together = outline::outline_module(&module, &names, &OutlineOptions::default());
+    let text = |r: &OutlineResult, i: usize| disassemble(&r.functions[i], &names, &r.outlined);
+    assert_eq!(text(&together, 0), text(&alone, 0));
+    assert_eq!(
+        text(&together, 1),
+        text(&alone, 0),
+        "the twin is treated alike"
+    );
+    assert_eq!(
+        together.stats.variants[1], 3,
+        "the others still share the stub"
+    );
 }

@@ -29,8 +29,11 @@
 //!
 //! 1. *Lift* every function ([`lift`]); functions that do not lift cleanly
 //!    (unexplained data, unsupported relocations) stay opaque and untouched.
-//!    Functions named `*.Tgm` (merged bodies from `passes::merge`) are never
-//!    outlined locally, so they stay identical across modules (paper §4.2).
+//!    *Shared* functions — expected identical in other modules: generic
+//!    instances every module compiles, merged `*.Tgm` bodies — are outlined
+//!    each against itself only, before the others, so every copy makes the
+//!    same choices and the linker still folds them (the paper's §4.2 rule,
+//!    with the function itself standing in for the global prefix tree).
 //! 2. *Liveness* of registers per instruction ([`liveness`]).
 //! 3. *Map* instructions to integers and find the repeated substrings with a
 //!    suffix array ([`candidates`]). A sequence may contain a call only as its
@@ -139,6 +142,10 @@ pub struct MachFunction {
     pub traps: Vec<(u32, TrapCode)>,
     /// Return addresses of call sites.
     pub call_sites: Vec<u32>,
+    /// An identical copy of this function is expected in other modules (a
+    /// generic instance, a merged `.Tgm` body): it is outlined against
+    /// itself only, so every copy stays identical and the linker folds them.
+    pub shared: bool,
 }
 
 impl MachFunction {
@@ -309,14 +316,82 @@ pub fn outline_module(
         ..OutlineStats::default()
     };
     let mut bodies: Vec<OutlinedBody> = Vec::new();
+    let shared = shared_functions(functions);
+    // Shared functions alone, each against itself only: their outlining
+    // depends on nothing else in the module, so every copy stays identical.
+    for (i, _) in shared.iter().enumerate().filter(|(_, &s)| s) {
+        let eligible: Vec<bool> = (0..lifted.len()).map(|j| j == i).collect();
+        run_rounds(
+            &mut lifted,
+            &eligible,
+            &mut bodies,
+            &mut decoder,
+            &mut stats,
+            options,
+        );
+    }
+    let eligible: Vec<bool> = shared.iter().map(|s| !s).collect();
+    run_rounds(
+        &mut lifted,
+        &eligible,
+        &mut bodies,
+        &mut decoder,
+        &mut stats,
+        options,
+    );
+    finish(functions, &lifted, &bodies, symbol_names, stats)
+}
+
+/// Which functions are outlined alone: those marked shared or named
+/// `*.Tgm`, and every function whose bytes and relocation kinds equal one of
+/// theirs. Relocation *targets* are ignored on purpose: `f<A>` calling `g<A>`
+/// and `f<B>` calling `g<B>` fold in the linker when `g<A>` and `g<B>` do, so
+/// they must stay alike too.
+fn shared_functions(functions: &[MachFunction]) -> Vec<bool> {
+    let content = |f: &MachFunction| -> Vec<u8> {
+        let mut key = f.bytes.clone();
+        for r in &f.relocs {
+            key.extend_from_slice(&r.offset.to_le_bytes());
+            key.extend_from_slice(&(r.kind as u32).to_le_bytes());
+            key.extend_from_slice(&r.addend.to_le_bytes());
+        }
+        key
+    };
+    let marked: BTreeSet<Vec<u8>> = functions
+        .iter()
+        .filter(|f| f.shared || f.name.ends_with(".Tgm"))
+        .map(content)
+        .collect();
+    functions
+        .iter()
+        .map(|f| {
+            f.shared
+                || f.name.ends_with(".Tgm")
+                || (!marked.is_empty() && marked.contains(&content(f)))
+        })
+        .collect()
+}
+
+/// Outlines across the `eligible` functions until a round finds nothing.
+fn run_rounds(
+    lifted: &mut [LiftedFunction],
+    eligible: &[bool],
+    bodies: &mut Vec<OutlinedBody>,
+    decoder: &mut Decoder,
+    stats: &mut OutlineStats,
+    options: &OutlineOptions,
+) {
+    let eligible: Vec<bool> = lifted
+        .iter()
+        .zip(eligible)
+        .map(|(f, &e)| e && f.opaque.is_none())
+        .collect();
     for round in 0..options.max_rounds {
-        let chosen = outline_round(&mut lifted, &mut bodies, &mut decoder, &mut stats);
-        if chosen == 0 {
+        if outline_round(lifted, &eligible, bodies, decoder, stats) == 0 {
             break;
         }
-        stats.rounds = round + 1;
+        stats.rounds = stats.rounds.max(round + 1);
     }
-    finish(functions, &lifted, &bodies, symbol_names, stats)
 }
 
 /// An outlined function under construction.
@@ -355,20 +430,17 @@ impl Candidate {
 /// outlined functions created.
 fn outline_round(
     lifted: &mut [LiftedFunction],
+    eligible: &[bool],
     bodies: &mut Vec<OutlinedBody>,
     decoder: &mut Decoder,
     stats: &mut OutlineStats,
 ) -> usize {
-    let eligible: Vec<bool> = lifted
-        .iter()
-        .map(|f| f.opaque.is_none() && !f.name.ends_with(".Tgm"))
-        .collect();
     let live: Vec<Option<liveness::Liveness>> = lifted
         .iter()
-        .zip(&eligible)
+        .zip(eligible)
         .map(|(f, &ok)| ok.then(|| liveness::compute(f)))
         .collect();
-    let (string, sites) = instruction_string(lifted, &eligible);
+    let (string, sites) = instruction_string(lifted, eligible);
     let mut by_sequence: BTreeMap<Vec<u32>, BTreeSet<usize>> = BTreeMap::new();
     for repeat in candidates::repeats(&string, 2) {
         let first = repeat.starts[0];
