@@ -16,6 +16,7 @@
 //! compiles modules on N threads and returns the objects in input order.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use cranelift_module::default_libcall_names;
@@ -28,6 +29,8 @@ use rayon::prelude::*;
 use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
 use crate::target::Target;
+use parec_passes::cgdata::Section as _;
+use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 
 /// `SHT_LLVM_ADDRSIG`.
@@ -52,11 +55,46 @@ pub struct CompiledObject {
     pub bytes: Vec<u8>,
     /// What the machine outliner did, if it ran.
     pub outline: Option<OutlineStats>,
+    /// The outliner's publication for the global prefix tree (empty if it
+    /// did not run): see [`combined_outline_tree`].
+    pub outline_tree: OutlineTree,
+}
+
+/// What the outliner of one module knows about the rest of the build.
+#[derive(Clone, Debug, Default)]
+pub struct OutlineContext {
+    /// Local functions other modules define too ([`shared_functions`]).
+    pub shared: BTreeSet<String>,
+    /// The global prefix tree of an earlier round (paper §2.2), if any.
+    pub global: Option<Arc<OutlineTree>>,
 }
 
 /// Compiles every module to an object, `opts.jobs` at a time, in input order.
 pub fn compile_all(modules: Vec<ClifModule>, opts: &ObjectOptions) -> Result<Vec<CompiledObject>> {
-    let shared = shared_functions(&modules);
+    compile_all_with_tree(modules, opts, None)
+}
+
+/// The outliner's publications of `objects` merged into one prefix tree
+/// (round 1 of a two-round build; store it in cgdata as a section).
+pub fn combined_outline_tree(objects: &[CompiledObject]) -> OutlineTree {
+    let mut tree = OutlineTree::default();
+    for obj in objects {
+        tree.merge(obj.outline_tree.clone());
+    }
+    tree
+}
+
+/// [`compile_all`], outlining against `global`, the prefix tree of an
+/// earlier round (round 2 of a two-round build).
+pub fn compile_all_with_tree(
+    modules: Vec<ClifModule>,
+    opts: &ObjectOptions,
+    global: Option<Arc<OutlineTree>>,
+) -> Result<Vec<CompiledObject>> {
+    let context = OutlineContext {
+        shared: shared_functions(&modules),
+        global,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -64,7 +102,7 @@ pub fn compile_all(modules: Vec<ClifModule>, opts: &ObjectOptions) -> Result<Vec
     let results: Vec<Result<CompiledObject>> = pool.install(|| {
         modules
             .into_par_iter()
-            .map(|m| compile_module_sharing(m, opts, &shared))
+            .map(|m| compile_module_in(m, opts, &context))
             .collect()
     });
     results.into_iter().collect()
@@ -92,15 +130,14 @@ pub fn shared_functions(modules: &[ClifModule]) -> BTreeSet<String> {
 
 /// Runs the pipeline on `module` and compiles it to an ELF object.
 pub fn compile_module(module: ClifModule, opts: &ObjectOptions) -> Result<CompiledObject> {
-    compile_module_sharing(module, opts, &BTreeSet::new())
+    compile_module_in(module, opts, &OutlineContext::default())
 }
 
-/// [`compile_module`], where `shared` names functions other modules of the
-/// build also define ([`shared_functions`]).
-pub fn compile_module_sharing(
+/// [`compile_module`] as part of a build described by `context`.
+pub fn compile_module_in(
     mut module: ClifModule,
     opts: &ObjectOptions,
-    shared: &BTreeSet<String>,
+    context: &OutlineContext,
 ) -> Result<CompiledObject> {
     let isa = opts.target.isa(opts.level)?;
     opts.pipeline
@@ -116,13 +153,14 @@ pub fn compile_module_sharing(
     let mut obj = ObjectModule::new(builder);
     let outlines = opts.pipeline.outlines() && opts.target == Target::Aarch64;
     let mut outline_stats = None;
+    let mut outline_tree = OutlineTree::default();
     let address_significant = {
         let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
         if outlines {
-            outline_stats = Some(
-                define_outlined(&mut definer, &module, shared)
-                    .with_context(|| format!("in module `{}`", module.name))?,
-            );
+            let (stats, tree) = define_outlined(&mut definer, &module, context)
+                .with_context(|| format!("in module `{}`", module.name))?;
+            outline_stats = Some(stats);
+            outline_tree = tree;
         } else {
             definer
                 .declare_and_define(&module)
@@ -141,6 +179,7 @@ pub fn compile_module_sharing(
         name: module.name.clone(),
         bytes,
         outline: outline_stats,
+        outline_tree,
     })
 }
 
@@ -186,15 +225,19 @@ pub fn machine_functions_with(
 fn define_outlined(
     definer: &mut ModuleDefiner<'_, ObjectModule>,
     module: &ClifModule,
-    shared: &BTreeSet<String>,
-) -> Result<OutlineStats> {
+    context: &OutlineContext,
+) -> Result<(OutlineStats, OutlineTree)> {
     definer.declare(module)?;
     let mut targets = RelocTargets::default();
-    let compiled = definer.compile_functions(module, &mut targets, shared)?;
+    let compiled = definer.compile_functions(module, &mut targets, &context.shared)?;
     let functions: Vec<_> = compiled.iter().map(|c| c.code.clone()).collect();
-    let result = outline::outline_module(&functions, &targets.names, &OutlineOptions::default());
+    let options = OutlineOptions {
+        global: context.global.clone(),
+        ..OutlineOptions::default()
+    };
+    let result = outline::outline_module(&functions, &targets.names, &options);
     definer.define_outlined(&compiled, &result, &targets)?;
-    Ok(result.stats)
+    Ok((result.stats, result.published))
 }
 
 /// The outliner's statistics per module and in total, one line each

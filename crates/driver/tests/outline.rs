@@ -286,3 +286,72 @@ fn decoded_branch_targets_agree_with_objdump() {
     }
     assert!(checked > 100, "only {checked} branches checked");
 }
+
+/// Linked `.text` bytes of an executable.
+fn text_size(exe: &Path) -> u64 {
+    let out = Command::new("aarch64-linux-gnu-size")
+        .arg("-A")
+        .arg(exe)
+        .output()
+        .expect("aarch64-linux-gnu-size runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next() == Some(".text")).then(|| f.next()?.parse().ok())?
+        })
+        .expect("a .text section")
+}
+
+/// Links `objects` and runs the result under qemu; returns stdout and size.
+fn link_and_run(objects: &[object::CompiledObject], dir: &Path, name: &str) -> (String, u64) {
+    let sub = dir.join(name);
+    std::fs::create_dir_all(&sub).unwrap();
+    let paths = parec::commands::write_object_files(&sub, objects).unwrap();
+    let exe = sub.join("a.out");
+    parec::link::link_executable(&paths, &exe, Target::Aarch64, parec::link::Icf::All).unwrap();
+    let out = Command::new("qemu-aarch64-static")
+        .arg(&exe)
+        .output()
+        .expect("qemu-aarch64-static runs");
+    assert!(out.status.success(), "{name} failed under qemu");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        text_size(&exe),
+    )
+}
+
+/// Two-round global outlining (paper §2.2): round 1 publishes the outlined
+/// sequences of every module, round 2 outlines single local occurrences
+/// that the combined tree has. The programs still print what they should,
+/// and round 2 does outline by the tree.
+#[test]
+fn two_round_global_outlining_keeps_programs_correct() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut by_tree = 0;
+    for program in [
+        "bench/lisp",
+        "bench/sorts",
+        "bench/generic_zoo",
+        "examples/growable",
+    ] {
+        let dir = workspace_root().join(program);
+        let expected = std::fs::read_to_string(dir.join("expected.out")).unwrap();
+        let modules = modules_of(&dir.join("main.pare"));
+        let opts = options(OptLevel::Oz);
+        let round1 = object::compile_all(modules.clone(), &opts).unwrap();
+        let tree = object::combined_outline_tree(&round1);
+        assert!(!tree.is_empty(), "{program}: nothing published");
+        let round2 =
+            object::compile_all_with_tree(modules, &opts, Some(std::sync::Arc::new(tree))).unwrap();
+        let stats: Vec<_> = round2.iter().filter_map(|o| o.outline.clone()).collect();
+        by_tree += stats.iter().map(|s| s.global_sequences).sum::<usize>();
+        let name = program.replace('/', "_");
+        let (out1, size1) = link_and_run(&round1, tmp.path(), &format!("{name}_1"));
+        let (out2, size2) = link_and_run(&round2, tmp.path(), &format!("{name}_2"));
+        assert_eq!(out1, expected, "{program} round 1");
+        assert_eq!(out2, expected, "{program} round 2");
+        eprintln!("{program}: linked .text {size1} (local) -> {size2} (global)");
+    }
+    assert!(by_tree > 0, "round 2 outlined nothing by the tree");
+}

@@ -95,17 +95,20 @@
 
 pub mod candidates;
 pub mod decode;
+pub mod global;
 pub mod lift;
 pub mod liveness;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
 use hashbrown::HashMap;
 
 use decode::{Decoder, Effects, Form, RegSet, CALL_KILLS, CALL_USES, IP0_IP1, LR, NZCV, SP};
+use global::{OutlineTree, PrefixTree, MIN_GLOBAL_COUNT};
 use lift::{Emitted, Inst, Item, Label, LiftedFunction};
 
 /// An external reference of emitted code.
@@ -218,11 +221,18 @@ pub struct OutlineOptions {
     /// Rounds of outlining at most (each round may outline sequences that
     /// contain calls to functions outlined before).
     pub max_rounds: u32,
+    /// The prefix tree published by an earlier round of the build
+    /// ([`global`]): sequences in it are outlined even with one local
+    /// occurrence.
+    pub global: Option<Arc<OutlineTree>>,
 }
 
 impl Default for OutlineOptions {
     fn default() -> Self {
-        OutlineOptions { max_rounds: 4 }
+        OutlineOptions {
+            max_rounds: 4,
+            global: None,
+        }
     }
 }
 
@@ -243,6 +253,8 @@ pub struct OutlineStats {
     pub bytes_before: u64,
     pub bytes_after: u64,
     pub rounds: u32,
+    /// Sequences outlined because the global prefix tree has them.
+    pub global_sequences: usize,
 }
 
 impl OutlineStats {
@@ -257,6 +269,7 @@ impl OutlineStats {
         self.bytes_before += other.bytes_before;
         self.bytes_after += other.bytes_after;
         self.rounds = self.rounds.max(other.rounds);
+        self.global_sequences += other.global_sequences;
     }
 }
 
@@ -267,12 +280,13 @@ impl fmt::Display for OutlineStats {
             f,
             "{} outlined functions, {} sequences replaced (tail {tail}, thunk {thunk}, \
              no-lr-save {no_lr}, reg-save {reg}, stack-save {stack}); code {} -> {} bytes \
-             ({} saved); {} of {} functions opaque",
+             ({} saved); {} by the global tree; {} of {} functions opaque",
             self.outlined_functions,
             self.sequences_replaced,
             self.bytes_before,
             self.bytes_after,
             self.bytes_before as i64 - self.bytes_after as i64,
+            self.global_sequences,
             self.opaque_functions,
             self.functions
         )
@@ -294,6 +308,9 @@ pub struct OutlineResult {
     pub functions: Vec<Emitted>,
     pub outlined: Vec<OutlinedFunction>,
     pub stats: OutlineStats,
+    /// The stable hash sequences of the outlined functions, with the number
+    /// of sequences each replaced: this module's part of the global tree.
+    pub published: OutlineTree,
 }
 
 /// Outlines repeated sequences across `functions` (see the module doc).
@@ -339,6 +356,17 @@ pub fn outline_module(
         &mut stats,
         options,
     );
+    if let Some(tree) = &options.global {
+        let trie = PrefixTree::new(tree);
+        global_round(
+            &mut lifted,
+            &trie,
+            symbol_names,
+            &mut bodies,
+            &mut decoder,
+            &mut stats,
+        );
+    }
     finish(functions, &lifted, &bodies, symbol_names, stats)
 }
 
@@ -399,6 +427,10 @@ struct OutlinedBody {
     items: Vec<(Label, Item)>,
     /// Effects of a call to it, for liveness in later rounds.
     call_effects: Effects,
+    /// The instructions it replaced (as in the original functions).
+    source: Vec<Item>,
+    /// How many sequences it replaced.
+    count: u64,
 }
 
 /// How many lengths, from the longest down, are tried for each repeat.
@@ -481,7 +513,8 @@ fn outline_round(
             continue;
         }
         let ((f0, i0), _) = cand.occurrences[0];
-        let body = make_body(&lifted[f0].items[i0..i0 + cand.len], cand.frame, decoder);
+        let mut body = make_body(&lifted[f0].items[i0..i0 + cand.len], cand.frame, decoder);
+        body.count = cand.occurrences.len() as u64;
         let index = bodies.len() as u32;
         bodies.push(body);
         created += 1;
@@ -501,6 +534,92 @@ fn outline_round(
     }
     stats.outlined_functions += created;
     created
+}
+
+/// Matches every function's remaining instructions against the global
+/// prefix tree and outlines the matches that pay locally per occurrence,
+/// largest saving first, one body per distinct sequence.
+fn global_round(
+    lifted: &mut [LiftedFunction],
+    trie: &PrefixTree,
+    symbol_names: &[String],
+    bodies: &mut Vec<OutlinedBody>,
+    decoder: &mut Decoder,
+    stats: &mut OutlineStats,
+) {
+    let live: Vec<Option<liveness::Liveness>> = lifted
+        .iter()
+        .map(|f| f.opaque.is_none().then(|| liveness::compute(f)))
+        .collect();
+    // (saving, site, length, hashes, variant, frame).
+    let mut matches = Vec::new();
+    for (f, func) in lifted.iter().enumerate() {
+        if func.opaque.is_some() {
+            continue;
+        }
+        let targets = branch_targets(func);
+        let hashes: Vec<Option<u64>> = func
+            .items
+            .iter()
+            .map(|(_, item)| match item {
+                Item::Inst(inst) if is_legal(inst) => global::stable_hash(inst, symbol_names),
+                _ => None,
+            })
+            .collect();
+        for i in 0..func.items.len() {
+            let mut run = Vec::new();
+            for (j, h) in hashes.iter().enumerate().skip(i) {
+                let Some(h) = h else { break };
+                if j > i && targets.contains(&func.items[j].0) {
+                    break;
+                }
+                run.push(*h);
+                let Item::Inst(inst) = &func.items[j].1 else {
+                    break;
+                };
+                if inst.form.ends_flow() || inst.is_call() {
+                    break;
+                }
+            }
+            for (len, count) in trie.matches(run.iter().copied()) {
+                if len < 2 || count < MIN_GLOBAL_COUNT {
+                    continue;
+                }
+                if let Some(c) = evaluate(lifted, &live, len, &[(f, i)]) {
+                    let (site, variant) = c.occurrences[0];
+                    let saving = i64::from(c.bytes) - i64::from(variant.call_bytes());
+                    matches.push((saving, site, len, run[..len].to_vec(), variant, c.frame));
+                }
+            }
+        }
+    }
+    matches.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(b.2.cmp(&a.2)));
+    let mut taken: Vec<Vec<bool>> = lifted.iter().map(|f| vec![false; f.items.len()]).collect();
+    let mut replacements: Vec<Vec<(usize, usize, CallVariant, u32)>> =
+        vec![Vec::new(); lifted.len()];
+    let mut body_of: BTreeMap<Vec<u64>, u32> = BTreeMap::new();
+    for (_, (f, i), len, hashes, variant, frame) in matches {
+        if taken[f][i..i + len].iter().any(|&t| t) {
+            continue;
+        }
+        let index = *body_of.entry(hashes).or_insert_with(|| {
+            bodies.push(make_body(&lifted[f].items[i..i + len], frame, decoder));
+            stats.outlined_functions += 1;
+            bodies.len() as u32 - 1
+        });
+        bodies[index as usize].count += 1;
+        taken[f][i..i + len].iter_mut().for_each(|t| *t = true);
+        replacements[f].push((i, len, variant, index));
+        stats.variants[variant.stat_index()] += 1;
+        stats.sequences_replaced += 1;
+        stats.global_sequences += 1;
+    }
+    for (f, mut reps) in replacements.into_iter().enumerate() {
+        if !reps.is_empty() {
+            reps.sort_unstable_by_key(|r| r.0);
+            rewrite(&mut lifted[f], &reps, bodies, decoder);
+        }
+    }
 }
 
 /// The instruction string of the eligible functions, and for each position
@@ -745,6 +864,8 @@ fn make_body(seq: &[(Label, Item)], frame: FrameKind, decoder: &mut Decoder) -> 
     OutlinedBody {
         items,
         call_effects,
+        source: seq.iter().map(|(_, item)| item.clone()).collect(),
+        count: 0,
     }
 }
 
@@ -860,10 +981,12 @@ fn finish(
     let untouched = |stats: OutlineStats| OutlineResult {
         functions: functions.iter().map(MachFunction::emitted).collect(),
         outlined: Vec::new(),
+        published: OutlineTree::default(),
         stats: OutlineStats {
             outlined_functions: 0,
             sequences_replaced: 0,
             variants: [0; 5],
+            global_sequences: 0,
             bytes_after: stats.bytes_before,
             ..stats
         },
@@ -904,13 +1027,22 @@ fn finish(
             + os.iter().map(|o| o.code.bytes.len() as u64).sum::<u64>()
     };
     stats.bytes_after = total(&out_functions, &outlined);
-    if stats.bytes_after > stats.bytes_before {
+    // Local outlining never grows a module; global outlining may, by the
+    // bodies it creates optimistically for other modules' copies to fold.
+    if stats.bytes_after > stats.bytes_before && stats.global_sequences == 0 {
         return untouched(stats);
+    }
+    let mut published = OutlineTree::default();
+    for body in bodies {
+        if let Some(hashes) = global::sequence_hashes(&body.source, symbol_names) {
+            published.add(hashes, body.count);
+        }
     }
     OutlineResult {
         functions: out_functions,
         outlined,
         stats,
+        published,
     }
 }
 
