@@ -355,3 +355,28 @@ fn two_round_global_outlining_keeps_programs_correct() {
     }
     assert!(by_tree > 0, "round 2 outlined nothing by the tree");
 }
+
+/// `parec build --outline-stats` reports every module and a total; `-O2`
+/// does not run the outliner.
+#[test]
+fn build_reports_outline_statistics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let program = workspace_root().join("bench/graph/main.pare");
+    let run = |level: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_parec"))
+            .args(["build", level, "--outline-stats", "--emit", "obj", "-o"])
+            .arg(tmp.path().join(level))
+            .arg(&program)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let oz = run("-Oz");
+    assert!(oz.contains("outline: graph: "), "{oz}");
+    let total = oz.lines().last().unwrap();
+    assert!(total.starts_with("outline: total: "), "{oz}");
+    assert!(!total.contains(" 0 sequences replaced"), "{oz}");
+    let o2 = run("-O2");
+    assert!(o2.contains("outline: graph: not run"), "{o2}");
+}

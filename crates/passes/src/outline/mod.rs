@@ -73,6 +73,13 @@
 //!    their items. A function whose layout fails or grows keeps its original
 //!    bytes, and if the module as a whole would not shrink, nothing changes.
 //!
+//! 9. *Global* (optional, paper §2.2, [`global`]): with the prefix tree of
+//!    an earlier round ([`OutlineOptions::global`]), every function's
+//!    remaining instructions are matched against it after local outlining,
+//!    and a published sequence is outlined even on a single local occurrence.
+//!    Every module publishes the stable hashes of what it outlined
+//!    ([`OutlineResult::published`]) for the next round.
+//!
 //! Outlined functions are named `OUTLINED_FUNCTION_<xxh3 of bytes and
 //! relocations by symbol name>`: identical bodies in different modules get
 //! identical names and bytes, so the driver's one-section-per-function objects
@@ -81,7 +88,9 @@
 //! # Invariants
 //!
 //! - An untouched function lays out to its exact original bytes and records.
-//! - No function and no module grows; every replaced sequence computes the
+//! - No function grows; no module grows from local outlining (global
+//!   outlining may add bodies that only pay once the linker folds them with
+//!   other modules' copies); every replaced sequence computes the
 //!   same registers and memory as before, only `x30` (where dead), the chosen
 //!   save register (where free) and the stack below `sp` (stack save) differ.
 //! - The output depends only on the input: no hash-map order is observed.
