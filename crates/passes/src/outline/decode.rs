@@ -247,6 +247,9 @@ const FLAG_READERS: &[&str] = &["adc", "adcs", "sbc", "sbcs", "ngc", "ngcs"];
 pub struct Decoder {
     cs: Capstone,
     regs: HashMap<u16, RegSet>,
+    /// Effects by instruction word: code repeats words a lot, and capstone's
+    /// detailed decoding dominates lifting time.
+    effects: HashMap<u32, Effects>,
 }
 
 impl Decoder {
@@ -260,6 +263,7 @@ impl Decoder {
         Decoder {
             cs,
             regs: HashMap::new(),
+            effects: HashMap::new(),
         }
     }
 
@@ -292,6 +296,15 @@ impl Decoder {
     /// The register effects of `w` (the control-flow forms are refined by
     /// the lifter, which knows calls from jumps).
     pub fn effects(&mut self, w: u32) -> Effects {
+        if let Some(&e) = self.effects.get(&w) {
+            return e;
+        }
+        let e = self.decode_effects(w);
+        self.effects.insert(w, e);
+        e
+    }
+
+    fn decode_effects(&mut self, w: u32) -> Effects {
         let form = Form::of(w);
         match form {
             Form::Udf => return Effects::default(),
@@ -304,7 +317,9 @@ impl Decoder {
             }
             _ => {}
         }
-        let Decoder { cs, regs: cache } = self;
+        let Decoder {
+            cs, regs: cache, ..
+        } = self;
         let Ok(insns) = cs.disasm_count(&w.to_le_bytes(), 0, 1) else {
             return Effects::OPAQUE;
         };
