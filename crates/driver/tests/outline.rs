@@ -4,7 +4,8 @@
 //! - lifting and laying out an untouched function gives back its exact bytes,
 //!   relocations, traps and call sites, and no function is left opaque;
 //! - `machine_code_cfg_info` does not change the code;
-//! - the lifter's branch targets agree with `aarch64-linux-gnu-objdump -d`;
+//! - the lifter's branch targets agree with `aarch64-linux-gnu-objdump -d`,
+//!   and every register objdump shows is one the decoder reports;
 //! - outlining never grows a function or a module, and it does shrink the
 //!   corpus.
 //!
@@ -20,7 +21,7 @@ use parec::object::{self, ObjectOptions};
 use parec::pipeline::lower_for_aot;
 use parec::target::Target;
 use parec_passes::clif_module::ClifModule;
-use parec_passes::outline::decode::{Decoder, Form};
+use parec_passes::outline::decode::{self, Decoder, Form};
 use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
 
 fn workspace_root() -> PathBuf {
@@ -215,21 +216,18 @@ fn objdump(path: &Path) -> Vec<DumpedInst> {
 }
 
 #[test]
-fn decoded_branch_targets_agree_with_objdump() {
+fn decoding_agrees_with_objdump() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut checked = 0;
-    for program in [
-        "bench/vm/main.pare",
-        "bench/graph/main.pare",
-        "examples/bst.pare",
-    ] {
+    let mut decoder = Decoder::new();
+    let (mut checked, mut registers_checked) = (0, 0);
+    let mut missed = Vec::new();
+    for root in corpus() {
+        let program = root.display().to_string();
         for level in [OptLevel::O2, OptLevel::Oz] {
-            let modules = modules_of(&workspace_root().join(program));
+            let modules = modules_of(&root);
             let objects = object::compile_all(modules, &options(level)).unwrap();
             for obj in &objects {
-                let path = tmp
-                    .path()
-                    .join(format!("{}.o", obj.name.replace("::", "_")));
+                let path = tmp.path().join("module.o");
                 std::fs::write(&path, &obj.bytes).unwrap();
                 for inst in objdump(&path) {
                     let form = Form::of(inst.word);
@@ -262,7 +260,10 @@ fn decoded_branch_targets_agree_with_objdump() {
                         // The target is the last operand's hex value, before any "<sym>".
                         let target = inst
                             .operands
-                            .split(['<', ','])
+                            .split('<')
+                            .next()
+                            .unwrap_or("")
+                            .split(',')
                             .map(str::trim)
                             .filter(|s| !s.is_empty())
                             .filter_map(|s| {
@@ -280,11 +281,59 @@ fn decoded_branch_targets_agree_with_objdump() {
                         );
                         checked += 1;
                     }
+                    // Every register objdump shows must be among those the
+                    // decoder says the instruction mentions: a missed
+                    // register would make liveness unsound.
+                    let shown = registers_in(&inst.operands, form.is_pc_relative());
+                    let mentioned = decoder.effects(inst.word).mentions();
+                    if shown & !mentioned != 0 {
+                        missed.push(format!(
+                            "{program}: {:#010x} {} {}",
+                            inst.word, inst.mnemonic, inst.operands
+                        ));
+                    }
+                    registers_checked += 1;
                 }
             }
         }
     }
     assert!(checked > 100, "only {checked} branches checked");
+    assert!(
+        registers_checked > 1000,
+        "only {registers_checked} instructions checked"
+    );
+    assert!(
+        missed.is_empty(),
+        "registers objdump shows but the decoder misses:\n{}",
+        missed.join("\n")
+    );
+}
+
+/// The registers named in objdump's operand text (without a PC-relative
+/// target, whose hex address could look like `b4`).
+fn registers_in(operands: &str, pc_relative: bool) -> u128 {
+    let text = operands.split("//").next().unwrap_or("");
+    let text = text.split('<').next().unwrap_or("");
+    let text = if pc_relative {
+        text.rsplit_once(',').map_or("", |(regs, _)| regs)
+    } else {
+        text
+    };
+    let mut set = 0u128;
+    for token in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+        set |= match token {
+            "sp" | "wsp" => decode::SP,
+            _ => {
+                let (prefix, digits) = token.split_at(token.len().min(1));
+                match (prefix, digits.parse::<u32>()) {
+                    ("x" | "w", Ok(n)) if n <= 30 => decode::x(n),
+                    ("v" | "q" | "d" | "s" | "h" | "b", Ok(n)) if n < 32 => decode::v(n),
+                    _ => 0,
+                }
+            }
+        };
+    }
+    set
 }
 
 /// Linked `.text` bytes of an executable.
