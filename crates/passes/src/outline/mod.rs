@@ -45,8 +45,10 @@
 //!    (prologue, epilogue, frame set-up); no PC-relative instruction without
 //!    a relocation (intra-function branches, `adr`, literal loads); no
 //!    instruction with a trap record; `x16`, `x17` and NZCV dead where the
-//!    sequence starts and (unless it ends the function) where it ends, since
-//!    a linker veneer on the new call may clobber them.
+//!    sequence starts (a linker veneer on the new call may clobber them) and,
+//!    when the outlined function returns to the occurrence (not for tail
+//!    calls and thunks, whose final call or jump clobbers them anyway), where
+//!    it ends.
 //! 5. *Call variants* per occurrence, with LLVM's byte costs:
 //!
 //!    | variant      | when                                  | call site                                   | bytes | frame |
