@@ -480,3 +480,48 @@ fn generated_programs_shrink_and_never_grow() {
     eprintln!("generated corpus: code {before} -> {after} bytes, {replaced} sequences replaced");
     assert!(after < before);
 }
+
+/// The names an object's `.llvm_addrsig` section lists.
+fn address_significant(bytes: &[u8]) -> std::collections::BTreeSet<String> {
+    use ::object::{Object as _, ObjectSection as _, ObjectSymbol as _};
+    let file = ::object::File::parse(bytes).unwrap();
+    let section = file
+        .section_by_name(object::ADDRSIG_SECTION)
+        .expect("an address-significance section");
+    let indices = object::read_uleb128_list(section.data().unwrap()).unwrap();
+    indices
+        .into_iter()
+        .map(|i| {
+            let sym = file
+                .symbol_by_index(::object::SymbolIndex(i as usize))
+                .unwrap();
+            sym.name().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// Outlining keeps `.llvm_addrsig` right: the same symbols are address
+/// significant with and without it, and outlined functions (only ever
+/// called) are not.
+#[test]
+fn address_significance_survives_outlining() {
+    let mut nonempty = 0;
+    for program in [
+        "bench/generic_zoo/main.pare",
+        "bench/lisp/main.pare",
+        "bench/vm/main.pare",
+    ] {
+        let modules = modules_of(&workspace_root().join(program));
+        let mut without = options(OptLevel::Oz);
+        without.pipeline = Pipeline::from_names("gvn").unwrap();
+        let plain = object::compile_all(modules.clone(), &without).unwrap();
+        let outlined = object::compile_all(modules, &options(OptLevel::Oz)).unwrap();
+        for (a, b) in plain.iter().zip(&outlined) {
+            let (sa, sb) = (address_significant(&a.bytes), address_significant(&b.bytes));
+            assert_eq!(sa, sb, "{program} {}", a.name);
+            assert!(sb.iter().all(|n| !n.starts_with("OUTLINED_FUNCTION_")));
+            nonempty += usize::from(!sa.is_empty());
+        }
+    }
+    assert!(nonempty > 0, "no address-significant symbol anywhere");
+}
