@@ -39,6 +39,10 @@
 //!    suffix array ([`candidates`]). A sequence may contain a call only as its
 //!    last instruction and a return or tail call only as its last
 //!    instruction (separators follow every instruction that ends the flow).
+//!    LLVM also outlines calls mid-sequence into a function that saves `x30`
+//!    on the stack, but only when the callee is known to take no stack
+//!    arguments (moving `sp` would move them); machine code does not say, so
+//!    such sequences are cut after their first call.
 //! 4. *Legality* (LLVM's AArch64 rules, `AArch64InstrInfo::getOutliningType`
 //!    and `getOutliningCandidateInfo`): no instruction that reads or writes
 //!    `x30` except a final call or return; none that writes `sp` or `x29`
