@@ -3,9 +3,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail};
-use parec_passes::cgdata::{CgData, SectionKind};
+use anyhow::anyhow;
+use parec_passes::cgdata::CgData;
 use parec_passes::merge::{self, Summary};
+use parec_passes::outline::global::OutlineTree;
 
 use crate::rounds::{merge_options, read_cgdata, write_cgdata};
 use crate::Failure;
@@ -19,27 +20,21 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
     let mut merged = CgData::new(&first_data.target);
     for path in inputs {
         let next = read_cgdata(path, Some(&merged.target))?;
-        // Only the sections this command knows how to merge are accepted.
-        if let Some(kind) = next.kinds().find(|&k| k != SectionKind::Merge) {
-            bail_unknown(path, kind.name())?;
-        }
+        let section_error = |e| anyhow!("cgdata `{}`: {e}", path.display());
         merged
             .merge_section::<Summary>(&next)
-            .map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))?;
+            .map_err(section_error)?;
+        merged
+            .merge_section::<OutlineTree>(&next)
+            .map_err(section_error)?;
     }
     write_cgdata(out, &merged.encode())?;
     Ok(0)
 }
 
-fn bail_unknown(path: &Path, kind: &str) -> anyhow::Result<()> {
-    bail!(
-        "cgdata `{}`: section `{kind}` cannot be merged by this parec",
-        path.display()
-    )
-}
-
-/// Prints a cgdata file: its sections, and the merge groups its summary
-/// combines into (members, parameters, estimated benefit).
+/// Prints a cgdata file: its sections, the merge groups its summary
+/// combines into (members, parameters, estimated benefit), and the outline
+/// tree's sequences.
 pub fn show(path: &Path) -> Result<i32, Failure> {
     let data = read_cgdata(path, None)?;
     print!(
@@ -64,6 +59,9 @@ pub fn describe(data: &CgData) -> Result<String, parec_passes::cgdata::CgDataErr
             kinds.join(", ")
         }
     );
+    if let Some(tree) = data.get::<OutlineTree>()? {
+        describe_outline_tree(&mut s, &tree);
+    }
     let Some(summary) = data.get::<Summary>()? else {
         return Ok(s);
     };
@@ -104,4 +102,31 @@ pub fn describe(data: &CgData) -> Result<String, parec_passes::cgdata::CgDataErr
         benefit as i64 - cost as i64
     );
     Ok(s)
+}
+
+/// The outline section of `cgdata show`: how many sequences, and the most
+/// frequent ones (their length and occurrence count; the hashes themselves
+/// say nothing to a reader).
+fn describe_outline_tree(s: &mut String, tree: &OutlineTree) {
+    let occurrences: u64 = tree.sequences.values().sum();
+    let instructions: usize = tree.sequences.keys().map(Vec::len).sum();
+    let _ = writeln!(
+        s,
+        "outline: {} sequences ({} instructions) outlined {} times in round 1",
+        tree.sequences.len(),
+        instructions,
+        occurrences
+    );
+    let mut by_count: Vec<(&Vec<u64>, u64)> =
+        tree.sequences.iter().map(|(seq, &n)| (seq, n)).collect();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    for (seq, n) in by_count.iter().take(10) {
+        let _ = writeln!(
+            s,
+            "  {:016x}: {} instructions, {} occurrences",
+            seq[0],
+            seq.len(),
+            n
+        );
+    }
 }

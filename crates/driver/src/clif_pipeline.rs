@@ -35,6 +35,10 @@ pub enum Pass {
     /// alone, as here, it merges within the module; builds route it through
     /// [`crate::rounds`], which can give it a cgdata summary instead.
     Merge,
+    /// The aarch64 machine outliner (`parec_passes::outline`). It works on
+    /// emitted machine code, so at the CLIF level it does nothing; the AOT
+    /// object writer runs it when the pipeline contains it.
+    Outline,
     /// A deliberate miscompile for testing the differential tester
     /// ([`crate::difftest::planted`]); never in [`Pass::ALL`], and accepted
     /// by [`Pass::from_name`] only when `PAREC_TEST_PLANTED=1`.
@@ -44,13 +48,14 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
-    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Merge];
+    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Merge, Pass::Outline];
 
     /// The name used on the command line (`--passes gvn,merge`).
     pub fn name(self) -> &'static str {
         match self {
             Pass::Gvn => "gvn",
             Pass::Merge => "merge",
+            Pass::Outline => "outline",
             Pass::Planted => crate::difftest::planted::NAME,
         }
     }
@@ -85,6 +90,7 @@ impl Pass {
                     .stats
                     .to_string()
             }
+            Pass::Outline => "runs on machine code (AOT, aarch64)".to_string(),
             Pass::Planted => crate::difftest::planted::run(module),
         }
     }
@@ -173,6 +179,11 @@ impl Pipeline {
         Some((part(&self.passes[..at]), part(&self.passes[at + 1..])))
     }
 
+    /// Whether the machine outliner runs after code generation.
+    pub fn outlines(&self) -> bool {
+        self.passes.contains(&Pass::Outline)
+    }
+
     /// Runs the passes in order on `module`, verifying after each if asked.
     /// `isa` is used by the verifier for target-specific checks, if given.
     pub fn run(&self, module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
@@ -249,7 +260,7 @@ mod tests {
     #[test]
     fn unknown_pass_is_rejected() {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
-        assert_eq!(err, "unknown pass `nope`; available: gvn, merge");
+        assert_eq!(err, "unknown pass `nope`; available: gvn, merge, outline");
     }
 
     #[test]
@@ -261,7 +272,7 @@ mod tests {
         );
         assert_eq!(
             Pipeline::for_level(OptLevel::Oz).passes,
-            vec![Pass::Gvn, Pass::Merge]
+            vec![Pass::Gvn, Pass::Merge, Pass::Outline]
         );
     }
 }

@@ -25,8 +25,12 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName};
 use cranelift_codegen::Context;
-use cranelift_module::{DataDescription, FuncOrDataId, Linkage as ModLinkage, Module};
+use cranelift_module::{
+    DataDescription, FuncId, FuncOrDataId, Linkage as ModLinkage, Module, ModuleDeclarations,
+    ModuleReloc, ModuleRelocTarget,
+};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind, SYMBOL_NAMESPACE};
+use parec_passes::outline;
 
 /// How references to symbols that no defined module provides are compiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,19 +85,11 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     /// Defines the data objects and compiles the functions of `clif`, which
     /// must have been [`declare`](Self::declare)d.
     pub fn define(&mut self, clif: &ClifModule) -> Result<()> {
-        let ids = self.symbol_ids(clif)?;
-        for data in &clif.data {
-            self.define_data(clif, &ids, data)?;
-        }
+        let ids = self.define_data_objects(clif)?;
         let mut ctx = self.module.make_context();
         for def in &clif.functions {
+            let id = self.prepare(clif, &ids, def, &mut ctx)?;
             let name = &clif.symbols[def.symbol as usize].name;
-            let FuncOrDataId::Func(id) = ids[def.symbol as usize] else {
-                bail!("`{name}` is defined as a function but declared as data");
-            };
-            ctx.clear();
-            ctx.func = def.func.clone();
-            self.remap_names(&mut ctx.func, &ids)?;
             self.module.define_function(id, &mut ctx).map_err(|e| {
                 anyhow!(
                     "cannot compile function `{name}`: {}",
@@ -101,6 +97,136 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 )
             })?;
             self.record_code_relocs(&ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Defines the data objects of `clif`; returns the ids of its symbols.
+    fn define_data_objects(&mut self, clif: &ClifModule) -> Result<Vec<FuncOrDataId>> {
+        let ids = self.symbol_ids(clif)?;
+        for data in &clif.data {
+            self.define_data(clif, &ids, data)?;
+        }
+        Ok(ids)
+    }
+
+    /// Puts `def` into `ctx` with module ids for names; returns its id.
+    fn prepare(
+        &self,
+        clif: &ClifModule,
+        ids: &[FuncOrDataId],
+        def: &parec_passes::clif_module::FunctionDef,
+        ctx: &mut Context,
+    ) -> Result<FuncId> {
+        let name = &clif.symbols[def.symbol as usize].name;
+        let FuncOrDataId::Func(id) = ids[def.symbol as usize] else {
+            bail!("`{name}` is defined as a function but declared as data");
+        };
+        ctx.clear();
+        ctx.func = def.func.clone();
+        self.remap_names(&mut ctx.func, ids)?;
+        Ok(id)
+    }
+
+    /// Defines the data objects of `clif` and compiles its functions
+    /// without defining them, for the machine-code outliner. Relocation
+    /// targets are interned in `targets`.
+    /// `shared` names the functions other modules define identically
+    /// (see [`outline::MachFunction::shared`]).
+    pub fn compile_functions(
+        &mut self,
+        clif: &ClifModule,
+        targets: &mut RelocTargets,
+        shared: &BTreeSet<String>,
+    ) -> Result<Vec<CompiledFunction>> {
+        let ids = self.define_data_objects(clif)?;
+        let mut ctx = self.module.make_context();
+        let mut out = Vec::with_capacity(clif.functions.len());
+        for def in &clif.functions {
+            let id = self.prepare(clif, &ids, def, &mut ctx)?;
+            let name = clif.symbols[def.symbol as usize].name.clone();
+            ctx.compile(self.module.isa(), &mut Default::default())
+                .map_err(|e| {
+                    anyhow!(
+                        "cannot compile function `{name}`: {}",
+                        describe_module_error(&cranelift_module::ModuleError::Compilation(e.inner))
+                    )
+                })?;
+            self.record_code_relocs(&ctx)?;
+            let compiled = ctx
+                .compiled_code()
+                .ok_or_else(|| anyhow!("function `{name}` was not compiled"))?;
+            let buffer = &compiled.buffer;
+            let relocs = buffer
+                .relocs()
+                .iter()
+                .map(|r| {
+                    let module_reloc = ModuleReloc::from_mach_reloc(r, &ctx.func, id);
+                    let target = targets.intern(&module_reloc.name, self.module.declarations());
+                    outline::MachReloc {
+                        offset: r.offset,
+                        kind: r.kind,
+                        target,
+                        addend: r.addend,
+                    }
+                })
+                .collect();
+            let code = outline::MachFunction {
+                name: name.clone(),
+                bytes: buffer.data().to_vec(),
+                alignment: buffer.alignment,
+                bb_starts: compiled.bb_starts.clone(),
+                relocs,
+                traps: buffer.traps().iter().map(|t| (t.offset, t.code)).collect(),
+                call_sites: buffer.call_sites().map(|c| c.ret_addr).collect(),
+                shared: shared.contains(&name),
+            };
+            out.push(CompiledFunction { id, code });
+        }
+        Ok(out)
+    }
+
+    /// Declares the outlined functions of `result` (local, one section
+    /// each) and defines them and the rewritten functions from bytes.
+    pub fn define_outlined(
+        &mut self,
+        compiled: &[CompiledFunction],
+        result: &outline::OutlineResult,
+        targets: &RelocTargets,
+    ) -> Result<()> {
+        let sig = ir::Signature::new(self.module.isa().default_call_conv());
+        let mut outlined_ids = Vec::with_capacity(result.outlined.len());
+        for f in &result.outlined {
+            let id = self
+                .module
+                .declare_function(&f.name, ModLinkage::Local, &sig)
+                .with_context(|| format!("cannot declare outlined function `{}`", f.name))?;
+            outlined_ids.push(id);
+        }
+        let bodies = result.outlined.iter().zip(&outlined_ids);
+        let functions = compiled.iter().map(|c| c.id).zip(&result.functions);
+        for (id, code) in functions.chain(bodies.map(|(f, id)| (*id, &f.code))) {
+            let relocs: Vec<ModuleReloc> = code
+                .relocs
+                .iter()
+                .map(|r| ModuleReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    name: match r.target {
+                        outline::RelocTarget::Symbol(s) => targets.targets[s as usize].clone(),
+                        outline::RelocTarget::Outlined(o) => {
+                            ModuleRelocTarget::user(0, outlined_ids[o as usize].as_u32())
+                        }
+                        outline::RelocTarget::FunctionOffset(o) => {
+                            ModuleRelocTarget::FunctionOffset(id, o)
+                        }
+                    },
+                    addend: r.addend,
+                })
+                .collect();
+            self.module
+                .define_function_bytes(id, u64::from(code.alignment), &code.bytes, &relocs)
+                .map_err(|e| anyhow!("cannot define function: {}", describe_module_error(&e)))?;
         }
         Ok(())
     }
@@ -285,6 +411,56 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
             }
         }
         Ok(())
+    }
+}
+
+/// A compiled function awaiting the outliner.
+pub struct CompiledFunction {
+    pub id: FuncId,
+    pub code: outline::MachFunction,
+}
+
+/// The relocation targets of a module's code, interned for the outliner
+/// (which names them [`outline::RelocTarget::Symbol`] by index).
+#[derive(Default)]
+pub struct RelocTargets {
+    pub targets: Vec<ModuleRelocTarget>,
+    /// The linkage name of each target (outlined functions' content hashes
+    /// use them, so they are the same in every module).
+    pub names: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl RelocTargets {
+    fn intern(
+        &mut self,
+        target: &ModuleRelocTarget,
+        decls: &ModuleDeclarations,
+    ) -> outline::RelocTarget {
+        let name = match target {
+            ModuleRelocTarget::User {
+                namespace: 0,
+                index,
+            } => decls
+                .get_function_decl(FuncId::from_u32(*index))
+                .linkage_name(FuncId::from_u32(*index))
+                .into_owned(),
+            ModuleRelocTarget::User { index, .. } => decls
+                .get_data_decl(cranelift_module::DataId::from_u32(*index))
+                .linkage_name(cranelift_module::DataId::from_u32(*index))
+                .into_owned(),
+            ModuleRelocTarget::FunctionOffset(_, offset) => {
+                return outline::RelocTarget::FunctionOffset(*offset)
+            }
+            other => other.to_string(),
+        };
+        let next = self.targets.len() as u32;
+        let i = *self.index.entry(name.clone()).or_insert_with(|| {
+            self.targets.push(target.clone());
+            self.names.push(name);
+            next
+        });
+        outline::RelocTarget::Symbol(i)
     }
 }
 

@@ -14,7 +14,7 @@ use parec_passes::clif_module::ClifModule;
 use crate::clif_file::ClifFile;
 use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::link::{self, Icf};
-use crate::object::{CompiledObject, ObjectOptions};
+use crate::object::{self, CompiledObject, ObjectOptions};
 use crate::rounds::{self, MergeOutcome, MergeSetup};
 use crate::target::Target;
 use crate::{asm, jit, pipeline, Failure};
@@ -45,6 +45,8 @@ pub struct BuildOptions {
     pub merge: MergeSetup,
     /// Print one line per merge decision (`--remarks`).
     pub remarks: bool,
+    /// Print the machine outliner's statistics to stderr.
+    pub outline_stats: bool,
 }
 
 /// The kind of the input files.
@@ -230,6 +232,9 @@ fn compile_objects(
     };
     let (objects, outcome) = rounds::compile_objects(modules, &options, &opts.merge)?;
     print_remarks(outcome.as_ref(), opts.remarks);
+    if opts.outline_stats {
+        eprint!("{}", object::outline_report(&objects));
+    }
     Ok((objects, outcome))
 }
 

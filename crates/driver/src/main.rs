@@ -74,24 +74,27 @@ enum Command {
         /// Replace the level's CLIF passes by this comma-separated list (testing).
         #[arg(long, hide = true)]
         passes: Option<String>,
-        /// Global merging round 1: write the merge summary of this build to FILE
-        /// (and merge with it).
+        /// Round 1: write this build's cgdata (merge summary and outline tree)
+        /// to FILE, merging with the summary.
         #[arg(long, value_name = "FILE", conflicts_with = "cgdata_use")]
         cgdata_generate: Option<PathBuf>,
-        /// Merge functions using the cgdata summary of an earlier build.
+        /// Merge and outline using the cgdata of an earlier build.
         #[arg(long, value_name = "FILE")]
         cgdata_use: Option<PathBuf>,
-        /// With --cgdata-use: a bad file is a warning and the build merges locally.
+        /// With --cgdata-use: a bad file is a warning and the build is local.
         #[arg(long, requires = "cgdata_use")]
         cgdata_ignore_errors: bool,
-        /// Summarize every module, then merge with the combined summary.
+        /// Round 1 (merge summaries, outline tree) and round 2 in one build.
         #[arg(long, conflicts_with = "cgdata_use")]
         two_rounds: bool,
         /// Print one line per merge decision (stderr).
         #[arg(long)]
         remarks: bool,
+        /// Print what the machine outliner did (per module and in total) to stderr.
+        #[arg(long)]
+        outline_stats: bool,
     },
-    /// Inspect or combine cgdata files (merge summaries of two-round builds).
+    /// Inspect or combine cgdata files (the summaries of two-round builds).
     Cgdata {
         #[command(subcommand)]
         command: CgdataCommand,
@@ -241,6 +244,7 @@ fn execute(cli: Cli) -> ExitCode {
             cgdata_ignore_errors,
             two_rounds,
             remarks,
+            outline_stats,
         } => {
             let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
                 std::thread::available_parallelism()
@@ -269,6 +273,7 @@ fn execute(cli: Cli) -> ExitCode {
                     two_rounds,
                 },
                 remarks,
+                outline_stats,
             })
         }
         Command::Cgdata {

@@ -1,21 +1,32 @@
-//! Build rounds: how global function merging sees the whole program.
+//! Build rounds: how global function merging and global outlining see the
+//! whole program.
 //!
-//! The pipeline ([`crate::clif_pipeline`]) fixes where merging runs; this
-//! module decides what it knows. A build is split at [`Pass::Merge`]
+//! The pipeline ([`crate::clif_pipeline`]) fixes where the passes run; this
+//! module decides what they know. A build is split at [`Pass::Merge`]
 //! ([`crate::clif_pipeline::Pipeline::split_at_merge`]):
 //!
 //! 1. the passes before merging run on every module;
-//! 2. *round 1* (`--two-rounds`, `--cgdata-generate FILE`): every module is
-//!    analysed ([`merge::analyze`]) and the union of the summaries is combined
-//!    into a merge plan (and, for `--cgdata-generate`, written as cgdata);
-//!    or (`--cgdata-use FILE`) the summary of an earlier build is read and
-//!    combined; or, with neither, each module merges locally;
-//! 3. *round 2*: every module is merged with the plan, then the passes after
-//!    merging and code generation run ([`object::compile_all`]).
+//! 2. *merge round 1* (`--two-rounds`, `--cgdata-generate FILE`): every
+//!    module is analysed ([`merge::analyze`]) and the union of the summaries
+//!    is combined into a merge plan; or (`--cgdata-use FILE`) the summary of
+//!    an earlier build is read and combined; or, with neither, each module
+//!    merges locally;
+//! 3. every module is merged with the plan, then the passes after merging
+//!    and code generation run ([`object::compile_all_with_tree`]), where the
+//!    machine outliner ([`Pass::Outline`]) works on the emitted code;
+//! 4. *outline rounds* (paper §2.2): with `--two-rounds` or
+//!    `--cgdata-generate`, step 3 is round 1 of outlining — each module
+//!    outlines locally and publishes the stable hashes of what it outlined,
+//!    combined into one prefix tree ([`object::combined_outline_tree`]).
+//!    `--two-rounds` then generates code again (round 2), outlining every
+//!    module against that tree; `--cgdata-use` outlines against the tree
+//!    of an earlier build in a single round.
 //!
-//! Round 1 needs only CLIF, so a two-round build analyses each module once
-//! more but generates code once. The summary is a sorted set, so the cgdata
-//! bytes do not depend on module order or `-j`.
+//! `--cgdata-generate` writes the merge summary and the outline tree as the
+//! two sections of one cgdata file. Merge round 1 needs only CLIF; outline
+//! round 1 needs code, so a two-round build with outlining generates code
+//! twice. Both sections are sorted sets, so the cgdata bytes do not depend
+//! on module order or `-j`.
 //!
 //! After linking, [`link_report`] counts the `.Tgm` bodies in the executable's
 //! symbol table and how many of them the linker folded (equal addresses); a
@@ -23,6 +34,7 @@
 //! Table 3: it became a thunk for nothing).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ::object::{Object as _, ObjectSymbol as _};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -30,6 +42,7 @@ use cranelift_codegen::isa::TargetIsa;
 use parec_passes::cgdata::{CgData, MAGIC};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeReport, MergeStats, Summary};
+use parec_passes::outline::global::OutlineTree;
 use rayon::prelude::*;
 
 use crate::clif_pipeline::{verify_module, Pass, Pipeline};
@@ -68,12 +81,12 @@ pub fn merge_options_for(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     options
 }
 
-/// What a build knows about merging.
+/// What a build knows about the rest of the program (merging and outlining).
 #[derive(Clone, Debug, Default)]
 pub struct MergeSetup {
-    /// Write the round-1 summary here (`--cgdata-generate`).
+    /// Write the round-1 cgdata here (`--cgdata-generate`).
     pub generate: Option<PathBuf>,
-    /// Merge with the summary of an earlier build (`--cgdata-use`).
+    /// Merge and outline with the cgdata of an earlier build (`--cgdata-use`).
     pub use_file: Option<PathBuf>,
     /// A bad `use_file` is a warning, not an error (`--cgdata-ignore-errors`).
     pub ignore_errors: bool,
@@ -109,12 +122,32 @@ pub fn compile_objects(
     opts: &ObjectOptions,
     setup: &MergeSetup,
 ) -> Result<(Vec<CompiledObject>, Option<MergeOutcome>)> {
-    let (modules, rest, outcome) = run_through_merge(modules, opts, setup)?;
+    let used = load_used_cgdata(setup, opts.target)?;
+    let merged = run_through_merge(modules, opts, setup, used.as_ref())?;
     let rest = ObjectOptions {
-        pipeline: rest,
+        pipeline: merged.rest,
         ..opts.clone()
     };
-    Ok((object::compile_all(modules, &rest)?, outcome))
+    let outlines = rest.pipeline.outlines() && opts.target == Target::Aarch64;
+    let objects = if outlines && (setup.two_rounds || setup.generate.is_some()) {
+        let round1 = object::compile_all(merged.modules.clone(), &rest)?;
+        let tree = object::combined_outline_tree(&round1);
+        if let Some(path) = &setup.generate {
+            write_generated(path, opts.target, merged.summary.as_ref(), Some(&tree))?;
+        }
+        if setup.two_rounds {
+            object::compile_all_with_tree(merged.modules, &rest, Some(Arc::new(tree)))?
+        } else {
+            round1
+        }
+    } else {
+        if let Some(path) = &setup.generate {
+            write_generated(path, opts.target, merged.summary.as_ref(), None)?;
+        }
+        let tree = used.and_then(|u| u.tree).map(Arc::new);
+        object::compile_all_with_tree(merged.modules, &rest, tree)?
+    };
+    Ok((objects, merged.outcome))
 }
 
 /// Runs every CLIF pass of `opts.pipeline` on `modules`, merging as `setup`
@@ -124,13 +157,80 @@ pub fn run_all_passes(
     opts: &ObjectOptions,
     setup: &MergeSetup,
 ) -> Result<(Vec<ClifModule>, Option<MergeOutcome>)> {
-    let (mut modules, rest, outcome) = run_through_merge(modules, opts, setup)?;
+    let used = load_used_cgdata(setup, opts.target)?;
+    let mut merged = run_through_merge(modules, opts, setup, used.as_ref())?;
+    if let Some(path) = &setup.generate {
+        // No code is generated, so there is no outline tree to publish.
+        write_generated(path, opts.target, merged.summary.as_ref(), None)?;
+    }
     let isa = opts.target.isa(opts.level)?;
-    for m in &mut modules {
-        rest.run(m, Some(&*isa))
+    for m in &mut merged.modules {
+        merged
+            .rest
+            .run(m, Some(&*isa))
             .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
     }
-    Ok((modules, outcome))
+    Ok((merged.modules, merged.outcome))
+}
+
+/// The modules after merging, and what comes next.
+struct Merged {
+    modules: Vec<ClifModule>,
+    /// The passes after merging.
+    rest: Pipeline,
+    outcome: Option<MergeOutcome>,
+    /// Round 1's combined summary, to publish with `--cgdata-generate`.
+    summary: Option<Summary>,
+}
+
+/// The sections of a `--cgdata-use` file.
+struct UsedCgData {
+    path: PathBuf,
+    summary: Option<Summary>,
+    tree: Option<OutlineTree>,
+}
+
+/// Reads the `--cgdata-use` file, if any. A bad file is an error, or with
+/// `--cgdata-ignore-errors` a warning and a build without it.
+fn load_used_cgdata(setup: &MergeSetup, target: Target) -> Result<Option<UsedCgData>> {
+    let Some(path) = &setup.use_file else {
+        return Ok(None);
+    };
+    let read = || -> Result<UsedCgData> {
+        let data = read_cgdata(path, Some(&cgdata_target(target)))?;
+        let section_error = |e| anyhow!("cgdata `{}`: {e}", path.display());
+        Ok(UsedCgData {
+            path: path.clone(),
+            summary: data.get::<Summary>().map_err(section_error)?,
+            tree: data.get::<OutlineTree>().map_err(section_error)?,
+        })
+    };
+    match read() {
+        Ok(used) => Ok(Some(used)),
+        Err(e) if setup.ignore_errors => {
+            eprintln!("warning: {e:#}; building without it (local merging and outlining)");
+            Ok(None)
+        }
+        Err(e) => Err(e.context("use --cgdata-ignore-errors to build without it")),
+    }
+}
+
+/// Writes the cgdata of round 1: the merge summary and the outline tree
+/// (each if the build produced one).
+fn write_generated(
+    path: &Path,
+    target: Target,
+    summary: Option<&Summary>,
+    tree: Option<&OutlineTree>,
+) -> Result<()> {
+    let mut data = CgData::new(&cgdata_target(target));
+    if let Some(summary) = summary {
+        data.put(summary);
+    }
+    if let Some(tree) = tree {
+        data.put(tree);
+    }
+    write_cgdata(path, &data.encode())
 }
 
 /// Runs the passes up to and including merging; returns the modules and the
@@ -139,15 +239,22 @@ fn run_through_merge(
     mut modules: Vec<ClifModule>,
     opts: &ObjectOptions,
     setup: &MergeSetup,
-) -> Result<(Vec<ClifModule>, Pipeline, Option<MergeOutcome>)> {
+    used: Option<&UsedCgData>,
+) -> Result<Merged> {
     let Some((before, after)) = opts.pipeline.split_at_merge() else {
-        if setup.is_global() {
+        if setup.is_global() && !opts.pipeline.outlines() {
             bail!(
-                "--two-rounds and --cgdata-* need the `{}` pass (-Oz)",
-                Pass::Merge.name()
+                "--two-rounds and --cgdata-* need the `{}` or `{}` pass (-Oz)",
+                Pass::Merge.name(),
+                Pass::Outline.name()
             );
         }
-        return Ok((modules, opts.pipeline.clone(), None));
+        return Ok(Merged {
+            modules,
+            rest: opts.pipeline.clone(),
+            outcome: None,
+            summary: None,
+        });
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
@@ -163,7 +270,7 @@ fn run_through_merge(
     })?;
 
     let options = merge_options_for(Some(&*isa));
-    let (plan, mode) = plan_for(&modules, opts.target, setup, &options)?;
+    let (plan, mode, summary) = plan_for(&modules, setup, used, &options);
     let reports: Vec<MergeReport> = pool.install(|| {
         modules
             .par_iter_mut()
@@ -189,43 +296,44 @@ fn run_through_merge(
         outcome.stats.accumulate(&report.stats);
         outcome.remarks.extend(report.remarks);
     }
-    Ok((modules, after, Some(outcome)))
+    Ok(Merged {
+        modules,
+        rest: after,
+        outcome: Some(outcome),
+        summary,
+    })
 }
 
-/// Round 1 or the cgdata file: the plan round 2 merges with (`None`: local).
+/// Round 1 or the cgdata file: the plan round 2 merges with (`None`:
+/// local), a description of where it came from, and round 1's summary.
 fn plan_for(
     modules: &[ClifModule],
-    target: Target,
     setup: &MergeSetup,
+    used: Option<&UsedCgData>,
     options: &MergeOptions,
-) -> Result<(Option<MergePlan>, String)> {
+) -> (Option<MergePlan>, String, Option<Summary>) {
     if setup.two_rounds || setup.generate.is_some() {
         let summary = summarize(modules, options);
-        if let Some(path) = &setup.generate {
-            let mut data = CgData::new(&cgdata_target(target));
-            data.put(&summary);
-            write_cgdata(path, &data.encode())?;
-        }
-        return Ok((
-            Some(merge::combine(&summary, options)),
-            "two rounds".to_string(),
-        ));
+        let plan = merge::combine(&summary, options);
+        let mode = if setup.two_rounds {
+            "two rounds"
+        } else {
+            "round 1"
+        };
+        return (Some(plan), mode.to_string(), Some(summary));
     }
-    if let Some(path) = &setup.use_file {
-        match read_summary(path, target) {
-            Ok(summary) => {
-                return Ok((
-                    Some(merge::combine(&summary, options)),
-                    format!("cgdata {}", path.display()),
-                ))
-            }
-            Err(e) if setup.ignore_errors => {
-                eprintln!("warning: {e:#}; merging locally without it");
-            }
-            Err(e) => return Err(e.context("use --cgdata-ignore-errors to build without it")),
-        }
+    match used {
+        Some(UsedCgData {
+            path,
+            summary: Some(summary),
+            ..
+        }) => (
+            Some(merge::combine(summary, options)),
+            format!("cgdata {}", path.display()),
+            None,
+        ),
+        _ => (None, "local".to_string(), None),
     }
-    Ok((None, "local".to_string()))
 }
 
 /// The union of every module's summary (independent of module order).
@@ -235,15 +343,6 @@ pub fn summarize(modules: &[ClifModule], options: &MergeOptions) -> Summary {
         parec_passes::cgdata::Section::merge(&mut summary, merge::analyze(m, options));
     }
     summary
-}
-
-/// Reads a cgdata file and its merge summary (empty if it has none).
-pub fn read_summary(path: &Path, target: Target) -> Result<Summary> {
-    let data = read_cgdata(path, Some(&cgdata_target(target)))?;
-    Ok(data
-        .get::<Summary>()
-        .map_err(|e| anyhow!("`{}`: {e}", path.display()))?
-        .unwrap_or_default())
 }
 
 /// Reads and checks a cgdata file.

@@ -42,10 +42,17 @@ impl Target {
 
     /// The Cranelift ISA for AOT compilation at `level`.
     pub fn isa(self, level: OptLevel) -> Result<OwnedTargetIsa> {
+        self.isa_with_cfg_info(level, true)
+    }
+
+    /// Like [`Target::isa`], choosing whether Cranelift records block starts
+    /// (`machine_code_cfg_info`, which the outliner needs; tests check that
+    /// it does not change the code).
+    pub fn isa_with_cfg_info(self, level: OptLevel, cfg_info: bool) -> Result<OwnedTargetIsa> {
         let builder = isa::lookup(self.triple())
             .map_err(|e| anyhow!("Cranelift cannot target {}: {e}", self.triple_str()))?;
         builder
-            .finish(aot_flags(level)?)
+            .finish(aot_flags(level, cfg_info)?)
             .map_err(|e| anyhow!("cannot configure Cranelift for {}: {e}", self.triple_str()))
     }
 }
@@ -82,10 +89,16 @@ fn base_settings(level: OptLevel) -> Result<settings::Builder> {
 }
 
 /// Shared Cranelift flags of AOT builds.
-fn aot_flags(level: OptLevel) -> Result<settings::Flags> {
+fn aot_flags(level: OptLevel, cfg_info: bool) -> Result<settings::Flags> {
     let mut b = base_settings(level)?;
     // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
     b.set("unwind_info", "false")?;
+    // Block starts for the machine outliner's lifter (`parec_passes::outline`).
+    // Only recorded: the code bytes are the same with and without it.
+    b.set(
+        "machine_code_cfg_info",
+        if cfg_info { "true" } else { "false" },
+    )?;
     Ok(settings::Flags::new(b))
 }
 

@@ -297,7 +297,7 @@ fn opt_rejects_unknown_passes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: unknown pass `frobnicate`; available: gvn, merge\n"
+        "error: unknown pass `frobnicate`; available: gvn, merge, outline\n"
     );
 }
 

@@ -572,3 +572,57 @@ fn two_round_objects_do_not_depend_on_jobs() {
     }
     assert_eq!(outputs[0], outputs[1]);
 }
+
+/// One cgdata file carries both round-1 results: the merge summary and the
+/// outline tree. `--two-rounds` and `--cgdata-use` of a generated file give
+/// the same executable, smaller than a local build, and `cgdata show` and
+/// `cgdata merge` handle both sections.
+#[test]
+fn cgdata_carries_merge_summary_and_outline_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = root().join("bench/generic_zoo/main.pare");
+    let expected = std::fs::read_to_string(root().join("bench/generic_zoo/expected.out")).unwrap();
+    let cgdata = tmp.path().join("zoo.cgdata");
+    let cg = cgdata.to_str().unwrap();
+    let build = |name: &str, args: &[&str]| -> Vec<u8> {
+        let exe = tmp.path().join(name);
+        let out = run(parec()
+            .arg("build")
+            .arg(&main)
+            .arg("-o")
+            .arg(&exe)
+            .args(args));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let ran = run(Command::new("qemu-aarch64-static").arg(&exe));
+        assert_eq!(text(&ran.stdout), expected, "{args:?}");
+        std::fs::read(&exe).unwrap()
+    };
+    let local = build("local", &[]);
+    build("generate", &["--cgdata-generate", cg]);
+    let used = build("used", &["--cgdata-use", cg]);
+    let two_rounds = build("two", &["--two-rounds"]);
+    assert_eq!(used, two_rounds, "--cgdata-use differs from --two-rounds");
+    assert!(two_rounds.len() < local.len(), "two rounds are not smaller");
+
+    let show = run(parec().args(["cgdata", "show", cg]));
+    let shown = text(&show.stdout);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    assert!(shown.contains("sections: merge, outline"), "{shown}");
+    let outline_line = shown
+        .lines()
+        .find(|l| l.starts_with("outline: "))
+        .unwrap_or_else(|| panic!("no outline section shown:\n{shown}"));
+    assert!(!outline_line.starts_with("outline: 0 "), "{outline_line}");
+
+    let merged = tmp.path().join("merged.cgdata");
+    let out = run(parec()
+        .args(["cgdata", "merge"])
+        .arg(&merged)
+        .args([cg, cg]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged_show = text(&run(parec().args(["cgdata", "show"]).arg(&merged)).stdout);
+    assert!(
+        merged_show.contains("sections: merge, outline"),
+        "{merged_show}"
+    );
+}

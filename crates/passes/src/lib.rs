@@ -2,3 +2,4 @@ pub mod cgdata;
 pub mod clif_module;
 pub mod gvn;
 pub mod merge;
+pub mod outline;

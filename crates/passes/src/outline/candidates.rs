@@ -1,0 +1,156 @@
+//! Repeated substrings of the module's instruction string.
+//!
+//! The instructions of every function, mapped to integers, are concatenated
+//! into one string `S` (illegal instructions and block boundaries are unique
+//! separators, so no repeat spans them). A suffix array of `S` (prefix
+//! doubling, `O(n log² n)`) and its LCP array (Kasai, `O(n)`) give the
+//! internal nodes of the suffix tree as LCP intervals (Abouelhoda et al.,
+//! one stack pass): an interval `[l, r]` of depth `d` says that the `r - l +
+//! 1` suffixes `SA[l..=r]` share their first `d` symbols. Each interval is
+//! one repeated substring with its occurrences — what LLVM's MachineOutliner
+//! reads off its suffix tree (paper §2.1).
+
+/// A repeated substring: `len` symbols, starting at each of `starts` (sorted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repeat {
+    pub len: usize,
+    pub starts: Vec<usize>,
+}
+
+/// The suffix array of `s`.
+pub fn suffix_array(s: &[u32]) -> Vec<usize> {
+    let n = s.len();
+    let mut sa: Vec<usize> = (0..n).collect();
+    let mut rank: Vec<u64> = s.iter().map(|&c| u64::from(c)).collect();
+    let mut tmp = vec![0u64; n];
+    let mut k = 1;
+    while n > 1 {
+        let key = |i: usize, rank: &[u64]| -> (u64, u64) {
+            (rank[i], if i + k < n { rank[i + k] + 1 } else { 0 })
+        };
+        sa.sort_unstable_by_key(|&i| key(i, &rank));
+        tmp[sa[0]] = 0;
+        for w in 1..n {
+            let bump = u64::from(key(sa[w - 1], &rank) < key(sa[w], &rank));
+            tmp[sa[w]] = tmp[sa[w - 1]] + bump;
+        }
+        std::mem::swap(&mut rank, &mut tmp);
+        if rank[sa[n - 1]] as usize == n - 1 {
+            break;
+        }
+        k *= 2;
+    }
+    sa
+}
+
+/// `lcp[i]` = length of the common prefix of suffixes `sa[i-1]` and `sa[i]`
+/// (`lcp[0] = 0`).
+pub fn lcp_array(s: &[u32], sa: &[usize]) -> Vec<usize> {
+    let n = s.len();
+    let mut rank = vec![0usize; n];
+    for (i, &p) in sa.iter().enumerate() {
+        rank[p] = i;
+    }
+    let mut lcp = vec![0usize; n];
+    let mut h = 0usize;
+    for i in 0..n {
+        if rank[i] > 0 {
+            let j = sa[rank[i] - 1];
+            while i + h < n && j + h < n && s[i + h] == s[j + h] {
+                h += 1;
+            }
+            lcp[rank[i]] = h;
+            h = h.saturating_sub(1);
+        } else {
+            h = 0;
+        }
+    }
+    lcp
+}
+
+/// Every repeated substring of length ≥ `min_len` that is an internal node
+/// of the suffix tree, with all its occurrences.
+pub fn repeats(s: &[u32], min_len: usize) -> Vec<Repeat> {
+    if s.len() < 2 {
+        return Vec::new();
+    }
+    let sa = suffix_array(s);
+    let lcp = lcp_array(s, &sa);
+    let mut out = Vec::new();
+    // Stack of (depth, left boundary).
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    for i in 1..=s.len() {
+        let cur = if i < s.len() { lcp[i] } else { 0 };
+        let mut left = i - 1;
+        while stack.last().is_some_and(|&(d, _)| d > cur) {
+            let (depth, l) = stack.pop().unwrap_or((0, 0));
+            left = l;
+            if depth >= min_len {
+                let mut starts: Vec<usize> = sa[l..i].to_vec();
+                starts.sort_unstable();
+                out.push(Repeat { len: depth, starts });
+            }
+        }
+        if stack.last().is_none_or(|&(d, _)| d < cur) {
+            stack.push((cur, left));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_repeats(s: &[u32], min_len: usize) -> Vec<(Vec<u32>, usize)> {
+        // Every substring of length ≥ min_len occurring at least twice,
+        // keeping only those that are right-branching or maximal (the
+        // internal nodes).
+        let mut found = std::collections::BTreeMap::new();
+        for len in min_len..s.len() {
+            for i in 0..=s.len() - len {
+                let sub = s[i..i + len].to_vec();
+                let count = (0..=s.len() - len)
+                    .filter(|&j| s[j..j + len] == sub[..])
+                    .count();
+                if count >= 2 {
+                    let nexts: std::collections::BTreeSet<Option<u32>> = (0..=s.len() - len)
+                        .filter(|&j| s[j..j + len] == sub[..])
+                        .map(|j| s.get(j + len).copied())
+                        .collect();
+                    if nexts.len() > 1 {
+                        found.insert(sub, count);
+                    }
+                }
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    #[test]
+    fn repeats_match_a_naive_search() {
+        let inputs: Vec<Vec<u32>> = vec![
+            vec![1, 2, 3, 1, 2, 3, 1, 2, 4],
+            vec![5, 5, 5, 5, 5],
+            vec![1, 2, 100, 1, 2, 101, 3, 1, 2, 102],
+            vec![7, 8, 9, 7, 8, 9, 200, 7, 8, 9, 201],
+        ];
+        for s in inputs {
+            let mut got: Vec<(Vec<u32>, usize)> = repeats(&s, 2)
+                .into_iter()
+                .map(|r| (s[r.starts[0]..r.starts[0] + r.len].to_vec(), r.starts.len()))
+                .collect();
+            got.sort();
+            assert_eq!(got, naive_repeats(&s, 2), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn suffix_array_is_sorted() {
+        let s = vec![3, 1, 2, 1, 2, 1, 0];
+        let sa = suffix_array(&s);
+        for w in sa.windows(2) {
+            assert!(s[w[0]..] < s[w[1]..]);
+        }
+    }
+}

@@ -1,0 +1,622 @@
+//! Lifting emitted aarch64 code to an instruction list with symbolic
+//! targets, and laying it out again.
+//!
+//! # Lifting
+//!
+//! Cranelift resolves every intra-function reference before it hands out the
+//! bytes: only external references remain as relocations. Lifting recovers
+//! the rest by recursive traversal from the entry, the block starts
+//! (`machine_code_cfg_info`) and every branch target found on the way:
+//!
+//! - a word reached by control flow is an instruction; its [`Form`] says
+//!   whether it branches, ends the flow, or holds a PC-relative field;
+//! - `br` ending Cranelift's jump-table sequence (`mov w17, #n; csel;
+//!   [csdb]; adr x16, #16; ldrsw; add; br x16`) is followed by `n + 1`
+//!   32-bit offsets relative to the table start: they become
+//!   [`Item::JumpEntry`]s and their targets are traversed;
+//! - an `ldr` literal marks `size` bytes at its target as data (constant
+//!   pools at the end, `ldr; b; .8byte` address literals inline); an
+//!   `Abs8`/`Abs4` relocation marks its bytes as data;
+//! - every byte not reached is data. Zero bytes that only align a following
+//!   literal are padding and are regenerated on layout; any other unexplained
+//!   byte makes the function *opaque*: it keeps its bytes and is never
+//!   rewritten (it still round-trips).
+//!
+//! Every PC-relative field without a relocation gets a symbolic target (an
+//! item label); relocations, trap records and call-site records are attached
+//! to the item they cover. [`LiftedFunction::layout`] recomputes offsets,
+//! re-encodes every PC-relative field and moves the records: on an untouched
+//! lifted function it reproduces the original bytes exactly.
+
+use cranelift_codegen::binemit::Reloc;
+use cranelift_codegen::ir::TrapCode;
+use std::collections::BTreeMap;
+
+use super::decode::{Decoder, Effects, Form, CALL_KILLS, CALL_USES, RETURN_USES};
+use super::{MachFunction, MachReloc, RelocTarget};
+
+/// A stable name of an item, independent of its position: branch targets
+/// refer to labels, so items can be inserted and removed.
+pub type Label = u32;
+
+/// One instruction of a lifted function.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    /// The instruction word as emitted (PC-relative fields are re-encoded on
+    /// layout from [`Inst::target`]).
+    pub word: u32,
+    pub form: Form,
+    /// The item a PC-relative field without relocation refers to.
+    pub target: Option<Label>,
+    /// The external reference of this word, if any.
+    pub reloc: Option<MachReloc>,
+    pub trap: Option<TrapCode>,
+    /// A call-site record has its return address right after this word.
+    pub call_site: bool,
+    /// This `br` dispatches through the jump table that follows.
+    pub jump_table: bool,
+    pub effects: Effects,
+}
+
+impl Inst {
+    /// Whether this is a call (`bl` or `blr`): it writes `x30`.
+    pub fn is_call(&self) -> bool {
+        matches!(self.form, Form::Bl | Form::Blr { .. })
+    }
+
+    /// Whether this is a jump to another function (a tail call through `b`
+    /// with a relocation or a non-table `br`).
+    pub fn is_tail_jump(&self) -> bool {
+        match self.form {
+            Form::B => self.reloc.is_some(),
+            Form::Br { .. } => !self.jump_table,
+            _ => false,
+        }
+    }
+}
+
+/// Bytes that are not instructions.
+#[derive(Clone, Debug)]
+pub struct Data {
+    pub bytes: Vec<u8>,
+    /// Alignment (relative to the function start) kept on layout.
+    pub align: u32,
+    /// Relocations inside, at offsets relative to the data's start.
+    pub relocs: Vec<MachReloc>,
+}
+
+/// An element of a lifted function.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Inst(Inst),
+    Data(Data),
+    /// A 32-bit jump-table entry: `target - table start`.
+    JumpEntry {
+        table: Label,
+        target: Label,
+    },
+}
+
+impl Item {
+    pub fn size(&self) -> u32 {
+        match self {
+            Item::Inst(_) | Item::JumpEntry { .. } => 4,
+            Item::Data(d) => d.bytes.len() as u32,
+        }
+    }
+}
+
+/// A function as a list of labelled items.
+#[derive(Clone, Debug)]
+pub struct LiftedFunction {
+    pub name: String,
+    pub alignment: u32,
+    pub items: Vec<(Label, Item)>,
+    /// Why the function cannot be rewritten (it is then one opaque item).
+    pub opaque: Option<String>,
+    /// The next unused label.
+    pub next_label: Label,
+}
+
+/// A laid-out function: bytes and the records moved with the code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Emitted {
+    pub bytes: Vec<u8>,
+    pub alignment: u32,
+    pub relocs: Vec<MachReloc>,
+    pub traps: Vec<(u32, TrapCode)>,
+    /// Return addresses of call sites.
+    pub call_sites: Vec<u32>,
+}
+
+/// Why a layout failed (a field out of range): the caller keeps the original.
+#[derive(Debug)]
+pub struct LayoutError(pub String);
+
+/// Lifts one compiled function (see the module doc).
+pub fn lift(func: &MachFunction, decoder: &mut Decoder) -> LiftedFunction {
+    match Lifter::new(func, decoder).run() {
+        Ok(items) => {
+            let next_label = items.len() as Label;
+            LiftedFunction {
+                name: func.name.clone(),
+                alignment: func.alignment,
+                items,
+                opaque: None,
+                next_label,
+            }
+        }
+        Err(reason) => opaque(func, reason),
+    }
+}
+
+/// The whole function as one data item.
+fn opaque(func: &MachFunction, reason: String) -> LiftedFunction {
+    LiftedFunction {
+        name: func.name.clone(),
+        alignment: func.alignment,
+        items: vec![(
+            0,
+            Item::Data(Data {
+                bytes: func.bytes.clone(),
+                align: 1,
+                relocs: func.relocs.clone(),
+            }),
+        )],
+        opaque: Some(reason),
+        next_label: 1,
+    }
+}
+
+/// What a byte range of the function is, once traversal is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Unknown,
+    Code,
+    /// Data whose meaning is known (literal, jump table, relocated word).
+    Data,
+}
+
+struct Lifter<'a> {
+    func: &'a MachFunction,
+    decoder: &'a mut Decoder,
+    kind: Vec<Kind>,
+    /// Offsets that must start an item (branch and literal targets).
+    targets: BTreeMap<u32, ()>,
+    /// Literal regions: start → (size).
+    literals: BTreeMap<u32, u32>,
+    /// Jump tables: start → (entry count, the `br` offset).
+    tables: BTreeMap<u32, u32>,
+    jump_table_brs: Vec<u32>,
+    relocs: BTreeMap<u32, MachReloc>,
+}
+
+impl<'a> Lifter<'a> {
+    fn new(func: &'a MachFunction, decoder: &'a mut Decoder) -> Self {
+        let relocs = func.relocs.iter().map(|r| (r.offset, r.clone())).collect();
+        Lifter {
+            func,
+            decoder,
+            kind: vec![Kind::Unknown; func.bytes.len()],
+            targets: BTreeMap::new(),
+            literals: BTreeMap::new(),
+            tables: BTreeMap::new(),
+            jump_table_brs: Vec::new(),
+            relocs,
+        }
+    }
+
+    fn word(&self, at: u32) -> Option<u32> {
+        let at = at as usize;
+        let bytes = self.func.bytes.get(at..at + 4)?;
+        Some(u32::from_le_bytes(bytes.try_into().ok()?))
+    }
+
+    fn mark(&mut self, start: u32, len: u32, kind: Kind) -> Result<(), String> {
+        let end = start as usize + len as usize;
+        if end > self.kind.len() {
+            return Err(format!("{kind:?} at {start:#x} runs past the end"));
+        }
+        for k in &mut self.kind[start as usize..end] {
+            if *k != Kind::Unknown && *k != kind {
+                return Err(format!("{start:#x} is both code and data"));
+            }
+            *k = kind;
+        }
+        Ok(())
+    }
+
+    fn run(mut self) -> Result<Vec<(Label, Item)>, String> {
+        let len = self.func.bytes.len() as u32;
+        if len % 4 != 0 {
+            return Err(format!("size {len} is not a multiple of 4"));
+        }
+        for r in &self.func.relocs {
+            match r.kind {
+                Reloc::Abs8 => self.mark(r.offset, 8, Kind::Data)?,
+                Reloc::Abs4 => self.mark(r.offset, 4, Kind::Data)?,
+                // Each of these is resolved by the linker at the word's own
+                // (new) address: they move with their instruction.
+                Reloc::Arm64Call
+                | Reloc::Aarch64AdrPrelPgHi21
+                | Reloc::Aarch64AddAbsLo12Nc
+                | Reloc::Aarch64AdrGotPage21
+                | Reloc::Aarch64Ld64GotLo12Nc => {}
+                other => return Err(format!("unsupported relocation {other:?}")),
+            }
+            if matches!(r.target, RelocTarget::FunctionOffset(_)) {
+                return Err("relocation to an offset of the function itself".into());
+            }
+        }
+        let mut work: Vec<u32> = vec![0];
+        work.extend(self.func.bb_starts.iter().rev());
+        while let Some(start) = work.pop() {
+            self.trace(start, len, &mut work)?;
+        }
+        self.items()
+    }
+
+    /// Decodes straight-line code from `at` until the flow ends.
+    fn trace(&mut self, mut at: u32, len: u32, work: &mut Vec<u32>) -> Result<(), String> {
+        if at % 4 != 0 {
+            return Err(format!("block start {at:#x} is misaligned"));
+        }
+        while at < len {
+            match self.kind[at as usize] {
+                Kind::Code => return Ok(()),
+                Kind::Data => return Err(format!("control flow reaches data at {at:#x}")),
+                Kind::Unknown => {}
+            }
+            self.mark(at, 4, Kind::Code)?;
+            let w = self.word(at).ok_or("truncated word")?;
+            let form = Form::of(w);
+            let relocated = self.relocs.contains_key(&at);
+            if form.is_pc_relative() && !relocated {
+                let target = i64::from(at) + form.offset(w);
+                if target < 0 || target > i64::from(len) {
+                    return Err(format!("{at:#x} refers outside the function"));
+                }
+                let target = target as u32;
+                self.targets.insert(target, ());
+                match form {
+                    Form::LdrLiteral { size } if size > 0 => {
+                        self.mark(target, size, Kind::Data)?;
+                        let entry = self.literals.entry(target).or_insert(size);
+                        *entry = (*entry).max(size);
+                    }
+                    Form::Adr => {
+                        // A jump-table base, or some label: code or data,
+                        // decided by traversal; keep it an item boundary.
+                    }
+                    Form::Adrp => return Err(format!("adrp without relocation at {at:#x}")),
+                    Form::LdrLiteral { .. } => {}
+                    _ => work.push(target),
+                }
+            }
+            if let Form::Br { .. } = form {
+                if let Some((table, count)) = self.jump_table_at(at) {
+                    self.mark(table, count * 4, Kind::Data)?;
+                    for i in 0..count {
+                        let entry = self.word(table + 4 * i).ok_or("truncated jump table")?;
+                        let target = i64::from(table) + i64::from(entry as i32);
+                        if target < 0 || target >= i64::from(len) || target % 4 != 0 {
+                            return Err(format!("jump table entry {i} at {table:#x} is bad"));
+                        }
+                        self.targets.insert(target as u32, ());
+                        work.push(target as u32);
+                    }
+                    self.tables.insert(table, count);
+                    self.jump_table_brs.push(at);
+                }
+            }
+            if form.ends_flow() {
+                return Ok(());
+            }
+            at += 4;
+        }
+        Ok(())
+    }
+
+    /// Recognises Cranelift's jump-table sequence ending in the `br` at
+    /// `at`; returns the table's offset and entry count.
+    fn jump_table_at(&self, at: u32) -> Option<(u32, u32)> {
+        let adr_at = at.checked_sub(12)?;
+        let adr = self.word(adr_at)?;
+        if Form::of(adr) != Form::Adr || Form::Adr.offset(adr) != 16 {
+            return None;
+        }
+        let mut before = adr_at.checked_sub(4)?;
+        if self.word(before)? == 0xD503_229F {
+            // csdb
+            before = before.checked_sub(4)?;
+        }
+        let csel = self.word(before)?;
+        if csel & 0x7FE0_0C00 != 0x1A80_0000 {
+            return None;
+        }
+        let mov = self.word(before.checked_sub(4)?)?;
+        // movz wN/xN, #imm16 (no shift).
+        if mov & 0x7FE0_0000 != 0x5280_0000 {
+            return None;
+        }
+        let count = ((mov >> 5) & 0xFFFF) + 1;
+        Some((at + 4, count))
+    }
+
+    /// Builds the item list from the classified bytes.
+    fn items(mut self) -> Result<Vec<(Label, Item)>, String> {
+        let len = self.func.bytes.len() as u32;
+        let last_code_end = self
+            .kind
+            .iter()
+            .rposition(|k| *k == Kind::Code)
+            .map_or(0, |p| p as u32 + 1);
+        let traps: BTreeMap<u32, TrapCode> = self.func.traps.iter().map(|&(o, c)| (o, c)).collect();
+        let call_sites: Vec<u32> = self.func.call_sites.clone();
+        let mut items: Vec<(u32, Item)> = Vec::new();
+        let mut at = 0u32;
+        while at < len {
+            match self.kind[at as usize] {
+                Kind::Code => {
+                    let w = self.word(at).ok_or("truncated word")?;
+                    items.push((at, Item::Inst(self.inst(at, w, &traps, &call_sites)?)));
+                    at += 4;
+                }
+                _ => {
+                    if let Some(&count) = self.tables.get(&at) {
+                        for i in 0..count {
+                            let entry = self.word(at + 4 * i).ok_or("truncated jump table")?;
+                            let target = (i64::from(at) + i64::from(entry as i32)) as u32;
+                            items.push((at + 4 * i, Item::JumpEntry { table: at, target }));
+                        }
+                        at += 4 * count;
+                        continue;
+                    }
+                    let end = self.data_end(at, len);
+                    if let Some(data) = self.data(at, end, last_code_end)? {
+                        items.push((at, Item::Data(data)));
+                    }
+                    at = end;
+                }
+            }
+        }
+        // Offsets → labels (the item index in the original order).
+        let label_of: BTreeMap<u32, Label> = items
+            .iter()
+            .enumerate()
+            .map(|(i, (o, _))| (*o, i as Label))
+            .collect();
+        let label = |offset: u32| -> Result<Label, String> {
+            label_of
+                .get(&offset)
+                .copied()
+                .ok_or_else(|| format!("target {offset:#x} is not an item boundary"))
+        };
+        for &t in self.targets.keys() {
+            if t < len {
+                label(t)?;
+            }
+        }
+        for &(offset, _) in &self.func.traps {
+            if !matches!(items.get(label(offset)? as usize), Some((_, Item::Inst(_)))) {
+                return Err(format!("trap at {offset:#x} is not on an instruction"));
+            }
+        }
+        for &ret in &self.func.call_sites {
+            let at = label(ret.checked_sub(4).ok_or("call site at 0")?)?;
+            if !matches!(items.get(at as usize), Some((_, Item::Inst(i))) if i.call_site) {
+                return Err(format!("call site {ret:#x} follows no instruction"));
+            }
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for (i, (offset, mut item)) in items.into_iter().enumerate() {
+            match &mut item {
+                Item::Inst(inst) => {
+                    if inst.form.is_pc_relative() && inst.reloc.is_none() {
+                        let t = i64::from(offset) + inst.form.offset(inst.word);
+                        if t == i64::from(len) {
+                            return Err("a target at the function's end".into());
+                        }
+                        inst.target = Some(label(t as u32)?);
+                    }
+                }
+                Item::JumpEntry { table, target } => {
+                    *table = label(*table)?;
+                    *target = label(*target)?;
+                }
+                Item::Data(_) => {}
+            }
+            out.push((i as Label, item));
+        }
+        Ok(out)
+    }
+
+    fn inst(
+        &mut self,
+        at: u32,
+        w: u32,
+        traps: &BTreeMap<u32, TrapCode>,
+        call_sites: &[u32],
+    ) -> Result<Inst, String> {
+        let form = Form::of(w);
+        let reloc = self.relocs.get(&at).cloned();
+        let jump_table = self.jump_table_brs.contains(&at);
+        let mut inst = Inst {
+            word: w,
+            form,
+            target: None,
+            reloc,
+            trap: traps.get(&at).copied(),
+            call_site: call_sites.contains(&(at + 4)),
+            jump_table,
+            effects: Effects::default(),
+        };
+        inst.effects = control_effects(&inst, self.decoder.effects(w));
+        Ok(inst)
+    }
+
+    /// The end of the data run starting at `at`: the next code byte, table,
+    /// literal start or relocated word.
+    fn data_end(&self, at: u32, len: u32) -> u32 {
+        let mut end = at + 1;
+        while end < len
+            && self.kind[end as usize] != Kind::Code
+            && !self.tables.contains_key(&end)
+            && !self.literals.contains_key(&end)
+            && !self.relocs.contains_key(&end)
+        {
+            end += 1;
+        }
+        // A literal or relocated word is its own item.
+        if let Some(&size) = self.literals.get(&at) {
+            end = end.max(at + size).min(len);
+            while end < len
+                && self.kind[end as usize] == Kind::Data
+                && !self.literals.contains_key(&end)
+                && !self.tables.contains_key(&end)
+                && !self.relocs.contains_key(&end)
+                && self.literal_covers(end)
+            {
+                end += 1;
+            }
+        }
+        end
+    }
+
+    /// Whether `offset` lies inside some literal region.
+    fn literal_covers(&self, offset: u32) -> bool {
+        self.literals
+            .range(..=offset)
+            .next_back()
+            .is_some_and(|(&s, &size)| offset < s + size)
+    }
+
+    /// A data item for `[at, end)`; `last_code_end` separates inline data
+    /// from the trailing constant pool (whose alignment is kept).
+    /// `None` for padding that layout regenerates.
+    fn data(&self, at: u32, end: u32, last_code_end: u32) -> Result<Option<Data>, String> {
+        let bytes = self.func.bytes[at as usize..end as usize].to_vec();
+        let relocs: Vec<MachReloc> = self
+            .relocs
+            .range(at..end)
+            .map(|(_, r)| MachReloc {
+                offset: r.offset - at,
+                ..r.clone()
+            })
+            .collect();
+        let explained = self.literals.contains_key(&at)
+            || !relocs.is_empty()
+            || (at..end).all(|o| self.literal_covers(o));
+        if explained {
+            let size = self.literals.get(&at).copied().unwrap_or(4);
+            let align = if at >= last_code_end && size > 4 && at % size == 0 {
+                size.min(16)
+            } else {
+                4
+            };
+            return Ok(Some(Data {
+                bytes,
+                align,
+                relocs,
+            }));
+        }
+        // Zero padding before an aligned literal is regenerated on layout.
+        let next_aligned = self
+            .literals
+            .get(&end)
+            .is_some_and(|&size| end >= last_code_end && size > 4 && end % size == 0);
+        if next_aligned && relocs.is_empty() && bytes.iter().all(|&b| b == 0) && (end - at) < 16 {
+            return Ok(None);
+        }
+        Err(format!("unexplained data at {at:#x}..{end:#x}"))
+    }
+}
+
+/// Adds the calling convention to the decoder's effects of control flow.
+pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
+    match inst.form {
+        Form::Bl | Form::Blr { .. } => {
+            e.uses |= CALL_USES;
+            e.defs |= CALL_KILLS;
+            e.kills |= CALL_KILLS;
+        }
+        _ if inst.is_tail_jump() => {
+            e.uses |= RETURN_USES | CALL_USES;
+        }
+        _ => {}
+    }
+    e
+}
+
+impl LiftedFunction {
+    /// Lays the items out: offsets (with alignment padding for data),
+    /// PC-relative fields re-encoded, records moved.
+    pub fn layout(&self) -> Result<Emitted, LayoutError> {
+        let mut offsets: BTreeMap<Label, u32> = BTreeMap::new();
+        let mut at = 0u32;
+        for (label, item) in &self.items {
+            if let Item::Data(d) = item {
+                at = at.next_multiple_of(d.align.max(1));
+            }
+            offsets.insert(*label, at);
+            at += item.size();
+        }
+        let offset_of = |l: Label| -> Result<u32, LayoutError> {
+            offsets
+                .get(&l)
+                .copied()
+                .ok_or_else(|| LayoutError(format!("label {l} has no item")))
+        };
+        let mut out = Emitted {
+            bytes: Vec::with_capacity(at as usize),
+            alignment: self.alignment,
+            relocs: Vec::new(),
+            traps: Vec::new(),
+            call_sites: Vec::new(),
+        };
+        for (label, item) in &self.items {
+            let here = offset_of(*label)?;
+            out.bytes.resize(here as usize, 0);
+            match item {
+                Item::Inst(inst) => {
+                    let mut word = inst.word;
+                    if let Some(t) = inst.target {
+                        let delta = i64::from(offset_of(t)?) - i64::from(here);
+                        word = inst.form.with_offset(word, delta).ok_or_else(|| {
+                            LayoutError(format!("{}: branch at {here:#x} out of range", self.name))
+                        })?;
+                    }
+                    out.bytes.extend_from_slice(&word.to_le_bytes());
+                    if let Some(r) = &inst.reloc {
+                        out.relocs.push(MachReloc {
+                            offset: here,
+                            ..r.clone()
+                        });
+                    }
+                    if let Some(code) = inst.trap {
+                        out.traps.push((here, code));
+                    }
+                    if inst.call_site {
+                        out.call_sites.push(here + 4);
+                    }
+                }
+                Item::Data(d) => {
+                    out.bytes.extend_from_slice(&d.bytes);
+                    for r in &d.relocs {
+                        out.relocs.push(MachReloc {
+                            offset: here + r.offset,
+                            ..r.clone()
+                        });
+                    }
+                }
+                Item::JumpEntry { table, target } => {
+                    let delta = i64::from(offset_of(*target)?) - i64::from(offset_of(*table)?);
+                    let delta = i32::try_from(delta)
+                        .map_err(|_| LayoutError("jump-table entry out of range".into()))?;
+                    out.bytes.extend_from_slice(&delta.to_le_bytes());
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,172 @@
+//! Lifting code forms the Pare corpus does not produce: jump tables
+//! (`br_table`), constant pools (`f64const`, `vconst`, `f32const`), address
+//! literals of far symbols, indirect and tail calls. Every function of
+//! `filetests/outline/*.clif` is compiled for aarch64 with
+//! `machine_code_cfg_info`, lifted, and laid out again: the result must be
+//! the original bytes and records, and the expected data items must be there.
+
+use std::path::PathBuf;
+
+use cranelift_codegen::ir::{ExternalName, UserFuncName};
+use cranelift_codegen::isa::{self, OwnedTargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{Context, FinalizedRelocTarget};
+use cranelift_reader::{parse_test, ParseOptions};
+use parec_passes::outline::decode::{Decoder, Form};
+use parec_passes::outline::lift::{self, Item};
+use parec_passes::outline::{self, MachFunction, MachReloc, OutlineOptions, RelocTarget};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn aarch64(pic: bool) -> OwnedTargetIsa {
+    let mut b = settings::builder();
+    b.set("opt_level", "speed").unwrap();
+    b.set("is_pic", if pic { "true" } else { "false" }).unwrap();
+    b.set("machine_code_cfg_info", "true").unwrap();
+    isa::lookup_by_name("aarch64")
+        .unwrap()
+        .finish(settings::Flags::new(b))
+        .unwrap()
+}
+
+/// Compiles every function of a filetest to a [`MachFunction`]; relocation
+/// targets are numbered by their rendering.
+fn compile(file: &str, isa: &OwnedTargetIsa, names: &mut Vec<String>) -> Vec<MachFunction> {
+    let path = workspace().join("filetests/outline").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let test = parse_test(&text, ParseOptions::default()).unwrap();
+    let mut out = Vec::new();
+    for (func, _) in test.functions {
+        let name = match &func.name {
+            UserFuncName::Testcase(t) => t.to_string(),
+            other => other.to_string(),
+        };
+        let mut ctx = Context::for_function(func);
+        ctx.compile(&**isa, &mut Default::default())
+            .unwrap_or_else(|e| panic!("{file} {name}: {e:?}"));
+        let compiled = ctx.compiled_code().unwrap();
+        let relocs = compiled
+            .buffer
+            .relocs()
+            .iter()
+            .map(|r| {
+                let target = match &r.target {
+                    FinalizedRelocTarget::ExternalName(ExternalName::User(u)) => {
+                        format!("{}", ctx.func.params.user_named_funcs()[*u])
+                    }
+                    other => format!("{other:?}"),
+                };
+                let index = names.iter().position(|n| *n == target).unwrap_or_else(|| {
+                    names.push(target);
+                    names.len() - 1
+                });
+                MachReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    target: RelocTarget::Symbol(index as u32),
+                    addend: r.addend,
+                }
+            })
+            .collect();
+        out.push(MachFunction {
+            name,
+            bytes: compiled.buffer.data().to_vec(),
+            alignment: compiled.buffer.alignment,
+            bb_starts: compiled.bb_starts.clone(),
+            relocs,
+            traps: compiled
+                .buffer
+                .traps()
+                .iter()
+                .map(|t| (t.offset, t.code))
+                .collect(),
+            call_sites: compiled.buffer.call_sites().map(|c| c.ret_addr).collect(),
+            shared: false,
+        });
+    }
+    out
+}
+
+/// Kinds of items found in a lifted function.
+#[derive(Default, Debug)]
+struct Census {
+    jump_entries: usize,
+    data: usize,
+    aligned_data: usize,
+    literal_loads: usize,
+}
+
+fn round_trip(file: &str, pic: bool) -> Census {
+    let isa = aarch64(pic);
+    let mut names = Vec::new();
+    let mut decoder = Decoder::new();
+    let mut census = Census::default();
+    for f in compile(file, &isa, &mut names) {
+        let lifted = lift::lift(&f, &mut decoder);
+        assert_eq!(lifted.opaque, None, "{file} {}", f.name);
+        assert_eq!(lifted.layout().unwrap(), f.emitted(), "{file} {}", f.name);
+        for (_, item) in &lifted.items {
+            match item {
+                Item::JumpEntry { .. } => census.jump_entries += 1,
+                Item::Data(d) => {
+                    census.data += 1;
+                    census.aligned_data += usize::from(d.align > 4);
+                }
+                Item::Inst(i) => {
+                    census.literal_loads += usize::from(matches!(i.form, Form::LdrLiteral { .. }))
+                }
+            }
+        }
+        // Outlining a module of this function and a copy of it keeps the
+        // layout consistent (branches, tables and literals re-encoded).
+        let twin = MachFunction {
+            name: format!("{}_twin", f.name),
+            ..f.clone()
+        };
+        let result =
+            outline::outline_module(&[f.clone(), twin], &names, &OutlineOptions::default());
+        assert!(result.stats.bytes_after <= result.stats.bytes_before);
+        for e in &result.functions {
+            let relifted = lift::lift(
+                &MachFunction {
+                    name: f.name.clone(),
+                    bytes: e.bytes.clone(),
+                    alignment: e.alignment,
+                    bb_starts: Vec::new(),
+                    relocs: e.relocs.clone(),
+                    traps: e.traps.clone(),
+                    call_sites: e.call_sites.clone(),
+                    shared: false,
+                },
+                &mut decoder,
+            );
+            assert_eq!(
+                relifted.opaque, None,
+                "{file} {}: rewritten code does not lift",
+                f.name
+            );
+        }
+    }
+    census
+}
+
+#[test]
+fn jump_tables_round_trip() {
+    let census = round_trip("br_table.clif", false);
+    assert!(census.jump_entries >= 8, "{census:?}");
+}
+
+#[test]
+fn constant_pools_round_trip() {
+    let census = round_trip("constants.clif", false);
+    assert!(census.literal_loads >= 3, "{census:?}");
+    assert!(census.aligned_data >= 1, "{census:?}");
+}
+
+#[test]
+fn calls_and_far_symbols_round_trip() {
+    round_trip("calls.clif", false);
+    round_trip("calls.clif", true);
+}
