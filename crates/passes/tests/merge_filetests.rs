@@ -78,19 +78,18 @@ fn testcase(printed: &str) -> String {
 /// Test-case names (`%f`) in ext funcs and symbol global values become
 /// module symbols.
 fn rename_to_symbols(module: &mut ClifModule, func: &mut Function) {
-    let mut fix =
-        |module: &mut ClifModule, func: &mut Function, name: &ExternalName, data: bool| {
-            let ExternalName::TestCase(t) = name else {
-                return name.clone();
-            };
-            let kind = if data {
-                SymbolKind::Data { writable: true }
-            } else {
-                SymbolKind::Function(Signature::new(CallConv::Tail))
-            };
-            let s = module.declare(&testcase(&t.to_string()), kind, Linkage::Import);
-            ExternalName::user(func.declare_imported_user_function(ClifModule::external_name(s)))
+    let fix = |module: &mut ClifModule, func: &mut Function, name: &ExternalName, data: bool| {
+        let ExternalName::TestCase(t) = name else {
+            return name.clone();
         };
+        let kind = if data {
+            SymbolKind::Data { writable: true }
+        } else {
+            SymbolKind::Function(Signature::new(CallConv::Tail))
+        };
+        let s = module.declare(&testcase(&t.to_string()), kind, Linkage::Import);
+        ExternalName::user(func.declare_imported_user_function(ClifModule::external_name(s)))
+    };
     let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
     for r in refs {
         let name = func.dfg.ext_funcs[r].name.clone();
