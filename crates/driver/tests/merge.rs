@@ -83,11 +83,14 @@ fn programs() -> Vec<(PathBuf, String)> {
     out
 }
 
+/// A named build: extra flags and environment variables.
+type BuildConfig<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
 #[test]
 fn two_rounds_local_and_forced_collisions_run_correctly() {
     let tmp = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
-    let configs: [(&str, &[&str], &[(&str, &str)]); 4] = [
+    let configs: [BuildConfig; 4] = [
         ("two rounds", &["--two-rounds"], &[]),
         ("local", &[], &[]),
         ("two rounds -j1", &["--two-rounds", "-j1"], &[]),
@@ -505,8 +508,8 @@ fn cgdata_bytes_do_not_depend_on_module_order_or_jobs() {
     let zoo = root().join("bench/generic_zoo/main.pare");
     let cg = tmp.path().join("a.cgdata");
     let objs = tmp.path().join("objs");
-    let j1 = generate(&["-j1"], &[zoo.clone()], &cg, &objs);
-    let j2 = generate(&["-j2"], &[zoo.clone()], &cg, &objs);
+    let j1 = generate(&["-j1"], std::slice::from_ref(&zoo), &cg, &objs);
+    let j2 = generate(&["-j2"], std::slice::from_ref(&zoo), &cg, &objs);
     assert_eq!(j1, j2, "cgdata differs between -j1 and -j2");
 
     // CLIF modules in both orders.

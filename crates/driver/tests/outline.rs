@@ -269,7 +269,7 @@ fn decoding_agrees_with_objdump() {
                             .filter_map(|s| {
                                 u64::from_str_radix(s.trim_start_matches("#0x"), 16).ok()
                             })
-                            .last();
+                            .next_back();
                         let computed = inst.address as i64 + form.offset(inst.word);
                         assert_eq!(
                             target.map(|t| t as i64),

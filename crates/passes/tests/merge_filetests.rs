@@ -242,8 +242,12 @@ fn merge_filetests() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A function's name, stable hash and parameterizable locations
+/// (instruction, operand, operand hash).
+type FunctionHash = (String, u64, Vec<(u32, u32, u64)>);
+
 /// Hashes of every function of a filetest, by name.
-fn hashes(file: &str) -> Vec<(String, u64, Vec<(u32, u32, u64)>)> {
+fn hashes(file: &str) -> Vec<FunctionHash> {
     let case = load(&workspace().join("filetests/merge").join(file), "m");
     case.module
         .functions

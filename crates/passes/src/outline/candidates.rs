@@ -23,8 +23,11 @@ pub fn suffix_array(s: &[u32]) -> Vec<usize> {
     let mut sa: Vec<usize> = (0..n).collect();
     let mut rank: Vec<u64> = s.iter().map(|&c| u64::from(c)).collect();
     let mut tmp = vec![0u64; n];
+    if n <= 1 {
+        return sa;
+    }
     let mut k = 1;
-    while n > 1 {
+    loop {
         let key = |i: usize, rank: &[u64]| -> (u64, u64) {
             (rank[i], if i + k < n { rank[i + k] + 1 } else { 0 })
         };

@@ -144,7 +144,7 @@ impl Form {
     pub fn offset(self, w: u32) -> i64 {
         let sext = |value: u32, bits: u32| -> i64 {
             let shift = 64 - bits;
-            ((i64::from(value) << shift) >> shift) as i64
+            (i64::from(value) << shift) >> shift
         };
         match self {
             Form::B | Form::Bl => sext(w & 0x03FF_FFFF, 26) * 4,

@@ -228,7 +228,7 @@ impl<'a> Lifter<'a> {
 
     fn run(mut self) -> Result<Vec<(Label, Item)>, String> {
         let len = self.func.bytes.len() as u32;
-        if len % 4 != 0 {
+        if !len.is_multiple_of(4) {
             return Err(format!("size {len} is not a multiple of 4"));
         }
         for r in &self.func.relocs {
@@ -258,7 +258,7 @@ impl<'a> Lifter<'a> {
 
     /// Decodes straight-line code from `at` until the flow ends.
     fn trace(&mut self, mut at: u32, len: u32, work: &mut Vec<u32>) -> Result<(), String> {
-        if at % 4 != 0 {
+        if !at.is_multiple_of(4) {
             return Err(format!("block start {at:#x} is misaligned"));
         }
         while at < len {
@@ -509,7 +509,7 @@ impl<'a> Lifter<'a> {
             || (at..end).all(|o| self.literal_covers(o));
         if explained {
             let size = self.literals.get(&at).copied().unwrap_or(4);
-            let align = if at >= last_code_end && size > 4 && at % size == 0 {
+            let align = if at >= last_code_end && size > 4 && at.is_multiple_of(size) {
                 size.min(16)
             } else {
                 4
@@ -524,7 +524,7 @@ impl<'a> Lifter<'a> {
         let next_aligned = self
             .literals
             .get(&end)
-            .is_some_and(|&size| end >= last_code_end && size > 4 && end % size == 0);
+            .is_some_and(|&size| end >= last_code_end && size > 4 && end.is_multiple_of(size));
         if next_aligned && relocs.is_empty() && bytes.iter().all(|&b| b == 0) && (end - at) < 16 {
             return Ok(None);
         }

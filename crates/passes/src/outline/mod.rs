@@ -637,13 +637,17 @@ fn global_round(
     }
 }
 
+/// What makes two instructions alike: the word and its relocation (kind,
+/// target, addend), if any.
+type InstKey = (u32, Option<(u32, RelocTarget, i64)>);
+
 /// The instruction string of the eligible functions, and for each position
 /// the item it stands for (`None` for separators).
 fn instruction_string(
     lifted: &[LiftedFunction],
     eligible: &[bool],
 ) -> (Vec<u32>, Vec<Option<Site>>) {
-    let mut ids: HashMap<(u32, Option<(u32, RelocTarget, i64)>), u32> = HashMap::new();
+    let mut ids: HashMap<InstKey, u32> = HashMap::new();
     let mut string = Vec::new();
     let mut sites = Vec::new();
     // Separators count down from the top so they never meet an instruction id.
@@ -1037,11 +1041,14 @@ fn finish(
         *seen += 1;
         outlined.push(OutlinedFunction { name, code });
     }
-    let total = |fs: &[Emitted], os: &[OutlinedFunction]| -> u64 {
-        fs.iter().map(|e| e.bytes.len() as u64).sum::<u64>()
-            + os.iter().map(|o| o.code.bytes.len() as u64).sum::<u64>()
-    };
-    stats.bytes_after = total(&out_functions, &outlined);
+    stats.bytes_after = out_functions
+        .iter()
+        .map(|e| e.bytes.len() as u64)
+        .sum::<u64>()
+        + outlined
+            .iter()
+            .map(|o| o.code.bytes.len() as u64)
+            .sum::<u64>();
     // Local outlining never grows a module; global outlining may, by the
     // bodies it creates optimistically for other modules' copies to fold.
     if stats.bytes_after > stats.bytes_before && stats.global_sequences == 0 {
