@@ -14,6 +14,7 @@ fn configs() -> Vec<String> {
     let mut names = vec!["-O2".to_string()];
     names.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
     names.push("-Oz".into());
+    names.push("-Oz 2 rounds".into());
     names.push("clang -Oz".into());
     names
 }

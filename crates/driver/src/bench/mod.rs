@@ -3,10 +3,13 @@
 //!
 //! For each program `bench/NAME/main.pare` (with its C twin `NAME.c` and
 //! `expected.out`) and each [`Config`] — `-O2` (Cranelift alone, the
-//! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes) and
-//! `clang -Oz` — the program is compiled, linked statically with `ld.lld-19
-//! --icf=all` exactly like `parec build` ([`link::link_executable`]), and run
-//! under `qemu-aarch64-static`; its stdout must equal `expected.out`.
+//! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
+//! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
+//! with the summaries of every module, [`rounds`]) and `clang -Oz` — the
+//! program is compiled through [`rounds::compile_objects`] like `parec
+//! build`, linked statically with `ld.lld-19 --icf=all` exactly like `parec
+//! build` ([`link::link_executable`]), and run under `qemu-aarch64-static`;
+//! its stdout must equal `expected.out`.
 //!
 //! Measurements:
 //! - **bytes**: the linked executable's `.text` size minus that of an empty
@@ -44,7 +47,8 @@ use serde_json::{json, Value};
 use crate::clif_pipeline::{OptLevel, Pass, Pipeline};
 use crate::commands::io_reason;
 use crate::link::{self, Icf};
-use crate::object::{self as aot, ObjectOptions};
+use crate::object::ObjectOptions;
+use crate::rounds::{self, MergeSetup};
 use crate::target::Target;
 use crate::{pipeline, Failure};
 
@@ -106,6 +110,8 @@ pub enum Config {
         name: String,
         level: OptLevel,
         pipeline: Pipeline,
+        /// Build in two rounds (`--two-rounds`).
+        two_rounds: bool,
     },
     /// The C twin with `clang-19 -Oz`.
     Clang,
@@ -123,12 +129,14 @@ impl Config {
 /// Index of the `-O2` baseline in [`configs`].
 const BASELINE: usize = 0;
 
-/// The configurations, in column order: `-O2`, each pass alone, `-Oz`, clang.
+/// The configurations, in column order: `-O2`, each pass alone, `-Oz`,
+/// `-Oz` in two rounds, clang.
 pub fn configs() -> Vec<Config> {
     let mut out = vec![Config::Pare {
         name: "-O2".into(),
         level: OptLevel::O2,
         pipeline: Pipeline::for_level(OptLevel::O2),
+        two_rounds: false,
     }];
     for &pass in Pass::ALL {
         let mut pipeline = Pipeline::for_level(OptLevel::Oz);
@@ -137,12 +145,20 @@ pub fn configs() -> Vec<Config> {
             name: pass.name().into(),
             level: OptLevel::Oz,
             pipeline,
+            two_rounds: false,
         });
     }
     out.push(Config::Pare {
         name: "-Oz".into(),
         level: OptLevel::Oz,
         pipeline: Pipeline::for_level(OptLevel::Oz),
+        two_rounds: false,
+    });
+    out.push(Config::Pare {
+        name: "-Oz 2 rounds".into(),
+        level: OptLevel::Oz,
+        pipeline: Pipeline::for_level(OptLevel::Oz),
+        two_rounds: true,
     });
     out.push(Config::Clang);
     out
@@ -346,8 +362,11 @@ fn fill_cell(
 fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Duration> {
     let (objects, elapsed) = match config {
         Config::Pare {
-            level, pipeline, ..
-        } => compile_pare(source, *level, pipeline, dir)?,
+            level,
+            pipeline,
+            two_rounds,
+            ..
+        } => compile_pare(source, *level, pipeline, *two_rounds, dir)?,
         Config::Clang => compile_c(source, dir)?,
     };
     link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
@@ -360,6 +379,7 @@ fn compile_pare(
     main: &Path,
     level: OptLevel,
     pipeline: &Pipeline,
+    two_rounds: bool,
     dir: &Path,
 ) -> Result<(Vec<PathBuf>, Duration)> {
     let start = Instant::now();
@@ -374,7 +394,11 @@ fn compile_pare(
         pipeline: pipeline.clone(),
         jobs: 1,
     };
-    let objects = aot::compile_all(modules, &options)?;
+    let setup = MergeSetup {
+        two_rounds,
+        ..MergeSetup::default()
+    };
+    let (objects, _) = rounds::compile_objects(modules, &options, &setup)?;
     let elapsed = start.elapsed();
     let paths = crate::commands::write_object_files(dir, &objects)?;
     Ok((paths, elapsed))
@@ -651,6 +675,7 @@ mod tests {
         let mut expected = vec!["-O2".to_string()];
         expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
         expected.push("-Oz".into());
+        expected.push("-Oz 2 rounds".into());
         expected.push("clang -Oz".into());
         assert_eq!(names, expected);
     }
