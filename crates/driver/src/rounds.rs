@@ -211,7 +211,9 @@ fn load_used_cgdata(setup: &MergeSetup, target: Target) -> Result<Option<UsedCgD
             eprintln!("warning: {e:#}; building without it (local merging and outlining)");
             Ok(None)
         }
-        Err(e) => Err(e.context("use --cgdata-ignore-errors to build without it")),
+        Err(e) => Err(anyhow!(
+            "{e:#}\n(use --cgdata-ignore-errors to build without it)"
+        )),
     }
 }
 

@@ -244,7 +244,7 @@ fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
         .arg(&main));
     assert!(out.status.success(), "{}", text(&out.stderr));
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("truncated", bytes[..bytes.len() / 3].to_vec(), "cgdata"),
+        ("truncated", bytes[..bytes.len() / 3].to_vec(), "truncated"),
         ("corrupt", corrupt, "checksum"),
         ("version", version, "version 99"),
         ("target", std::fs::read(&x86).unwrap(), "x86_64"),

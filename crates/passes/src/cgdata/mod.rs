@@ -13,6 +13,7 @@
 //! ```text
 //! magic     8 bytes   "PARECGD\0"
 //! version   u32       VERSION
+//! length    u64       the length of the whole file, checksum included
 //! target    str       the architecture the data describes ("aarch64", ...)
 //! count     u32       number of sections
 //! section*  count ×   kind: u32, length: u64, payload: length bytes
@@ -92,7 +93,10 @@ impl fmt::Display for CgDataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CgDataError::Truncated { offset, what } => {
-                write!(f, "truncated: the file ends at byte {offset} inside {what}")
+                write!(
+                    f,
+                    "truncated: the file ends at byte {offset}, inside {what}"
+                )
             }
             CgDataError::NotCgData => write!(f, "not a cgdata file (bad magic number)"),
             CgDataError::Version { found, expected } => write!(
@@ -183,6 +187,8 @@ impl CgData {
         let mut w = Writer::default();
         w.bytes_raw(MAGIC);
         w.u32(VERSION);
+        let length_at = w.buf.len();
+        w.u64(0); // patched below, once the length is known
         w.str(&self.target);
         w.u32(self.sections.len() as u32);
         for (kind, payload) in &self.sections {
@@ -190,6 +196,8 @@ impl CgData {
             w.u64(payload.len() as u64);
             w.bytes_raw(payload);
         }
+        let total = (w.buf.len() + 8) as u64;
+        w.buf[length_at..length_at + 8].copy_from_slice(&total.to_le_bytes());
         let checksum = xxhash_rust::xxh3::xxh3_64(&w.buf);
         w.u64(checksum);
         w.into_bytes()
@@ -217,12 +225,23 @@ impl CgData {
                 expected: VERSION,
             });
         }
-        // The checksum covers everything before the last eight bytes; check
-        // it before trusting any length field.
-        if bytes.len() < r.pos + 8 {
+        // The declared length tells a truncated file from a corrupt one;
+        // the checksum (over everything before the last eight bytes) is
+        // checked before any other length field is trusted.
+        let declared = r.u64("the file length")?;
+        if (bytes.len() as u64) < declared {
             return Err(CgDataError::Truncated {
                 offset: bytes.len(),
-                what: "the header",
+                what: "the data its header declares",
+            });
+        }
+        if bytes.len() as u64 > declared || bytes.len() < r.pos + 8 {
+            return Err(CgDataError::Corrupt {
+                offset: r.pos - 8,
+                reason: format!(
+                    "the file length says {declared} bytes, but it has {}",
+                    bytes.len()
+                ),
             });
         }
         let body_end = bytes.len() - 8;
@@ -457,7 +476,13 @@ mod tests {
     fn every_truncation_and_bit_flip_is_an_error() {
         let bytes = sample(&[(1, 2), (7, 9), (11, 3)]).encode();
         for len in 0..bytes.len() {
-            assert!(CgData::decode(&bytes[..len], None).is_err(), "length {len}");
+            assert!(
+                matches!(
+                    CgData::decode(&bytes[..len], None),
+                    Err(CgDataError::Truncated { .. })
+                ),
+                "length {len}"
+            );
         }
         for i in 0..bytes.len() {
             for bit in 0..8 {
