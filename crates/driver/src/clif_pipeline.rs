@@ -6,6 +6,20 @@
 //! register allocation. A pipeline is a list of [`Pass`]es in execution order;
 //! `-O0` / `-O2` / `-Oz` and `parec opt --passes` only choose the list.
 //!
+//! The order at `-Oz` ([`Pass::ALL`]):
+//!
+//! ```text
+//! gvn      CLIF, per function          parec_passes::gvn
+//! merge    CLIF, per module            parec_passes::merge (cgdata: crate::rounds)
+//!   ── Cranelift: e-graph, lowering, register allocation, emission ──
+//! outline  aarch64 code, per module    parec_passes::outline (crate::object; cgdata: crate::rounds)
+//! ```
+//!
+//! `outline` is a machine-code pass: its place in the list only says that it
+//! runs; [`crate::object`] runs it after Cranelift. [`crate::rounds`] splits a
+//! build at `merge` to give merging the summary of every module, and repeats
+//! code generation for global outlining (`--two-rounds`, `--cgdata-*`).
+//!
 //! Invariants:
 //! - passes see the module in [`ClifModule`] form (external names are
 //!   `UserExternalName { namespace: 0, index: symbol }`), never the
