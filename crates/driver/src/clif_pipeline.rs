@@ -40,7 +40,7 @@ use parec_passes::clif_module::ClifModule;
 use parec_passes::gvn::{self, GvnStats};
 
 /// A CLIF pass parec can run. Passes are added here as variants; the match
-/// in [`Pass::run`] dispatches to each pass's single public entry point.
+/// in `Pass::run` dispatches to each pass's single public entry point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
     /// Optimistic global value numbering (`parec_passes::gvn`).
