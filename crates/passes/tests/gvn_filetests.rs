@@ -3,24 +3,17 @@
 //! cranelift-interpreter on its `; run:` lines (results and traps must agree).
 //! A second test compares aarch64 code size with and without the pass.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{verify_function, Context};
-use cranelift_interpreter::environment::FunctionStore;
-use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
-use cranelift_interpreter::step::ControlFlow;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::count_insts;
 use parec_passes::gvn;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::{clif_files, interpret, workspace};
 
 struct Case {
     name: String,
@@ -29,14 +22,7 @@ struct Case {
 }
 
 fn load_cases() -> Vec<Case> {
-    let dir = workspace().join("filetests/gvn");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "clif"))
-        .collect();
-    paths.sort();
-    paths
+    clif_files("gvn")
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
@@ -59,25 +45,6 @@ fn load_cases() -> Vec<Case> {
             Case { name, funcs, runs }
         })
         .collect()
-}
-
-/// Runs `name(args)` in the interpreter: `Ok(results)`, or `Err(trap or failure)`.
-fn interpret(funcs: &[Function], name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let mut store = FunctionStore::default();
-        for f in funcs {
-            store.add(f.name.to_string(), f);
-        }
-        let state = InterpreterState::default().with_function_store(store);
-        let mut interp = Interpreter::new(state).with_fuel(Some(1_000_000));
-        match interp.call_by_name(name, args) {
-            Ok(ControlFlow::Return(values)) => Ok(values.to_vec()),
-            Ok(ControlFlow::Trap(trap)) => Err(format!("trap: {trap}")),
-            Ok(other) => Err(format!("unexpected control flow: {other:?}")),
-            Err(e) => Err(format!("interpreter error: {e}")),
-        }
-    }));
-    outcome.unwrap_or_else(|_| Err("interpreter panicked".into()))
 }
 
 fn flags() -> settings::Flags {

@@ -9,8 +9,7 @@
 //! cgdata section encoding.
 
 use std::collections::HashMap;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::{
@@ -19,17 +18,13 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings;
 use cranelift_codegen::verify_function;
-use cranelift_interpreter::environment::FunctionStore;
-use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
-use cranelift_interpreter::step::ControlFlow;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::cgdata::{CgData, Section};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 use parec_passes::merge::{self, hash, MergeOptions, Summary};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::{clif_files, interpret, workspace};
 
 struct Case {
     name: String,
@@ -141,32 +136,7 @@ fn to_testcase_functions(module: &ClifModule) -> Vec<Function> {
 }
 
 fn load_cases() -> Vec<Case> {
-    let dir = workspace().join("filetests/merge");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "clif"))
-        .collect();
-    paths.sort();
-    paths.iter().map(|p| load(p, "m")).collect()
-}
-
-fn interpret(funcs: &[Function], name: &str, args: &[DataValue]) -> Result<Vec<DataValue>, String> {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let mut store = FunctionStore::default();
-        for f in funcs {
-            store.add(f.name.to_string(), f);
-        }
-        let state = InterpreterState::default().with_function_store(store);
-        let mut interp = Interpreter::new(state).with_fuel(Some(1_000_000));
-        match interp.call_by_name(name, args) {
-            Ok(ControlFlow::Return(values)) => Ok(values.to_vec()),
-            Ok(ControlFlow::Trap(trap)) => Err(format!("trap: {trap}")),
-            Ok(other) => Err(format!("unexpected control flow: {other:?}")),
-            Err(e) => Err(format!("interpreter error: {e}")),
-        }
-    }));
-    outcome.unwrap_or_else(|_| Err("interpreter panicked".into()))
+    clif_files("merge").iter().map(|p| load(p, "m")).collect()
 }
 
 fn verify_all(module: &ClifModule, context: &str) {

@@ -5,8 +5,6 @@
 //! `machine_code_cfg_info`, lifted, and laid out again: the result must be
 //! the original bytes and records, and the expected data items must be there.
 
-use std::path::PathBuf;
-
 use cranelift_codegen::ir::{ExternalName, UserFuncName};
 use cranelift_codegen::isa::{self, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -16,9 +14,8 @@ use parec_passes::outline::decode::{Decoder, Form};
 use parec_passes::outline::lift::{self, Item};
 use parec_passes::outline::{self, MachFunction, MachReloc, OutlineOptions, RelocTarget};
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::workspace;
 
 fn aarch64(pic: bool) -> OwnedTargetIsa {
     let mut b = settings::builder();

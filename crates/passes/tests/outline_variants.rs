@@ -3,16 +3,13 @@
 //! (`snapshots/outline/`). Each case also checks that the variant it is named
 //! after was chosen and that the module shrank.
 
-use std::path::PathBuf;
-
 use cranelift_codegen::binemit::Reloc;
 use parec_passes::outline::{
     self, disassemble, MachFunction, MachReloc, OutlineOptions, OutlineResult, RelocTarget,
 };
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::workspace;
 
 /// Symbol 0 of every case.
 const TRAP: &str = "pare_trap";
