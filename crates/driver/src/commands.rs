@@ -49,6 +49,18 @@ pub struct BuildOptions {
     pub outline_stats: bool,
 }
 
+impl BuildOptions {
+    /// The options of the AOT compilation of this build, with `pipeline`.
+    fn object_options(&self, pipeline: Pipeline) -> ObjectOptions {
+        ObjectOptions {
+            target: self.target,
+            level: self.level,
+            pipeline,
+            jobs: self.jobs,
+        }
+    }
+}
+
 /// The kind of the input files.
 enum Inputs {
     Pare,
@@ -165,19 +177,10 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
     let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
     match opts.emit {
         Emit::Clif => {
-            let options = ObjectOptions {
-                target: opts.target,
-                level: opts.level,
-                pipeline,
-                jobs: opts.jobs,
-            };
+            let options = opts.object_options(pipeline);
             let (modules, outcome) = rounds::run_all_passes(modules, &options, &opts.merge)?;
             print_remarks(outcome.as_ref(), opts.remarks);
-            let no_passes = Pipeline {
-                passes: Vec::new(),
-                verify: false,
-            };
-            let text = clif_text(modules, &no_passes, clif_files.as_deref(), opts.target)?;
+            let text = clif_text(&modules, clif_files.as_deref());
             write_output(opts.out.as_deref(), text.as_bytes())?;
         }
         Emit::Asm => {
@@ -224,12 +227,7 @@ fn compile_objects(
     opts: &BuildOptions,
     pipeline: Pipeline,
 ) -> anyhow::Result<(Vec<CompiledObject>, Option<MergeOutcome>)> {
-    let options = ObjectOptions {
-        target: opts.target,
-        level: opts.level,
-        pipeline,
-        jobs: opts.jobs,
-    };
+    let options = opts.object_options(pipeline);
     let (objects, outcome) = rounds::compile_objects(modules, &options, &opts.merge)?;
     print_remarks(outcome.as_ref(), opts.remarks);
     if opts.outline_stats {
@@ -247,19 +245,10 @@ fn print_remarks(outcome: Option<&MergeOutcome>, remarks: bool) {
     }
 }
 
-/// The modules' functions after the pipeline, as CLIF text.
-fn clif_text(
-    modules: Vec<ClifModule>,
-    pipeline: &Pipeline,
-    clif_files: Option<&[ClifFile]>,
-    target: Target,
-) -> anyhow::Result<String> {
-    let isa = target.isa(OptLevel::Oz)?;
+/// The modules' functions as CLIF text (names restored for `.clif` inputs).
+fn clif_text(modules: &[ClifModule], clif_files: Option<&[ClifFile]>) -> String {
     let mut text = String::new();
-    for (i, mut module) in modules.into_iter().enumerate() {
-        pipeline
-            .run(&mut module, Some(&*isa))
-            .map_err(|e| anyhow!("module `{}`: {e}", module.name))?;
+    for (i, module) in modules.iter().enumerate() {
         text.push_str(&format!("; module {}\n", module.name));
         for def in &module.functions {
             let func = match clif_files {
@@ -273,7 +262,7 @@ fn clif_text(
             text.push_str(&format!("; symbol {name}\n{}\n", func.display()));
         }
     }
-    Ok(text)
+    text
 }
 
 /// Writes to `out`, or to stdout if absent or `-`.
