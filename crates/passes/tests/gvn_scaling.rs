@@ -50,10 +50,11 @@ fn big_function(segments: usize) -> String {
     s
 }
 
-#[test]
-fn gvn_handles_20k_instructions() {
-    let text = big_function(2600);
-    let mut func = parse_test(&text, ParseOptions::default())
+/// Parses the one function of `text` (at least 20,000 instructions), runs
+/// GVN on it, verifies the result and prints the time; returns the
+/// instruction counts before and after, and the statistics.
+fn run_gvn(text: &str, what: &str) -> (usize, usize, gvn::GvnStats) {
+    let mut func = parse_test(text, ParseOptions::default())
         .unwrap()
         .functions
         .remove(0)
@@ -65,7 +66,13 @@ fn gvn_handles_20k_instructions() {
     let elapsed = start.elapsed();
     verify_function(&func, &settings::Flags::new(settings::builder())).unwrap();
     let after = count_insts(&func);
-    println!("GVN on {before} instructions: {after} after, {stats}; {elapsed:?}");
+    println!("{what} on {before} instructions: {after} after, {stats}; {elapsed:?}");
+    (before, after, stats)
+}
+
+#[test]
+fn gvn_handles_20k_instructions() {
+    let (before, after, stats) = run_gvn(&big_function(2600), "GVN");
     assert_eq!(stats.skipped, 0, "no fixed point: {stats}");
     assert!(stats.iterations <= 4, "too many passes: {stats}");
     // Each diamond's second `a + b` and both arm copies are redundant, and
@@ -118,20 +125,7 @@ fn pre_function(segments: usize) -> String {
 #[test]
 fn gvn_pre_handles_20k_instructions() {
     let segments = 2000;
-    let text = pre_function(segments);
-    let mut func = parse_test(&text, ParseOptions::default())
-        .unwrap()
-        .functions
-        .remove(0)
-        .0;
-    let before = count_insts(&func);
-    assert!(before >= 20_000, "only {before} instructions");
-    let start = std::time::Instant::now();
-    let stats = gvn::run(&mut func);
-    let elapsed = start.elapsed();
-    verify_function(&func, &settings::Flags::new(settings::builder())).unwrap();
-    let after = count_insts(&func);
-    println!("GVN with PRE on {before} instructions: {after} after, {stats}; {elapsed:?}");
+    let (before, after, stats) = run_gvn(&pre_function(segments), "GVN with PRE");
     assert_eq!(stats.skipped, 0, "no fixed point: {stats}");
     // Each segment's invariant moves to the preheader (with its constant),
     // and each partial redundancy gets its one insertion.

@@ -103,6 +103,18 @@ fn run_case(name: &str, functions: Vec<MachFunction>) -> OutlineResult {
     result
 }
 
+/// Two leaf functions `f1`, `f2`: `body`, then a distinct `add x0, x0, #k`
+/// (so they are not identical) and `ret`.
+fn two_leaves_ending(body: &[u32]) -> Vec<MachFunction> {
+    (1..=2)
+        .map(|k| {
+            let mut w = body.to_vec();
+            w.extend([add_imm(0, 0, k), RET]);
+            function(&format!("f{k}"), &w)
+        })
+        .collect()
+}
+
 /// The paper's Figure 2: `lsl; add; ret` ending three leaf functions.
 #[test]
 fn tail_call() {
@@ -163,13 +175,7 @@ fn register_save() {
     let body: Vec<u32> = (0..8)
         .map(|i| add_reg(i % 4, (i + 1) % 4, (i + 2) % 4))
         .collect();
-    let fs = (1..=2)
-        .map(|k| {
-            let mut w = body.clone();
-            w.extend([add_imm(0, 0, k), RET]);
-            function(&format!("f{k}"), &w)
-        })
-        .collect();
+    let fs = two_leaves_ending(&body);
     let r = run_case("register_save", fs);
     assert_eq!(r.stats.variants, [0, 0, 0, 2, 0]);
 }
@@ -181,13 +187,7 @@ fn stack_save() {
     let mut body = vec![add_reg(9, 0, 1)];
     body.extend((10..=15).map(|r| add_reg(r, r - 1, 1)));
     body.push(add_reg(0, 15, 1));
-    let fs = (1..=2)
-        .map(|k| {
-            let mut w = body.clone();
-            w.extend([add_imm(0, 0, k), RET]);
-            function(&format!("f{k}"), &w)
-        })
-        .collect();
+    let fs = two_leaves_ending(&body);
     let r = run_case("stack_save", fs);
     assert_eq!(r.stats.variants, [0, 0, 0, 0, 2]);
 }

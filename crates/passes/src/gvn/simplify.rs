@@ -364,7 +364,7 @@ fn reassociate(
         // Masks: M & (c | z) = M & z when c & M = 0; M & (M2 & z) = M2 & z when M2 & M = M2.
         (Opcode::Band, &[a, b]) => {
             let (_, m) = a.as_const()?;
-            let (iop, iargs, idata) = inner(b)?;
+            let (iop, iargs, _) = inner(b)?;
             let (_, c) = iargs[0].as_const()?;
             match iop {
                 Opcode::Bor if c & m == 0 => {
@@ -372,10 +372,7 @@ fn reassociate(
                     existing(ctx, *data, ty, narrowed, depth)
                 }
                 Opcode::Band if c & m == c => Some(b),
-                _ => {
-                    let _ = idata;
-                    None
-                }
+                _ => None,
             }
         }
         _ => None,
