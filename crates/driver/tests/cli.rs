@@ -7,18 +7,13 @@ use std::process::{Command, Output};
 
 use object::{Object as _, ObjectSection as _, ObjectSymbol as _};
 
-fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
-}
+mod support;
+use support::{object_files, parec, run};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name)
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("cannot start a process")
 }
 
 fn stdout(o: &Output) -> String {
@@ -86,18 +81,7 @@ fn build_objects(dir: &Path, files: &[PathBuf], extra: &[&str]) -> Vec<(String, 
         .arg("-o")
         .arg(dir));
     assert!(o.status.success(), "build failed: {}", stderr(&o));
-    let mut objs: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect();
-    objs.sort();
-    objs
+    object_files(dir)
 }
 
 #[test]

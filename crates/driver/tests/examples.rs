@@ -13,6 +13,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod support;
+use support::{parec, workspace_root};
+
 struct Example {
     name: String,
     /// The root source file.
@@ -20,13 +23,6 @@ struct Example {
     stdout: String,
     status: i32,
     stderr: String,
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
 }
 
 fn read_optional(path: &Path) -> Option<String> {
@@ -75,10 +71,6 @@ fn programs_in(subdir: &str) -> Vec<Example> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
-}
-
-fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
 }
 
 fn output(cmd: &mut Command, what: &str) -> Result<Output, String> {

@@ -6,15 +6,11 @@
 //! (`INSTA_UPDATE=always cargo test` accepts new output). The workspace path
 //! is normalized out, so snapshots do not depend on where the tree lives.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
-}
+mod support;
+use support::workspace_root;
 
 #[test]
 fn frontend_diagnostics_match_snapshots() {

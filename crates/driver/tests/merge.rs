@@ -7,22 +7,10 @@
 //! module order or `-j`, and `cgdata merge` does not depend on input order.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
-}
-
-fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output().expect("cannot start a process")
-}
+mod support;
+use support::{object_files, parec, run, workspace_root};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -71,7 +59,7 @@ fn programs() -> Vec<(PathBuf, String)> {
         "bench/sorts",
         "bench/hashmap",
     ] {
-        let d = root().join(dir);
+        let d = workspace_root().join(dir);
         if !d.join("main.pare").exists() {
             continue;
         }
@@ -122,7 +110,7 @@ fn two_rounds_local_and_forced_collisions_run_correctly() {
 #[test]
 fn two_rounds_merge_and_fold_generic_zoo() {
     let tmp = tempfile::tempdir().unwrap();
-    let main = root().join("bench/generic_zoo/main.pare");
+    let main = workspace_root().join("bench/generic_zoo/main.pare");
     let (_, _, stderr) = build_and_run(&main, tmp.path(), &["--two-rounds", "--remarks"], &[]);
     let report = stderr
         .lines()
@@ -157,7 +145,7 @@ fn two_rounds_merge_and_fold_generic_zoo() {
 #[test]
 fn stale_cgdata_is_safe() {
     let tmp = tempfile::tempdir().unwrap();
-    let zoo = root().join("bench/generic_zoo/main.pare");
+    let zoo = workspace_root().join("bench/generic_zoo/main.pare");
     let other = tmp.path().join("zoo.cgdata");
     let out = run(parec()
         .args(["build", "--two-rounds", "--emit", "obj", "-o"])
@@ -168,7 +156,7 @@ fn stale_cgdata_is_safe() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     // A modified copy of modsort: other constants, one more function.
-    let src = root().join("examples/modsort");
+    let src = workspace_root().join("examples/modsort");
     let modified = tmp.path().join("modsort");
     std::fs::create_dir_all(&modified).unwrap();
     for entry in std::fs::read_dir(&src).unwrap() {
@@ -211,8 +199,9 @@ fn stale_cgdata_is_safe() {
 #[test]
 fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
-    let main = root().join("examples/geometry/main.pare");
-    let expected = std::fs::read_to_string(root().join("examples/geometry/expected.out")).unwrap();
+    let main = workspace_root().join("examples/geometry/main.pare");
+    let expected =
+        std::fs::read_to_string(workspace_root().join("examples/geometry/expected.out")).unwrap();
     let good = tmp.path().join("good.cgdata");
     let out = run(parec()
         .args(["build", "--emit", "obj", "-o"])
@@ -505,7 +494,7 @@ fn generate(args: &[&str], files: &[PathBuf], out: &Path, dir: &Path) -> Vec<u8>
 #[test]
 fn cgdata_bytes_do_not_depend_on_module_order_or_jobs() {
     let tmp = tempfile::tempdir().unwrap();
-    let zoo = root().join("bench/generic_zoo/main.pare");
+    let zoo = workspace_root().join("bench/generic_zoo/main.pare");
     let cg = tmp.path().join("a.cgdata");
     let objs = tmp.path().join("objs");
     let j1 = generate(&["-j1"], std::slice::from_ref(&zoo), &cg, &objs);
@@ -513,8 +502,8 @@ fn cgdata_bytes_do_not_depend_on_module_order_or_jobs() {
     assert_eq!(j1, j2, "cgdata differs between -j1 and -j2");
 
     // CLIF modules in both orders.
-    let a = root().join("filetests/merge/fig6.clif");
-    let b = root().join("filetests/merge/recursive.clif");
+    let a = workspace_root().join("filetests/merge/fig6.clif");
+    let b = workspace_root().join("filetests/merge/recursive.clif");
     let ab = generate(&[], &[a.clone(), b.clone()], &cg, &objs);
     let ba = generate(&[], &[b, a], &cg, &objs);
     assert_eq!(ab, ba, "cgdata depends on module order");
@@ -551,7 +540,7 @@ fn cgdata_bytes_do_not_depend_on_module_order_or_jobs() {
 #[test]
 fn two_round_objects_do_not_depend_on_jobs() {
     let tmp = tempfile::tempdir().unwrap();
-    let zoo = root().join("bench/generic_zoo/main.pare");
+    let zoo = workspace_root().join("bench/generic_zoo/main.pare");
     let mut outputs = Vec::new();
     for j in ["-j1", "-j2"] {
         let dir = tmp.path().join(j);
@@ -560,17 +549,7 @@ fn two_round_objects_do_not_depend_on_jobs() {
             .arg(&dir)
             .arg(&zoo));
         assert!(o.status.success(), "{}", text(&o.stderr));
-        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| {
-                let p = e.unwrap().path();
-                (
-                    p.file_name().unwrap().to_string_lossy().into_owned(),
-                    std::fs::read(&p).unwrap(),
-                )
-            })
-            .collect();
-        files.sort();
+        let files = object_files(&dir);
         outputs.push(files);
     }
     assert_eq!(outputs[0], outputs[1]);
@@ -583,8 +562,9 @@ fn two_round_objects_do_not_depend_on_jobs() {
 #[test]
 fn cgdata_carries_merge_summary_and_outline_tree() {
     let tmp = tempfile::tempdir().unwrap();
-    let main = root().join("bench/generic_zoo/main.pare");
-    let expected = std::fs::read_to_string(root().join("bench/generic_zoo/expected.out")).unwrap();
+    let main = workspace_root().join("bench/generic_zoo/main.pare");
+    let expected =
+        std::fs::read_to_string(workspace_root().join("bench/generic_zoo/expected.out")).unwrap();
     let cgdata = tmp.path().join("zoo.cgdata");
     let cg = cgdata.to_str().unwrap();
     let build = |name: &str, args: &[&str]| -> Vec<u8> {

@@ -24,12 +24,8 @@ use parec_passes::clif_module::ClifModule;
 use parec_passes::outline::decode::{self, Decoder, Form};
 use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
-}
+mod support;
+use support::workspace_root;
 
 /// The root file of every program in `examples/` and `bench/`.
 fn corpus() -> Vec<PathBuf> {
