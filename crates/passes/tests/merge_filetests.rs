@@ -139,6 +139,19 @@ fn load_cases() -> Vec<Case> {
     clif_files("merge").iter().map(|p| load(p, "m")).collect()
 }
 
+/// Every run line of `case` gives the same results (or trap) before and
+/// after the pass.
+fn assert_runs_agree(case: &Case, before: &[Function], after: &[Function]) {
+    for (name, args) in &case.runs {
+        assert_eq!(
+            interpret(before, name, args),
+            interpret(after, name, args),
+            "{}: {name}{args:?}",
+            case.name
+        );
+    }
+}
+
 fn verify_all(module: &ClifModule, context: &str) {
     let flags = settings::Flags::new(settings::builder());
     for def in &module.functions {
@@ -345,14 +358,7 @@ fn forced_collisions_stay_correct() {
         merged += merge::run(&mut module, None, &opts).stats.merged;
         verify_all(&module, &case.name);
         let after = to_testcase_functions(&module);
-        for (name, args) in &case.runs {
-            assert_eq!(
-                interpret(&before, name, args),
-                interpret(&after, name, args),
-                "{}: {name}{args:?}",
-                case.name
-            );
-        }
+        assert_runs_agree(&case, &before, &after);
     }
     assert!(merged > 0, "forced collisions merged nothing");
 }
@@ -397,14 +403,7 @@ fn call_and_return_thunks_without_tail_calls() {
                 assert!(!text.contains("return_call "), "{text}");
             }
         }
-        for (name, args) in &case.runs {
-            assert_eq!(
-                interpret(&before, name, args),
-                interpret(&after, name, args),
-                "{}: {name}{args:?}",
-                case.name
-            );
-        }
+        assert_runs_agree(&case, &before, &after);
     }
     assert!(merged > 0);
 }
