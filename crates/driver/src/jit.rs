@@ -22,9 +22,8 @@ use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
-use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::clif_to_module::{Colocation, ModuleDefiner};
-use crate::target::host_jit_isa;
+use crate::target::{host_jit_isa, OptLevel};
 
 /// Address space reserved for JIT code and data.
 const ARENA_SIZE: usize = 1 << 30;
@@ -37,15 +36,11 @@ enum MainKind {
     I64,
 }
 
-/// Runs the passes of `pipeline` on `modules`, JIT-compiles them, calls
-/// `main` and returns its status (0 for a `main` without result).
-pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -> Result<i32> {
+/// JIT-compiles `modules` (whose CLIF passes have run: see
+/// [`crate::build::Backend::Jit`]), calls `main` and returns its status (0
+/// for a `main` without result).
+pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
     let isa = host_jit_isa(level)?;
-    for m in &mut modules {
-        pipeline
-            .run(m, Some(&*isa))
-            .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
-    }
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
     uniquify_locals(&mut modules);
 

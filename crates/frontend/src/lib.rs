@@ -7,7 +7,6 @@
 
 pub mod ast;
 pub mod check;
-pub mod gen;
 pub mod interp;
 pub mod lexer;
 pub mod load;

@@ -7,10 +7,12 @@
 //! function apart from the name: the kind of similarity real code (and
 //! monomorphized generics) has. The same N always gives the same text.
 //!
-//! For each N the module is loaded and lowered once (timed: "frontend"), then
-//! each pass of [`Pass::ALL`] runs alone on a fresh copy (timed, verifier
-//! off), then Cranelift compiles the unoptimized copy to an object (timed:
-//! "cranelift"). Times are reported in total and per function; the growth
+//! For each N the module goes through [`Build::run`] with no pass (timed
+//! stages: "frontend", "cranelift" and "object"), then each pass of
+//! [`Pass::ALL`] runs alone on a fresh copy of the lowered modules (the
+//! pass's own stage time, verifier off): CLIF passes on CLIF, machine passes
+//! — the outliner — on the code Cranelift generated for them, so every row
+//! times real work. Times are reported in total and per function; the growth
 //! column is the per-function time at the largest N over that at the smallest,
 //! and a phase whose growth exceeds [`SUPERLINEAR`] is flagged, since every
 //! function has the same size distribution at every N.
@@ -23,15 +25,14 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
+use parec::build::{Backend, Build, BuildMode, Input};
+use parec::io_error::reason as io_reason;
+use parec::pipeline::{Pass, Pipeline};
+use parec::target::{OptLevel, Target};
+use parec::Failure;
 use parec_passes::clif_module::{count_insts, ClifModule};
 use parec_passes::gvn;
-
-use crate::clif_pipeline::{OptLevel, Pass, Pipeline};
-use crate::commands::io_reason;
-use crate::object::{self as aot, ObjectOptions};
-use crate::target::Target;
-use crate::{pipeline, Failure};
 
 /// Per-function growth (largest N over smallest) above which a phase is
 /// reported as superlinear.
@@ -179,50 +180,50 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
     std::fs::write(&main, synthetic_module(n))
         .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
 
-    let start = Instant::now();
-    let modules = match pipeline::lower_for_aot(std::slice::from_ref(&main), Target::Aarch64) {
-        Ok(modules) => modules,
-        Err(Failure::Reported) => bail!("the synthetic module of {n} functions has errors"),
-        Err(Failure::Error(e)) => return Err(e),
-    };
-    let mut phases = vec![("frontend".to_string(), start.elapsed())];
+    // Cranelift alone: the front end, code generation and object writing.
+    let baseline = build(Pipeline::empty(), Backend::Objects(Target::Aarch64))
+        .run(Input::Pare(vec![main]))
+        .map_err(|e| match e {
+            Failure::Reported => anyhow!("the synthetic module of {n} functions has errors"),
+            Failure::Error(e) => e,
+        })?;
+    let modules = baseline.modules;
     let functions = modules.iter().map(|m| m.functions.len()).sum();
+    let mut phases = vec![("frontend".to_string(), baseline.times.get("frontend"))];
 
-    let isa = Target::Aarch64.isa(OptLevel::Oz)?;
+    // Each pass alone on the lowered modules: CLIF passes stop after
+    // themselves; machine passes need code, and only their own stage counts.
     for &pass in Pass::ALL {
-        let pipeline = Pipeline {
-            passes: vec![pass],
-            verify: false,
+        let backend = match pass {
+            Pass::Clif(_) => Backend::Clif(Some(Target::Aarch64)),
+            Pass::Machine(_) => Backend::Objects(Target::Aarch64),
         };
-        let mut copy: Vec<ClifModule> = modules.clone();
-        let start = Instant::now();
-        for module in &mut copy {
-            pipeline
-                .run(module, Some(&*isa))
-                .map_err(|e| anyhow!("pass `{}`: {e}", pass.name()))?;
-        }
-        phases.push((pass.name().to_string(), start.elapsed()));
+        let output = build(Pipeline::from_passes(&[pass]), backend)
+            .run(Input::Modules(modules.clone()))
+            .map_err(|e| anyhow!("pass `{}`: {:#}", pass.name(), anyhow::Error::from(e)))?;
+        phases.push((pass.name().to_string(), output.times.get(pass.name())));
     }
 
     let gvn_alone = time_gvn_alone(&modules);
-
-    let options = ObjectOptions {
-        target: Target::Aarch64,
-        level: OptLevel::O2,
-        pipeline: Pipeline {
-            passes: Vec::new(),
-            verify: false,
-        },
-        jobs: 1,
-    };
-    let start = Instant::now();
-    aot::compile_all(modules, &options)?;
-    phases.push(("cranelift".to_string(), start.elapsed()));
+    phases.push(("cranelift".to_string(), baseline.times.get("cranelift")));
+    phases.push(("object".to_string(), baseline.times.get("object")));
     Ok(SizeTimes {
         functions,
         phases,
         gvn_alone,
     })
+}
+
+/// A one-thread `-Oz` build with `pipeline`, without the verifier (timing).
+fn build(mut pipeline: Pipeline, backend: Backend) -> Build {
+    pipeline.verify = false;
+    Build {
+        pipeline,
+        level: OptLevel::Oz,
+        mode: BuildMode::Local,
+        backend,
+        jobs: 1,
+    }
 }
 
 fn scaling_markdown(results: &[SizeTimes]) -> String {

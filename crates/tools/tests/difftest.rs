@@ -10,10 +10,10 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pare_frontend::gen::{generate_from_seed, GenConfig};
 use pare_frontend::source::SourceMap;
-use parec::clif_pipeline::{OptLevel, Pass};
-use parec::difftest::{planted, CampaignReport, Executor, PassConfig, Runner};
+use parec::target::OptLevel;
+use parec_tools::difftest::{planted, CampaignReport, Executor, PassConfig, Runner, TestPass};
+use parec_tools::gen::{generate_from_seed, GenConfig};
 
 /// Programs with fixed seeds per CI run.
 const FIXED_PROGRAMS: u64 = 500;
@@ -23,7 +23,7 @@ const EXTRA_PROGRAMS: u64 = 20;
 const FRONTEND_INPUTS: usize = 10_000;
 
 fn runner() -> Runner {
-    Runner::new(PathBuf::from(env!("CARGO_BIN_EXE_parec")))
+    Runner::new(PathBuf::from(env!("CARGO_BIN_EXE_parec-tools")))
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -89,11 +89,10 @@ fn planted_miscompile_is_caught_and_shrunk() {
     runner.configs = vec![PassConfig::new(
         planted::NAME,
         OptLevel::Oz,
-        vec![Pass::Planted],
+        vec![TestPass::Planted],
     )];
     runner.clif_checks = false;
     runner.max_reproducers = 1;
-    runner.child_env = vec![(planted::ENV.to_string(), "1".to_string())];
     let report = runner.campaign(0, 2, out.path(), true);
     assert!(
         !report.failures.is_empty(),
@@ -209,13 +208,14 @@ fn mutate(text: &str, next: &mut impl FnMut() -> u64) -> String {
     lines.join("\n")
 }
 
-/// `parec fuzz`: exit 0 when everything agrees; 1 and the reproducer path
-/// on stdout when not.
+/// `parec-tools fuzz`: exit 0 when everything agrees; 1 and the reproducer
+/// path on stdout when not. The planted pass is the tester's own: `parec`
+/// itself does not know it.
 #[test]
 fn fuzz_command_exit_status_and_reproducer_path() {
     let out = tempfile::tempdir().unwrap();
-    let parec = || std::process::Command::new(env!("CARGO_BIN_EXE_parec"));
-    let clean = parec()
+    let tools = || std::process::Command::new(env!("CARGO_BIN_EXE_parec-tools"));
+    let clean = tools()
         .args([
             "fuzz",
             "--seed",
@@ -236,8 +236,7 @@ fn fuzz_command_exit_status_and_reproducer_path() {
         String::from_utf8_lossy(&clean.stderr)
     );
 
-    let planted = parec()
-        .env(planted::ENV, "1")
+    let planted = tools()
         .args(["fuzz", "--seed", "0", "--count", "1", "--executors", "jit"])
         .args(["--configs", planted::NAME, "--no-shrink", "--no-clif"])
         .arg("--out")
@@ -250,14 +249,12 @@ fn fuzz_command_exit_status_and_reproducer_path() {
     assert!(dir.join("REPORT.txt").exists(), "no reproducer at {dir:?}");
     assert!(dir.join("main.pare").exists());
 
-    let unknown = parec()
-        .args(["fuzz", "--configs", planted::NAME, "--count", "1"])
-        .env_remove(planted::ENV)
+    let unknown = tools()
+        .args(["fuzz", "--configs", "no-such-pass", "--count", "1"])
         .output()
         .unwrap();
-    assert_eq!(
-        unknown.status.code(),
-        Some(1),
-        "the planted pass needs its variable"
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("unknown configuration `no-such-pass`")
     );
 }

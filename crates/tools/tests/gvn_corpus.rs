@@ -12,12 +12,11 @@ use std::io::Write as _;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
-use pare_frontend::gen::{generate_from_seed, GenConfig};
 use pare_frontend::lower::{lower_program, LowerConfig};
-use parec::clif_pipeline::OptLevel;
-use parec::target::Target;
+use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::count_insts;
 use parec_passes::gvn::{self, GvnStats};
+use parec_tools::gen::{generate_from_seed, GenConfig};
 
 /// First seed of the corpus (fixed: the figures are reproducible).
 const FIRST_SEED: u64 = 7000;

@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use arbitrary::Unstructured;
-use pare_frontend::gen::{generate, generate_from_seed, Features, GenConfig, GeneratedProgram};
 use pare_frontend::interp::{run_with_big_stack, Exit};
 use pare_frontend::tir::Program;
+use parec_tools::gen::{generate, generate_from_seed, Features, GenConfig, GeneratedProgram};
 
 const SEEDS: u64 = 200;
 

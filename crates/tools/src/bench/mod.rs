@@ -5,11 +5,11 @@
 //! `expected.out`) and each [`Config`] — `-O2` (Cranelift alone, the
 //! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
 //! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
-//! with the summaries of every module, [`rounds`]) and `clang -Oz` — the
-//! program is compiled through [`rounds::compile_objects`] like `parec
-//! build`, linked statically with `ld.lld-19 --icf=all` exactly like `parec
-//! build` ([`link::link_executable`]), and run under `qemu-aarch64-static`;
-//! its stdout must equal `expected.out`.
+//! with the summaries of every module) and `clang -Oz` — the program is
+//! compiled through [`Build::run`] like `parec build`, linked statically with
+//! `ld.lld-19 --icf=all` exactly like `parec build`
+//! ([`link::link_executable`]), and run under `qemu-aarch64-static`; its
+//! stdout must equal `expected.out`.
 //!
 //! Measurements:
 //! - **bytes**: the linked executable's `.text` size minus that of an empty
@@ -44,13 +44,12 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
-use crate::clif_pipeline::{OptLevel, Pass, Pipeline};
-use crate::commands::io_reason;
-use crate::link::{self, Icf};
-use crate::object::ObjectOptions;
-use crate::rounds::{self, MergeSetup};
-use crate::target::Target;
-use crate::{pipeline, Failure};
+use parec::build::{Backend, Build, BuildMode, Input};
+use parec::io_error::reason as io_reason;
+use parec::link::{self, Icf};
+use parec::pipeline::{Pass, Pipeline};
+use parec::target::{OptLevel, Target};
+use parec::Failure;
 
 pub mod scaling;
 
@@ -139,8 +138,7 @@ pub fn configs() -> Vec<Config> {
         two_rounds: false,
     }];
     for &pass in Pass::ALL {
-        let mut pipeline = Pipeline::for_level(OptLevel::Oz);
-        pipeline.passes = vec![pass];
+        let pipeline = Pipeline::from_passes(&[pass]);
         out.push(Config::Pare {
             name: pass.name().into(),
             level: OptLevel::Oz,
@@ -382,25 +380,25 @@ fn compile_pare(
     two_rounds: bool,
     dir: &Path,
 ) -> Result<(Vec<PathBuf>, Duration)> {
+    let build = Build {
+        pipeline: pipeline.clone(),
+        level,
+        mode: if two_rounds {
+            BuildMode::TwoRounds { publish: None }
+        } else {
+            BuildMode::Local
+        },
+        backend: Backend::Objects(Target::Aarch64),
+        jobs: 1,
+    };
     let start = Instant::now();
-    let modules = match pipeline::lower_for_aot(&[main.to_path_buf()], Target::Aarch64) {
-        Ok(modules) => modules,
+    let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {
+        Ok(output) => output,
         Err(Failure::Reported) => bail!("`{}` has errors (printed above)", main.display()),
         Err(Failure::Error(e)) => return Err(e),
     };
-    let options = ObjectOptions {
-        target: Target::Aarch64,
-        level,
-        pipeline: pipeline.clone(),
-        jobs: 1,
-    };
-    let setup = MergeSetup {
-        two_rounds,
-        ..MergeSetup::default()
-    };
-    let (objects, _) = rounds::compile_objects(modules, &options, &setup)?;
     let elapsed = start.elapsed();
-    let paths = crate::commands::write_object_files(dir, &objects)?;
+    let paths = parec::commands::write_object_files(dir, &output.objects)?;
     Ok((paths, elapsed))
 }
 

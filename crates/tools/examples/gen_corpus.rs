@@ -1,7 +1,7 @@
 //! Writes generated Pare programs to disk, for size figures over the
 //! generated corpus (the differential tester's programs, `parec fuzz`).
 //!
-//! `cargo run -p parec --example gen_corpus -- SEED COUNT DIR` writes the
+//! `cargo run -p parec-tools --example gen_corpus -- SEED COUNT DIR` writes the
 //! programs of seeds `SEED..SEED+COUNT` to `DIR/seed-N/` (root module
 //! `main.pare` first), each with the reference interpreter's output in
 //! `expected.out` and its exit status in `expected.status`.
@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use pare_frontend::gen::{generate_from_seed, GenConfig};
 use pare_frontend::interp::{self, Exit};
+use parec_tools::gen::{generate_from_seed, GenConfig};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

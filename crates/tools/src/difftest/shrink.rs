@@ -16,7 +16,7 @@
 //! The predicate must reject programs that do not terminate (run them with a
 //! time limit): deleting a loop counter's increment is a typical candidate.
 
-use pare_frontend::gen::GeneratedProgram;
+use crate::gen::GeneratedProgram;
 
 /// Limits and counters of one reduction.
 #[derive(Clone, Copy, Debug, Default)]

@@ -4,10 +4,13 @@
 //! For one program the runner
 //! - interprets it in process ([`pare_frontend::interp::run_with_big_stack`]),
 //!   the reference;
-//! - for each [`PassConfig`], runs it with the JIT (`parec run` as a child
-//!   process, since the runtime ends its process on a trap) and/or builds it
-//!   for aarch64 (`parec build`) and runs it under `qemu-aarch64-static`, all
-//!   with a time limit ([`exec`]);
+//! - for each [`PassConfig`], runs it with the JIT (`parec-tools exec-jit`, a
+//!   child process, since the runtime ends its process on a trap) and/or
+//!   builds it for aarch64 (`parec-tools exec-aot`) and runs it under
+//!   `qemu-aarch64-static`, all with a time limit ([`exec`]). The children
+//!   compile through the `parec` library exactly as `parec run` and `parec
+//!   build` do, with the configuration's pipeline — which may hold the
+//!   planted miscompile ([`planted`]), a pass `parec` itself does not have;
 //! - compares stdout, exit status and the `trap: ...` line of stderr;
 //! - optionally runs the CLIF-level checks of [`clif_check`] on it.
 //!
@@ -31,15 +34,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::gen::{generate_from_seed, GenConfig, GeneratedProgram};
 use anyhow::{anyhow, bail, Context as _, Result};
-use pare_frontend::gen::{generate_from_seed, GenConfig, GeneratedProgram};
 use pare_frontend::interp::{run_with_big_stack, Exit};
 use pare_frontend::tir::{Program, TRAP_EXIT_STATUS};
 use rayon::prelude::*;
 
-use crate::clif_pipeline::{OptLevel, Pass};
 use clif_check::ClifStats;
 use exec::{run_with_timeout, Captured};
+use parec::pipeline::{ClifPass, Pass, Pipeline};
+use parec::target::OptLevel;
 
 /// Time limit of each run while shrinking.
 const SHRINK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -82,17 +86,85 @@ impl Executor {
     }
 }
 
-/// One pass configuration: a Cranelift level and parec's pass list.
+/// A pass a configuration runs: one of parec's, or the planted miscompile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestPass {
+    Parec(Pass),
+    Planted,
+}
+
+impl TestPass {
+    pub fn name(self) -> &'static str {
+        match self {
+            TestPass::Parec(pass) => pass.name(),
+            TestPass::Planted => planted::NAME,
+        }
+    }
+
+    /// Looks a pass up by name: parec's passes and the planted one.
+    pub fn from_name(name: &str) -> Option<TestPass> {
+        if name == planted::NAME {
+            return Some(TestPass::Planted);
+        }
+        Pass::from_name(name).map(TestPass::Parec)
+    }
+
+    /// Every pass of parec's `-Oz`, in order.
+    pub fn all() -> Vec<TestPass> {
+        Pass::ALL.iter().copied().map(TestPass::Parec).collect()
+    }
+
+    /// The CLIF pass, if it is one (the planted pass is).
+    fn clif(self) -> Option<ClifPass> {
+        match self {
+            TestPass::Parec(Pass::Clif(pass)) => Some(pass),
+            TestPass::Parec(Pass::Machine(_)) => None,
+            TestPass::Planted => Some(ClifPass::Custom(planted::PASS)),
+        }
+    }
+}
+
+/// The pipeline of `passes`, in order (CLIF and machine passes each in
+/// their own list).
+pub fn pipeline_of(passes: &[TestPass]) -> Pipeline {
+    let mut pipeline = Pipeline::empty();
+    for &pass in passes {
+        match pass {
+            TestPass::Parec(Pass::Machine(p)) => pipeline.machine.push(p),
+            other => pipeline.clif.extend(other.clif()),
+        }
+    }
+    pipeline
+}
+
+/// Parses a comma-separated pass list (`""` is the empty pipeline) into a
+/// pipeline: parec's passes and the planted one.
+pub fn pipeline_from_names(list: &str) -> Result<Pipeline, String> {
+    let mut passes = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let pass = TestPass::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown pass `{name}`; available: {}, {}",
+                parec::pipeline::available_passes(),
+                planted::NAME
+            )
+        })?;
+        passes.push(pass);
+    }
+    Ok(pipeline_of(&passes))
+}
+
+/// One pass configuration: a Cranelift level and a pass list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassConfig {
     /// Its name, with the names of identical configurations after `=`.
     pub name: String,
     pub level: OptLevel,
-    pub passes: Vec<Pass>,
+    pub passes: Vec<TestPass>,
 }
 
 impl PassConfig {
-    pub fn new(name: &str, level: OptLevel, passes: Vec<Pass>) -> PassConfig {
+    pub fn new(name: &str, level: OptLevel, passes: Vec<TestPass>) -> PassConfig {
         PassConfig {
             name: name.to_string(),
             level,
@@ -104,10 +176,10 @@ impl PassConfig {
     /// (`-Oz`); identical pipelines merged.
     pub fn standard() -> Vec<PassConfig> {
         let mut configs = vec![PassConfig::new("O2", OptLevel::O2, Vec::new())];
-        for &pass in Pass::ALL {
+        for pass in TestPass::all() {
             configs.push(PassConfig::new(pass.name(), OptLevel::Oz, vec![pass]));
         }
-        configs.push(PassConfig::new("Oz", OptLevel::Oz, Pass::ALL.to_vec()));
+        configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all()));
         merge_identical(configs)
     }
 
@@ -120,13 +192,14 @@ impl PassConfig {
                 "all" => configs.extend(PassConfig::standard()),
                 "O0" => configs.push(PassConfig::new("O0", OptLevel::O0, Vec::new())),
                 "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, Vec::new())),
-                "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, Pass::ALL.to_vec())),
-                _ => match Pass::from_name(name) {
+                "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all())),
+                _ => match TestPass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
                     None => {
                         return Err(format!(
-                        "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({})",
-                        crate::clif_pipeline::available_passes()
+                        "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({}, {})",
+                        parec::pipeline::available_passes(),
+                        planted::NAME
                     ))
                     }
                 },
@@ -140,11 +213,7 @@ impl PassConfig {
 
     /// The `-O` argument of `parec run` / `parec build`.
     fn level_arg(&self) -> &'static str {
-        match self.level {
-            OptLevel::O0 => "-O0",
-            OptLevel::O2 => "-O2",
-            OptLevel::Oz => "-Oz",
-        }
+        self.level.flag()
     }
 
     /// The `--passes` argument.
@@ -376,8 +445,8 @@ impl CampaignReport {
 /// The differential runner.
 #[derive(Clone, Debug)]
 pub struct Runner {
-    /// The `parec` binary used for the JIT and AOT builds.
-    pub parec: PathBuf,
+    /// The `parec-tools` binary whose `exec-*` commands run the programs.
+    pub tools: PathBuf,
     /// Executors compared with the interpreter (the interpreter always runs).
     pub executors: Vec<Executor>,
     pub configs: Vec<PassConfig>,
@@ -396,10 +465,10 @@ pub struct Runner {
 
 impl Runner {
     /// A runner with every executor, the standard configurations, CLIF checks
-    /// and shrinking, using the `parec` binary `parec`.
-    pub fn new(parec: PathBuf) -> Runner {
+    /// and shrinking, running programs with the `parec-tools` binary `tools`.
+    pub fn new(tools: PathBuf) -> Runner {
         Runner {
-            parec,
+            tools,
             executors: Executor::ALL.to_vec(),
             configs: PassConfig::standard(),
             timeout: Duration::from_secs(10),
@@ -412,10 +481,10 @@ impl Runner {
     }
 
     /// The passes the CLIF checks exercise: those of the configurations.
-    fn clif_passes(&self) -> Vec<Pass> {
-        let mut passes: Vec<Pass> = Vec::new();
+    fn clif_passes(&self) -> Vec<ClifPass> {
+        let mut passes: Vec<ClifPass> = Vec::new();
         for c in &self.configs {
-            for &p in &c.passes {
+            for p in c.passes.iter().filter_map(|p| p.clif()) {
                 if !passes.contains(&p) {
                     passes.push(p);
                 }
@@ -579,23 +648,23 @@ impl Runner {
         }
     }
 
-    /// A command running the parec binary, with [`Runner::child_env`].
-    fn parec_command(&self) -> Command {
-        let mut cmd = Command::new(&self.parec);
+    /// A command running the tools binary, with [`Runner::child_env`].
+    fn tools_command(&self) -> Command {
+        let mut cmd = Command::new(&self.tools);
         cmd.envs(self.child_env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 
     /// The interpreter as a child process (for programs that may not terminate).
     fn interp_child(&self, files: &[PathBuf]) -> Outcome {
-        let mut cmd = self.parec_command();
-        cmd.arg("interp").args(files);
+        let mut cmd = self.tools_command();
+        cmd.arg("exec-interp").args(files);
         program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
     }
 
     fn jit(&self, config: &PassConfig, files: &[PathBuf]) -> Outcome {
-        let mut cmd = self.parec_command();
-        cmd.arg("run")
+        let mut cmd = self.tools_command();
+        cmd.arg("exec-jit")
             .arg(config.level_arg())
             .arg(config.passes_arg())
             .args(files);
@@ -604,9 +673,9 @@ impl Runner {
 
     fn aot(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
         let exe = dir.join(format!("prog-{}", config.short_name()));
-        let mut build = self.parec_command();
+        let mut build = self.tools_command();
         build
-            .arg("build")
+            .arg("exec-aot")
             .arg(config.level_arg())
             .arg(config.passes_arg())
             .args(files)
@@ -621,9 +690,9 @@ impl Runner {
                     String::from_utf8_lossy(&c.stderr).trim_end()
                 ))
             }
-            Err(e) => return Outcome::failed(format!("cannot run {}: {e}", self.parec.display())),
+            Err(e) => return Outcome::failed(format!("cannot run {}: {e}", self.tools.display())),
         }
-        let mut run = crate::link::run_command(&exe, crate::target::Target::Aarch64);
+        let mut run = parec::link::run_command(&exe, parec::target::Target::Aarch64);
         program_outcome(run_with_timeout(&mut run, self.timeout), false)
     }
 
@@ -747,20 +816,21 @@ impl Runner {
             "\nReproduce (in this directory):\n  parec interp {files}"
         );
         if let Some((executor, config)) = what {
-            let planted = if config.passes.contains(&Pass::Planted) {
-                format!("{}=1 ", planted::ENV)
+            // The planted pass exists only in the tools binary.
+            let (run, build) = if config.passes.contains(&TestPass::Planted) {
+                ("parec-tools exec-jit", "parec-tools exec-aot")
             } else {
-                String::new()
+                ("parec run", "parec build")
             };
             let args = format!("{} {}", config.level_arg(), config.passes_arg());
             match executor {
                 Executor::Jit => {
-                    let _ = writeln!(s, "  {planted}parec run {args} {files}");
+                    let _ = writeln!(s, "  {run} {args} {files}");
                 }
                 _ => {
                     let _ = writeln!(
                         s,
-                        "  {planted}parec build {args} {files} -o prog && qemu-aarch64-static ./prog"
+                        "  {build} {args} {files} -o prog && qemu-aarch64-static ./prog"
                     );
                 }
             }
@@ -853,7 +923,7 @@ fn program_outcome(captured: std::io::Result<Captured>, parec_child: bool) -> Ou
     let status = match c.status {
         None => Status::TimedOut,
         Some(s) => {
-            let code = crate::link::exit_code(s);
+            let code = parec::link::exit_code(s);
             let parec_error = stderr.lines().any(|l| l.starts_with("error: "));
             if parec_child && (code == 1 || code == 70) && parec_error {
                 Status::Failed(stderr.trim_end().to_string())
@@ -871,20 +941,20 @@ fn program_outcome(captured: std::io::Result<Captured>, parec_child: bool) -> Ou
 
 /// Checks that the tools the executors need are present.
 pub fn check_tools(runner: &Runner) -> Result<()> {
-    if !runner.parec.exists() {
+    if !runner.tools.exists() {
         bail!(
-            "the parec binary `{}` does not exist",
-            runner.parec.display()
+            "the parec-tools binary `{}` does not exist",
+            runner.tools.display()
         );
     }
     if runner.executors.contains(&Executor::Aot) {
-        Command::new(crate::link::QEMU_AARCH64)
+        Command::new(parec::link::QEMU_AARCH64)
             .arg("--version")
             .output()
             .map_err(|e| {
                 anyhow!(
                     "{} is needed for the aot executor: {e}",
-                    crate::link::QEMU_AARCH64
+                    parec::link::QEMU_AARCH64
                 )
             })?;
     }
@@ -900,10 +970,10 @@ mod tests {
         let configs = PassConfig::standard();
         assert_eq!(configs[0].name, "O2");
         assert!(configs[0].passes.is_empty());
-        for &pass in Pass::ALL {
+        for pass in TestPass::all() {
             assert!(configs.iter().any(|c| c.passes == vec![pass]));
         }
-        assert!(configs.iter().any(|c| c.passes == Pass::ALL));
+        assert!(configs.iter().any(|c| c.passes == TestPass::all()));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! CLIF-level checks of parec's passes on a lowered program.
 //!
-//! For every pass, the whole lowered program (as the JIT sees it) goes
-//! through a one-pass [`Pipeline`] with the verifier on, so a pass that
-//! breaks CLIF invariants is caught with the pass and function named. Then
+//! For every CLIF pass, the whole lowered program (as the JIT sees it) goes
+//! through a one-pass pipeline with the verifier on ([`Build::run`] with the
+//! CLIF backend), so a pass that breaks CLIF invariants is caught with the
+//! pass and function named. Then
 //! every function that cranelift-interpreter can run on its own — integer
 //! parameters and results only, no calls, no memory access except stack
 //! slots, no symbol addresses — is called with pseudo-random arguments
@@ -26,7 +27,9 @@ use pare_frontend::lower::{self, LowerConfig};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
-use crate::clif_pipeline::{Pass, Pipeline};
+use parec::build::{Backend, Build, BuildMode, Input};
+use parec::pipeline::{ClifPass, Pipeline};
+use parec::target::OptLevel;
 
 /// Instructions the interpreter may execute per call.
 const FUEL: u64 = 2_000_000;
@@ -90,7 +93,11 @@ impl Outcome {
 /// Lowers `program` for the host and checks every pass of `passes` on it;
 /// returns the counters and one message per failure. `seed` picks the
 /// arguments.
-pub fn check_program(program: &Program, passes: &[Pass], seed: u64) -> (ClifStats, Vec<String>) {
+pub fn check_program(
+    program: &Program,
+    passes: &[ClifPass],
+    seed: u64,
+) -> (ClifStats, Vec<String>) {
     let cfg = LowerConfig {
         pointer_type: types::I64,
         c_call_conv: cranelift_codegen::isa::CallConv::triple_default(
@@ -101,7 +108,11 @@ pub fn check_program(program: &Program, passes: &[Pass], seed: u64) -> (ClifStat
 }
 
 /// Checks every pass of `passes` on `module` (see the module doc).
-pub fn check_module(module: &ClifModule, passes: &[Pass], seed: u64) -> (ClifStats, Vec<String>) {
+pub fn check_module(
+    module: &ClifModule,
+    passes: &[ClifPass],
+    seed: u64,
+) -> (ClifStats, Vec<String>) {
     let mut stats = ClifStats::default();
     let mut failures = Vec::new();
     for &pass in passes {
@@ -113,20 +124,29 @@ pub fn check_module(module: &ClifModule, passes: &[Pass], seed: u64) -> (ClifSta
 /// Runs `pass` alone on a copy of `before`, verifies, and compares eligible functions.
 fn check_pass(
     before: &ClifModule,
-    pass: Pass,
+    pass: ClifPass,
     seed: u64,
     stats: &mut ClifStats,
     failures: &mut Vec<String>,
 ) {
-    let mut after = before.clone();
-    let pipeline = Pipeline {
-        passes: vec![pass],
-        verify: true,
+    let build = Build {
+        pipeline: Pipeline {
+            clif: vec![pass],
+            machine: Vec::new(),
+            verify: true,
+        },
+        level: OptLevel::Oz,
+        mode: BuildMode::Local,
+        backend: Backend::Clif(None),
+        jobs: 1,
     };
-    if let Err(e) = pipeline.run(&mut after, None) {
-        failures.push(format!("CLIF verifier: {e}"));
-        return;
-    }
+    let after = match build.run(Input::Modules(vec![before.clone()])) {
+        Ok(mut output) => output.modules.remove(0),
+        Err(e) => {
+            failures.push(format!("CLIF verifier: {:#}", anyhow::Error::from(e)));
+            return;
+        }
+    };
     stats.verified += after.functions.len();
     for (index, (old, new)) in before.functions.iter().zip(&after.functions).enumerate() {
         if !interpretable(&old.func) || !interpretable(&new.func) {
@@ -307,11 +327,15 @@ mod tests {
     #[test]
     fn planted_miscompile_is_found_by_interpretation() {
         let text = "function %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n  v2 = iadd v0, v1\n  return v2\n}\n";
-        let file = crate::clif_file::ClifFile::parse("t.clif", text).unwrap();
-        let (stats, failures) = check_module(&file.module, &[Pass::Gvn], 1);
+        let file = parec::clif_file::ClifFile::parse("t.clif", text).unwrap();
+        let (stats, failures) = check_module(&file.module, &[ClifPass::Gvn], 1);
         assert!(failures.is_empty(), "{failures:?}");
         assert_eq!(stats.eligible, 1);
-        let (_, failures) = check_module(&file.module, &[Pass::Planted], 1);
+        let (_, failures) = check_module(
+            &file.module,
+            &[ClifPass::Custom(crate::difftest::planted::PASS)],
+            1,
+        );
         assert_eq!(failures.len(), 1, "{failures:?}");
         assert!(failures[0].contains("after"), "{}", failures[0]);
     }

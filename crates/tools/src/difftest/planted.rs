@@ -3,23 +3,19 @@
 //! In each module it rewrites every `iadd` of the first defined function
 //! (in module order, runtime functions `pare_*` excluded) that has one into
 //! an `isub`. The result still verifies, so only execution can tell. The pass
-//! is reachable only by name (`--passes planted-iadd-isub`) and only when the
-//! environment sets `PAREC_TEST_PLANTED=1`; it is never part of an
-//! optimization level.
+//! is not parec's: the tester inserts it into a pipeline as a
+//! [`ClifPass::Custom`](parec::pipeline::ClifPass::Custom) ([`PASS`]), and
+//! only `parec-tools` knows its name (`--passes planted-iadd-isub`).
 
 use cranelift_codegen::ir::{self, InstBuilder, Opcode};
+use parec::pipeline::CustomPass;
 use parec_passes::clif_module::ClifModule;
 
 /// The pass's command-line name.
 pub const NAME: &str = "planted-iadd-isub";
 
-/// The environment variable that makes [`NAME`] a known pass.
-pub const ENV: &str = "PAREC_TEST_PLANTED";
-
-/// Whether the environment enables the planted pass.
-pub fn enabled() -> bool {
-    std::env::var(ENV).is_ok_and(|v| v == "1")
-}
+/// The planted miscompile as a custom pass of a parec pipeline.
+pub const PASS: CustomPass = CustomPass { name: NAME, run };
 
 /// Runs the planted miscompile on `module`; returns its statistics line.
 pub fn run(module: &mut ClifModule) -> String {
