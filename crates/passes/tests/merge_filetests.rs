@@ -329,7 +329,9 @@ fn cross_module_merging_through_a_summary() {
     verify_all(&b, "b");
     let body = |m: &ClifModule| {
         let def = m.functions.last().unwrap();
-        assert!(m.symbols[def.symbol as usize].name.ends_with(".Tgm"));
+        assert!(m.symbols[def.symbol as usize]
+            .name
+            .ends_with(merge::BODY_SUFFIX));
         // Declarations of callees the body no longer calls directly emit
         // nothing; leave them out of the comparison.
         let text = def.func.display().to_string();
@@ -399,7 +401,9 @@ fn call_and_return_thunks_without_tail_calls() {
         let after = to_testcase_functions(&module);
         for f in &after {
             let text = f.display().to_string();
-            if text.contains(".Tgm") && !f.name.to_string().ends_with(".Tgm") {
+            if text.contains(merge::BODY_SUFFIX)
+                && !f.name.to_string().ends_with(merge::BODY_SUFFIX)
+            {
                 assert!(!text.contains("return_call "), "{text}");
             }
         }
