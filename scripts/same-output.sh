@@ -29,8 +29,10 @@
 # Inherited PAREC_* environment variables (merge tuning, test modes) are
 # removed so that both binaries build with their defaults; use --env to set one.
 #
-# Output: one line per difference, sorted (`differs`, `only in old`, `only in
-# new`, `messages differ`, `status differs`), then a summary line.
+# Output: one line per difference, by program, configuration and file name
+# (`differs:`, `only in old:`, `only in new:`, `messages differ:`, the last
+# also for two failed builds whose messages or statuses differ), then a
+# summary line; notes and errors go to stderr.
 # Exit status: 0 all identical; 1 some difference; 2 bad usage or a tool
 # error (missing or broken binary, a program that builds with one binary but
 # not with the other, a failed --old-rev build).
