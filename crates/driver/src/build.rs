@@ -31,8 +31,8 @@
 //!   outlined, as the two sections of one cgdata file;
 //! - [`BuildMode::Use`] (`--cgdata-use F`): one round with the summary and
 //!   tree of an earlier build;
-//! - [`BuildMode::TwoRounds`] (`--two-rounds`, paper §2.2 of Lee et al., see
-//!   docs/DESIGN.md): round 1 as in `Generate`, then code generation again,
+//! - [`BuildMode::TwoRounds`] (`--two-rounds`; [GFO], [GFM] §2.2 in
+//!   docs/DESIGN.md's references): round 1 as in `Generate`, then code generation again,
 //!   every module outlining against round 1's tree.
 //!
 //! Merge round 1 needs only CLIF; outline round 1 needs code, so a two-round

@@ -50,8 +50,8 @@ pub struct CodegenOptions {
 pub struct OutlineContext {
     /// Local functions other modules define too ([`shared_functions`]).
     pub shared: BTreeSet<String>,
-    /// The global prefix tree of an earlier round (paper §2.2 of Lee et al.,
-    /// see docs/DESIGN.md), if any.
+    /// The global prefix tree of an earlier round ([GFO], [GFM] §2.2 in
+    /// docs/DESIGN.md), if any.
     pub global: Option<Arc<OutlineTree>>,
 }
 

@@ -1,5 +1,5 @@
-//! What the linker made of a merging build (paper Table 3 of Lee et al.,
-//! see docs/DESIGN.md).
+//! What the linker made of a merging build ([GFM] Table 3; references in
+//! docs/DESIGN.md).
 //!
 //! After linking, the `.Tgm` bodies in the executable's symbol table are
 //! counted with how many of them the linker folded (equal addresses); a

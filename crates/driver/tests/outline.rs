@@ -382,7 +382,7 @@ fn link_and_run(objects: &[CompiledObject], dir: &Path, name: &str) -> (String, 
     )
 }
 
-/// Two-round global outlining (paper §2.2) on every multi-module program:
+/// Two-round global outlining ([GFO], [GFM] §2.2 in docs/DESIGN.md) on every multi-module program:
 /// round 1 publishes the outlined sequences of every module, round 2
 /// outlines single local occurrences that the combined tree has. The programs
 /// still print what they should, and round 2 does outline by the tree.

@@ -4,7 +4,7 @@
 //! `snapshots/merge/`, a second run must change nothing, and each `; run:`
 //! line is executed with cranelift-interpreter before and after (results
 //! and traps must agree). Further tests pin down the hash (stable under
-//! renaming and renumbering), the parameter assignment of the paper's
+//! renaming and renumbering), the parameter assignment of [GFM]'s
 //! Figure 6, two-module merging through a summary, forced collisions and the
 //! cgdata section encoding.
 

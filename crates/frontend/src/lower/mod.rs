@@ -7,7 +7,7 @@
 //! else is imported); [`lower_program`] produces every function and global
 //! once, for the JIT.
 //!
-//! Conventions (see `docs/LANGUAGE.md` and `/work/shared/DESIGN.md`):
+//! Conventions (see `docs/LANGUAGE.md` and `docs/DESIGN.md`):
 //! - Pare functions use `CallConv::Tail`; `main` and `extern fn`s use the
 //!   platform C convention ([`LowerConfig::c_call_conv`]); `main` is
 //!   `() -> i32` whatever its Pare result type. C-ABI parameters and results
@@ -26,7 +26,7 @@
 //!   named `.str.<module>.<fnv1a-64 of the bytes>` (identical literals in one
 //!   module share one object; the name depends only on module and content).
 //! - Every reference to a symbol is `colocated`: executables are static and
-//!   non-PIC (DESIGN.md). A JIT must clear `colocated` on imports that
+//!   non-PIC (docs/DESIGN.md, toolchain facts). A JIT must clear `colocated` on imports that
 //!   resolve into shared libraries (see the JIT test).
 //! - Symbols are declared in a fixed order: defined functions, defined
 //!   globals, then whatever the function bodies reference, in lowering order.
