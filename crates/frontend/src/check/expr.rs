@@ -509,21 +509,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 body,
             } => {
                 let (start, end) = self.operands(start, end, None);
-                let ty = if start.ty == Ty::Never {
-                    end.ty.clone()
-                } else {
-                    start.ty.clone()
-                };
-                if !(ty.is_integer() || ty == Ty::Never) {
-                    let n = self.tn(&ty);
-                    self.type_err(
-                        Diagnostic::error(
-                            start.span.to(end.span),
-                            format!("`for` range bounds must be integers, found `{n}`"),
-                        )
-                        .with_label("not an integer range"),
-                    );
-                }
+                let ty = self.range_type(&start, &end);
                 self.scopes.push(Vec::new());
                 let v = self.new_local(&var.name, ty, false, LocalKind::ForVar, var.span);
                 self.loop_depth += 1;
@@ -558,6 +544,49 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 self.return_stmt(value.as_ref(), s.span, out);
                 true
             }
+        }
+    }
+
+    /// The type of the variable of `for i in start..end`: both bounds must
+    /// be integers of one type (an untyped literal bound has already taken
+    /// the other bound's type, as an operand of a binary operator does).
+    /// Each bound that is not an integer is reported at that bound; after
+    /// an error the variable has the error type.
+    fn range_type(&mut self, start: &Expr, end: &Expr) -> Ty {
+        let mut ok = true;
+        for bound in [start, end] {
+            if !(bound.ty.is_integer() || bound.ty == Ty::Never) {
+                let n = self.tn(&bound.ty);
+                self.type_err(
+                    Diagnostic::error(
+                        bound.span,
+                        format!("`for` range bounds must be integers, found `{n}`"),
+                    )
+                    .with_label(format!("this is of type `{n}`")),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return Ty::Never;
+        }
+        if start.ty != end.ty && start.ty != Ty::Never && end.ty != Ty::Never {
+            let (s, e) = (self.tn(&start.ty), self.tn(&end.ty));
+            self.type_err(
+                Diagnostic::error(
+                    end.span,
+                    format!("mismatched `for` range bounds: `{s}` and `{e}`"),
+                )
+                .with_label(format!("this is of type `{e}`"))
+                .with_secondary(start.span, format!("this is of type `{s}`"))
+                .with_note("both bounds must have the same integer type; convert one with `as`"),
+            );
+            return Ty::Never;
+        }
+        if start.ty == Ty::Never {
+            end.ty.clone()
+        } else {
+            start.ty.clone()
         }
     }
 

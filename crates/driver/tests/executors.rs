@@ -1,0 +1,117 @@
+//! Every program of `filetests/executors/` (the examples' format: `X.pare`
+//! with `X.out`, optional `X.status` and `X.err`, or a directory `X/` with
+//! `main.pare` and `expected.*`) must give exactly the expected stdout, exit
+//! status and stderr in every executor and at every level: the interpreter,
+//! the JIT, aarch64 executables at `-O0`, `-O2`, `-Oz` and `-Oz --two-rounds`
+//! under qemu, and x86_64 executables at `-O0` and `-Oz`. These are the
+//! regression tests of semantics that once differed between executors
+//! (issue 18); `PAREC_TEST_BIN=OLD_PAREC` runs them against another build.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod support;
+use support::{compare, parec, programs_in, workspace_root, Example};
+
+/// An executable build: the flags after `parec build`, and how to run the result.
+struct Build {
+    flags: &'static [&'static str],
+    under_qemu: bool,
+}
+
+const BUILDS: [Build; 6] = [
+    Build {
+        flags: &["-O0"],
+        under_qemu: true,
+    },
+    Build {
+        flags: &["-O2"],
+        under_qemu: true,
+    },
+    Build {
+        flags: &["-Oz"],
+        under_qemu: true,
+    },
+    Build {
+        flags: &["-Oz", "--two-rounds"],
+        under_qemu: true,
+    },
+    Build {
+        flags: &["-O0", "--target", "x86_64-unknown-linux-gnu"],
+        under_qemu: false,
+    },
+    Build {
+        flags: &["-Oz", "--target", "x86_64-unknown-linux-gnu"],
+        under_qemu: false,
+    },
+];
+
+fn run(cmd: &mut Command, what: &str) -> Result<Output, String> {
+    cmd.output().map_err(|e| format!("{what}: cannot start: {e}"))
+}
+
+/// Runs `program` in every executor; returns every mismatch.
+fn check_everywhere(program: &Example, tmp: &Path) -> Vec<String> {
+    let root = workspace_root();
+    let source = program.source.strip_prefix(&root).unwrap_or(&program.source);
+    let mut problems = Vec::new();
+    let mut check = |executor: &str, result: Result<Output, String>| match result {
+        Ok(o) => problems.extend(compare(program, executor, &o)),
+        Err(e) => problems.push(format!("{}: {e}", program.name)),
+    };
+    for command in ["interp", "run"] {
+        let result = run(
+            parec().arg(command).arg(source).current_dir(&root),
+            command,
+        );
+        check(command, result);
+    }
+    for (i, build) in BUILDS.iter().enumerate() {
+        let label = format!("build {}", build.flags.join(" "));
+        let exe = tmp.join(format!("{}.{i}", program.name));
+        let built = run(
+            parec()
+                .arg("build")
+                .arg(source)
+                .args(build.flags)
+                .arg("-o")
+                .arg(&exe)
+                .current_dir(&root),
+            &label,
+        );
+        match built {
+            Ok(o) if o.status.success() => {
+                let mut cmd = if build.under_qemu {
+                    let mut c = Command::new("qemu-aarch64-static");
+                    c.arg(&exe);
+                    c
+                } else {
+                    Command::new(&exe)
+                };
+                let result = run(&mut cmd, &label);
+                check(&label, result);
+            }
+            Ok(o) => check(&label, Ok(o)),
+            Err(e) => check(&label, Err(e)),
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_executor_and_level_agrees_on_the_regression_programs() {
+    let programs = programs_in("filetests/executors");
+    assert!(!programs.is_empty(), "no programs in filetests/executors");
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let problems: Vec<String> = programs
+        .iter()
+        .flat_map(|p| check_everywhere(p, tmp.path()))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "{} mismatch(es) over {} programs:\n\n{}",
+        problems.len(),
+        programs.len(),
+        problems.join("\n\n")
+    );
+}
