@@ -272,17 +272,27 @@ impl<'p, 'w> Machine<'p, 'w> {
         let program = self.program;
         for (slot, global) in program.globals.iter().enumerate() {
             self.globals[slot] = match &global.init {
-                GlobalInit::Int(v) => ops::normalize(&global.ty, *v),
-                GlobalInit::Null => 0,
                 GlobalInit::Array(elem, values) => {
-                    let values: Vec<i64> =
-                        values.iter().map(|&v| ops::normalize(elem, v)).collect();
+                    let values: Vec<i64> = values
+                        .iter()
+                        .map(|v| self.scalar_init(elem, v))
+                        .collect();
                     self.heap.static_array(elem, &values)
                 }
-                GlobalInit::Str(bytes) => self.intern(bytes),
+                init => self.scalar_init(&global.ty, init),
             };
         }
         Ok(())
+    }
+
+    /// The value of a global (or static array element) of type `ty`
+    /// initialized with `init`, which is not an array.
+    fn scalar_init(&mut self, ty: &Ty, init: &'p GlobalInit) -> i64 {
+        match init {
+            GlobalInit::Int(v) => ops::normalize(ty, *v),
+            GlobalInit::Str(bytes) => self.intern(bytes),
+            GlobalInit::Null | GlobalInit::Array(..) => 0,
+        }
     }
 
     /// Calls `main` and turns its result into the exit status.

@@ -163,8 +163,9 @@ pub enum GlobalInit {
     /// The null reference.
     Null,
     /// A fixed-size array `[T; N]`: the global's type is `[T]` and it refers
-    /// to a static array block with these elements (each wrapped to T).
-    Array(Ty, Vec<i64>),
+    /// to a static array block with these elements: `Int` (wrapped to `T`),
+    /// `Null` or `Str`, never `Array`.
+    Array(Ty, Vec<GlobalInit>),
     /// A string literal (type `str`).
     Str(Vec<u8>),
 }

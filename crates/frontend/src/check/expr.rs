@@ -381,17 +381,6 @@ impl<'c, 'a> FnCk<'c, 'a> {
     ) -> (Ty, tir::GlobalInit) {
         let elem_ty = self.resolve_type(elem);
         let ty = Ty::Array(Box::new(elem_ty.clone()));
-        if !(elem_ty.is_integer() || elem_ty == Ty::Bool || elem_ty == Ty::Never) {
-            let n = self.tn(&elem_ty);
-            self.type_err(
-                Diagnostic::error(
-                    elem.span,
-                    format!("a fixed-size array cannot have elements of type `{n}`"),
-                )
-                .with_label("elements must be integers or `bool`"),
-            );
-            return (ty, tir::GlobalInit::Null);
-        }
         let len_e = self.expr(len, Some(&Ty::I64));
         let len_e = self.coerce(len_e, &Ty::I64);
         let n = match self.fold_constant(&len_e) {
@@ -419,8 +408,11 @@ impl<'c, 'a> FnCk<'c, 'a> {
         for x in elems {
             let e = self.expr(x, Some(&elem_ty));
             let e = self.coerce(e, &elem_ty);
-            if let Some(Folded::Int(v)) = self.fold_constant(&e) {
-                values.push(v);
+            match self.fold_constant(&e) {
+                Some(Folded::Int(v)) => values.push(tir::GlobalInit::Int(v)),
+                Some(Folded::Null) => values.push(tir::GlobalInit::Null),
+                Some(Folded::Str(s)) => values.push(tir::GlobalInit::Str(s)),
+                None => {}
             }
         }
         if let Some(n) = n {

@@ -20,8 +20,9 @@
 //! - Globals: a data object named by [`tir::GlobalDef::name`] holding the
 //!   variable's value (1, 4 or 8 bytes). A fixed array global `[T; N]` is two
 //!   data objects: the local, writable block `<name>.data` (length header and
-//!   elements) and the variable itself, 8 bytes initialized with a relocation
-//!   to the block. A `str` global likewise points at its string literal.
+//!   elements; a `str` element is a relocation to its literal) and the
+//!   variable itself, 8 bytes initialized with a relocation to the block. A
+//!   `str` global likewise points at its string literal.
 //! - String literals: read-only local data objects with the array layout,
 //!   named `.str.<module>.<fnv1a-64 of the bytes>` (identical literals in one
 //!   module share one object; the name depends only on module and content).
@@ -355,14 +356,29 @@ impl<'p> ModuleBuilder<'p> {
                 );
                 let size = elem.size().clamp(1, 8) as usize;
                 let mut block = (values.len() as i64).to_le_bytes().to_vec();
+                let mut block_relocs = Vec::new();
                 for v in values {
-                    block.extend_from_slice(&v.to_le_bytes()[..size]);
+                    match v {
+                        GlobalInit::Int(v) => block.extend_from_slice(&v.to_le_bytes()[..size]),
+                        GlobalInit::Str(s) => {
+                            let literal = self.string_symbol(s);
+                            block_relocs.push(DataReloc {
+                                offset: block.len() as u32,
+                                target: literal,
+                                addend: 0,
+                            });
+                            block.extend_from_slice(&[0; 8]);
+                        }
+                        GlobalInit::Null | GlobalInit::Array(..) => {
+                            block.resize(block.len() + size, 0)
+                        }
+                    }
                 }
                 self.clif.data.push(DataDef {
                     symbol: target,
                     bytes: block,
                     align: 8,
-                    relocs: Vec::new(),
+                    relocs: block_relocs,
                 });
                 (
                     vec![0; 8],
