@@ -216,7 +216,7 @@ pub enum GenericArg {
     Path(Path, Vec<GenericArg>),
     /// `[T]`
     ArrayType(Box<TypeExpr>),
-    /// A constant expression: `3`, `-1`, `K`, `K + 1`, `(N * 2)`.
+    /// A constant expression: `3`, `-1`, `'a'`, `K`, `K + 1`, `(N * 2)`.
     Const(Box<Expr>),
 }
 

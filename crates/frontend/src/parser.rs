@@ -1180,7 +1180,7 @@ impl<'d> Parser<'d> {
                 };
                 Ok(GenericArg::Path(path, args))
             }
-            TokenKind::Int { .. } | TokenKind::True | TokenKind::False => {
+            TokenKind::Int { .. } | TokenKind::Char(_) | TokenKind::True | TokenKind::False => {
                 Ok(GenericArg::Const(Box::new(self.parse_primary()?)))
             }
             TokenKind::Minus if matches!(self.peek_at(1), TokenKind::Int { .. }) => {

@@ -437,6 +437,15 @@ fn instances_are_memoized() {
 }
 
 #[test]
+fn character_literals_are_generic_arguments() {
+    let p = ok("fn count<const C: u8>(s: str) -> i64 {
+            let mut n = 0; for i in 0..len(s) { if s[i] == C { n += 1; } } n
+        }
+        fn main() { print(count<'l'>(\"hello\")); print(count<108>(\"hello\")); print(count<('o')>(\"hello\")); }");
+    assert_eq!(symbols(&p), ["main", "main::count<108>", "main::count<111>"]);
+}
+
+#[test]
 fn inference_through_arrays_and_literal_args() {
     let p = ok("fn first<T>(xs: [T], d: T) -> T { if len(xs) > 0 { xs[0] } else { d } }
         fn main() { let a = new [u8; 2]; print(first(a, 9)); let s = new [[i32]; 1]; let z = first(s, null); }");
