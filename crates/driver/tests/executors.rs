@@ -115,3 +115,36 @@ fn every_executor_and_level_agrees_on_the_regression_programs() {
         problems.join("\n\n")
     );
 }
+
+/// A flat chain of 10,000 terms is not deep nesting (issue 18): every
+/// executor accepts and runs it.
+#[test]
+fn a_flat_chain_of_ten_thousand_terms_runs_everywhere() {
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let terms: Vec<&str> = (0..10_000)
+        .map(|i| if i % 7 == 3 { "x" } else { "3" })
+        .collect();
+    let source = tmp.path().join("chain.pare");
+    std::fs::write(
+        &source,
+        format!(
+            "fn main() {{\n    let x: i32 = 2147483647;\n    print({});\n    print({});\n}}\n",
+            terms.join(" + "),
+            terms.join(" * ")
+        ),
+    )
+    .expect("write the program");
+    let xs = terms.iter().filter(|t| **t == "x").count() as u32;
+    let threes = terms.len() as u32 - xs;
+    let sum = (i32::MAX.wrapping_mul(xs as i32)).wrapping_add(3i32.wrapping_mul(threes as i32));
+    let product = i32::MAX.wrapping_pow(xs).wrapping_mul(3i32.wrapping_pow(threes));
+    let program = Example {
+        name: "chain".into(),
+        source,
+        stdout: format!("{sum}\n{product}\n"),
+        status: 0,
+        stderr: String::new(),
+    };
+    let problems = check_everywhere(&program, tmp.path());
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}

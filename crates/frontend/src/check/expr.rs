@@ -14,6 +14,8 @@
 
 use std::rc::Rc;
 
+use hashbrown::HashMap;
+
 use super::consteval::{fold, normalize, Folded};
 use super::types::compatible;
 use super::{Checker, Env, GArg, GenericId, Item, ItemKind, Ns, PLACEHOLDER_FN};
@@ -42,6 +44,8 @@ pub(crate) struct FnCk<'c, 'a> {
     /// Instantiation depth of the function being checked.
     pub depth: u32,
     pub names_only: bool,
+    /// Which expressions take their type from the context.
+    pub untyped: Untyped,
 }
 
 /// Checks the body of function `id` (non-generic or instance).
@@ -150,6 +154,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
             loop_depth: 0,
             depth,
             names_only,
+            untyped: Untyped::default(),
         }
     }
 
@@ -1071,7 +1076,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
     /// Checks two operands that must have the same type; the side that is an
     /// untyped literal takes the other side's type.
     fn operands(&mut self, l: &ast::Expr, r: &ast::Expr, hint: Option<&Ty>) -> (Expr, Expr) {
-        let (mut le, mut re) = if is_untyped(l) && !is_untyped(r) {
+        let (mut le, mut re) = if self.untyped.get(l) && !self.untyped.get(r) {
             let re = self.expr(r, hint);
             let h = concrete(&re.ty).or(hint.cloned());
             (self.expr(l, h.as_ref()), re)
@@ -1446,18 +1451,21 @@ impl<'c, 'a> FnCk<'c, 'a> {
             };
         };
         let h = concrete(&tb.ty).or(hint.cloned());
-        let ee = self.expr(els, h.as_ref());
-        let mut eb = match ee.kind {
-            ExprKind::Block(b) => b,
-            kind => {
+        let mut ee = self.expr(els, h.as_ref());
+        let mut eb = match &mut ee.kind {
+            ExprKind::Block(b) => std::mem::replace(
+                b,
+                Block {
+                    stmts: Vec::new(),
+                    tail: None,
+                    ty: Ty::Unit,
+                },
+            ),
+            _ => {
                 let ty = ee.ty.clone();
                 Block {
                     stmts: Vec::new(),
-                    tail: Some(Box::new(Expr {
-                        kind,
-                        ty: ee.ty,
-                        span: ee.span,
-                    })),
+                    tail: Some(Box::new(ee)),
                     ty,
                 }
             }
@@ -1496,32 +1504,47 @@ impl<'c, 'a> FnCk<'c, 'a> {
     }
 }
 
-/// Whether an expression's type comes from its context (an unsuffixed integer
-/// literal or `null`, possibly under operators).
-pub(crate) fn is_untyped(e: &ast::Expr) -> bool {
-    match &e.kind {
-        ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
-        ast::ExprKind::Unary(_, x) => is_untyped(x),
-        ast::ExprKind::Binary(op, l, r) => match op {
-            ast::BinOp::Shl | ast::BinOp::Shr => is_untyped(l),
-            ast::BinOp::Add
-            | ast::BinOp::Sub
-            | ast::BinOp::Mul
-            | ast::BinOp::Div
-            | ast::BinOp::Rem
-            | ast::BinOp::BitAnd
-            | ast::BinOp::BitOr
-            | ast::BinOp::BitXor => is_untyped(l) && is_untyped(r),
-            _ => false,
-        },
-        ast::ExprKind::If(_, then, Some(els)) => block_is_untyped(then) && is_untyped(els),
-        ast::ExprKind::Block(b) => block_is_untyped(b),
-        _ => false,
-    }
+/// Whether expressions' types come from their context (an unsuffixed
+/// integer literal or `null`, possibly under operators), remembered per
+/// syntax node: checking a chain `e1 + e2 + ... + en` asks about every
+/// prefix, which would cost quadratic time unmemoized.
+#[derive(Default)]
+pub(crate) struct Untyped {
+    known: HashMap<*const ast::Expr, bool>,
 }
 
-fn block_is_untyped(b: &ast::Block) -> bool {
-    b.tail.as_ref().is_some_and(|t| is_untyped(t))
+impl Untyped {
+    pub(crate) fn get(&mut self, e: &ast::Expr) -> bool {
+        let key: *const ast::Expr = e;
+        if let Some(&known) = self.known.get(&key) {
+            return known;
+        }
+        let untyped = match &e.kind {
+            ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
+            ast::ExprKind::Unary(_, x) => self.get(x),
+            ast::ExprKind::Binary(op, l, r) => match op {
+                ast::BinOp::Shl | ast::BinOp::Shr => self.get(l),
+                ast::BinOp::Add
+                | ast::BinOp::Sub
+                | ast::BinOp::Mul
+                | ast::BinOp::Div
+                | ast::BinOp::Rem
+                | ast::BinOp::BitAnd
+                | ast::BinOp::BitOr
+                | ast::BinOp::BitXor => self.get(l) && self.get(r),
+                _ => false,
+            },
+            ast::ExprKind::If(_, then, Some(els)) => self.block(then) && self.get(els),
+            ast::ExprKind::Block(b) => self.block(b),
+            _ => false,
+        };
+        self.known.insert(key, untyped);
+        untyped
+    }
+
+    fn block(&mut self, b: &ast::Block) -> bool {
+        b.tail.as_ref().is_some_and(|t| self.get(t))
+    }
 }
 
 /// A type that can serve as a hint for the other operand.

@@ -437,7 +437,15 @@ pub fn verify_module(m: &ClifModule) -> Result<(), String> {
 
 /// Lowers one source module: its `emit` functions, its globals and the string
 /// literals they use; every other symbol is an import.
+///
+/// Like [`lower_program`], runs on a thread of its own with a large stack
+/// (see [`crate::stack`]).
 pub fn lower_module(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
+    crate::stack::on_phase_stack("pare-lower", || lower_module_here(p, m, cfg))
+        .unwrap_or_else(|| lower_module_here(p, m, cfg))
+}
+
+fn lower_module_here(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
     let info = &p.modules[m.0 as usize];
     let mut mb = ModuleBuilder::new(p, cfg, &info.name);
     for &f in &info.emit {
@@ -454,7 +462,14 @@ pub fn lower_module(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
 
 /// Lowers the whole program into one module (every function and global
 /// once), as the JIT wants it. The module is named `program`.
+/// The lowering recurses over expressions (as deep as the parser allows), so
+/// it runs on a thread of its own with a large stack (see [`crate::stack`]).
 pub fn lower_program(p: &Program, cfg: &LowerConfig) -> ClifModule {
+    crate::stack::on_phase_stack("pare-lower", || lower_program_here(p, cfg))
+        .unwrap_or_else(|| lower_program_here(p, cfg))
+}
+
+fn lower_program_here(p: &Program, cfg: &LowerConfig) -> ClifModule {
     let mut mb = ModuleBuilder::new(p, cfg, "program");
     let funcs = (0..p.funcs.len() as u32).map(FuncId);
     for f in funcs.clone() {
