@@ -5,7 +5,9 @@
 #[path = "lower_support.rs"]
 mod support;
 
-use pare_frontend::lower::{lower_module, lower_program, runtime_module, verify_module};
+use pare_frontend::lower::{
+    lower_module, lower_program, runtime_module, string_literal_name, verify_module,
+};
 use pare_frontend::tir::{ModuleId, Program};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 use support::{check_src, snapshot_config};
@@ -153,14 +155,19 @@ fn module_objects_define_their_own_functions_and_import_the_rest() {
     assert_eq!(var_def.relocs[0].target, block);
     let block_def = util.data.iter().find(|d| d.symbol == block).unwrap();
     assert_eq!(block_def.bytes, vec![2, 0, 0, 0, 0, 0, 0, 0, 104, 105]);
-    // String literals: deterministic names, shared within a module.
+    // String literals: named by their contents, shared within a module and,
+    // through weak linkage, with every other module that has them.
     let strings: Vec<_> = main
         .symbols
         .iter()
-        .filter(|s| s.name.starts_with(".str.main."))
+        .filter(|s| s.name.starts_with(".str."))
         .collect();
     assert_eq!(strings.len(), 1, "{:?}", symbol_lines(&main));
-    assert_eq!(strings[0].linkage, Linkage::Local);
+    assert_eq!(strings[0].linkage, Linkage::Weak);
+    assert_eq!(strings[0].name, string_literal_name(b"x"));
+    let in_util = util.symbol_index(&strings[0].name).expect("util's \"x\"");
+    assert_eq!(util.symbols[in_util as usize].linkage, Linkage::Weak);
+    assert_ne!(string_literal_name(b"x"), string_literal_name(b"y"));
 }
 
 #[test]

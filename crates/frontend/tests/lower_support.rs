@@ -54,6 +54,7 @@ fn jit_linkage(l: Linkage) -> cranelift_module::Linkage {
         Linkage::Import => cranelift_module::Linkage::Import,
         Linkage::Local => cranelift_module::Linkage::Local,
         Linkage::Export => cranelift_module::Linkage::Export,
+        Linkage::Weak => cranelift_module::Linkage::Preemptible,
     }
 }
 

@@ -23,9 +23,14 @@
 //!   elements; a `str` element is a relocation to its literal) and the
 //!   variable itself, 8 bytes initialized with a relocation to the block. A
 //!   `str` global likewise points at its string literal.
-//! - String literals: read-only local data objects with the array layout,
-//!   named `.str.<module>.<fnv1a-64 of the bytes>` (identical literals in one
-//!   module share one object; the name depends only on module and content).
+//! - String literals: read-only data objects with the array layout, named
+//!   by their contents ([`string_literal_name`]) and defined with
+//!   [`Linkage::Weak`] by every module that uses them, so that equal
+//!   literals are one object in the whole program (LANGUAGE.md: `==` on `str`
+//!   is identity), in the JIT's single module and across the objects of an
+//!   executable alike. The linker keeps one definition; identical-code
+//!   folding and the merging pass (which hashes read-only data by contents)
+//!   can only unify objects that are already equal.
 //! - Every reference to a symbol is `colocated`: executables are static and
 //!   non-PIC (DESIGN.md). A JIT must clear `colocated` on imports that
 //!   resolve into shared libraries (see the JIT test).
@@ -293,22 +298,17 @@ impl<'p> ModuleBuilder<'p> {
     }
 
     /// The symbol of the read-only data object holding string literal
-    /// `bytes` (`{ len, bytes }`), defining it on first use.
+    /// `bytes` (`{ len, bytes }`), defining it on first use (see the module
+    /// doc for its name and linkage).
     pub(crate) fn string_symbol(&mut self, bytes: &[u8]) -> u32 {
         if let Some(&sym) = self.strings.get(bytes) {
             return sym;
         }
-        let base = format!(".str.{}.{:016x}", self.clif.name, fnv1a64(bytes));
-        // A hash collision between different contents gets a numbered suffix.
-        let mut name = base.clone();
-        let mut n = 1;
-        while self.clif.symbol_index(&name).is_some() {
-            name = format!("{base}.{n}");
-            n += 1;
-        }
-        let sym = self
-            .clif
-            .declare(&name, SymbolKind::Data { writable: false }, Linkage::Local);
+        let sym = self.clif.declare(
+            &string_literal_name(bytes),
+            SymbolKind::Data { writable: false },
+            Linkage::Weak,
+        );
         let mut data = (bytes.len() as i64).to_le_bytes().to_vec();
         data.extend_from_slice(bytes);
         self.clif.data.push(DataDef {
@@ -414,11 +414,12 @@ impl<'p> ModuleBuilder<'p> {
     }
 }
 
-/// FNV-1a, 64 bits: a stable content hash for data object names.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The symbol of string literal `bytes` in every object of the program:
+/// `.str.` and the 128-bit xxh3 hash of the bytes in hex, so that equal
+/// literals get one name everywhere and different ones (but for a 128-bit
+/// hash collision) different names.
+pub fn string_literal_name(bytes: &[u8]) -> String {
+    format!(".str.{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
 /// Runs Cranelift's verifier on `func` with ISA-independent default flags.
