@@ -23,9 +23,9 @@
 //! large Rust stack, which [`run_with_big_stack`] provides. [`run`] uses the
 //! caller's thread and stack.
 //!
-//! Strings: literals with the same bytes share one read-only object (compiled
-//! code may merge equal literals too), so `==` on `str` compares identity like
-//! on other references.
+//! Strings: literals with the same bytes are one read-only object in the
+//! whole program, as in compiled code (LANGUAGE.md), and `==` on `str`
+//! compares identity like on other references.
 //!
 //! Out of memory: the heap traps `out of memory` once the program has
 //! allocated more than 4 GiB, and on array sizes whose `8 + len * elem_size`
