@@ -148,3 +148,47 @@ fn a_flat_chain_of_ten_thousand_terms_runs_everywhere() {
     let problems = check_everywhere(&program, tmp.path());
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+/// The runtime turns only stack overflow into a trap: a fault elsewhere (here
+/// in C code reading address 16) still kills the program with `SIGSEGV`, in
+/// the JIT and in executables of both targets.
+#[test]
+fn other_faults_are_not_reported_as_stack_overflow() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let source = tmp.path().join("fault.pare");
+    std::fs::write(
+        &source,
+        "extern fn strlen(s: i64) -> i64;\nfn main() { print(strlen(16)); }\n",
+    )
+    .expect("write the program");
+    let mut runs = vec![("run".to_string(), run(parec().arg("run").arg(&source), "run"))];
+    for (i, build) in BUILDS.iter().enumerate() {
+        let exe = tmp.path().join(format!("fault.{i}"));
+        let built = run(
+            parec()
+                .arg("build")
+                .arg(&source)
+                .args(build.flags)
+                .arg("-o")
+                .arg(&exe),
+            "build",
+        )
+        .expect("parec build");
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let mut cmd = if build.under_qemu {
+            let mut c = Command::new("qemu-aarch64-static");
+            c.arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        runs.push((build.flags.join(" "), run(&mut cmd, "executable")));
+    }
+    for (label, result) in runs {
+        let o = result.expect("the program runs");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.signal(), Some(11), "{label}: {:?} {stderr}", o.status);
+        assert!(!stderr.contains("trap:"), "{label}: {stderr}");
+    }
+}

@@ -329,16 +329,20 @@ pub enum TrapKind {
     NullDereference,
     NegativeLength,
     OutOfMemory,
+    /// Recursion deeper than the stack allows (compiled code: a fault on the
+    /// stack's guard page; the interpreter: [`crate::interp::MAX_CALL_DEPTH`]).
+    StackOverflow,
 }
 
 impl TrapKind {
-    pub const ALL: [TrapKind; 6] = [
+    pub const ALL: [TrapKind; 7] = [
         TrapKind::DivisionByZero,
         TrapKind::DivisionOverflow,
         TrapKind::IndexOutOfBounds,
         TrapKind::NullDereference,
         TrapKind::NegativeLength,
         TrapKind::OutOfMemory,
+        TrapKind::StackOverflow,
     ];
     /// The code passed to the runtime's trap function.
     pub fn code(self) -> i32 {
@@ -356,6 +360,7 @@ impl TrapKind {
             TrapKind::NullDereference => "null dereference",
             TrapKind::NegativeLength => "negative array length",
             TrapKind::OutOfMemory => "out of memory",
+            TrapKind::StackOverflow => "stack overflow",
         }
     }
 }

@@ -81,6 +81,8 @@ fn snapshots_of_the_runtime() {
     assert_clif!("runtime_print_i64", snapshot(&rt, "pare_print_i64"));
     assert_clif!("runtime_new_array", snapshot(&rt, "pare_new_array"));
     assert_clif!("runtime_trap", snapshot(&rt, "pare_trap"));
+    assert_clif!("runtime_init", snapshot(&rt, "pare_init"));
+    assert_clif!("runtime_on_fault", snapshot(&rt, "pare_on_fault"));
 }
 
 #[test]
@@ -94,12 +96,26 @@ fn runtime_symbols() {
         "pare_alloc",
         "pare_trap",
         "pare_exit",
+        "pare_init",
     ] {
         let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
         assert_eq!(s.linkage, Linkage::Export, "{name}");
         assert!(rt.function(name).is_some());
     }
-    for name in ["fwrite", "fflush", "calloc", "exit", "stdout", "stderr"] {
+    let handler = &rt.symbols[rt.symbol_index("pare_on_fault").unwrap() as usize];
+    assert_eq!(handler.linkage, Linkage::Local);
+    assert!(rt.function("pare_on_fault").is_some());
+    for name in [
+        "fwrite",
+        "fflush",
+        "calloc",
+        "exit",
+        "sigaltstack",
+        "sigaction",
+        "signal",
+        "stdout",
+        "stderr",
+    ] {
         let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
         assert_eq!(s.linkage, Linkage::Import, "{name}");
     }
@@ -210,9 +226,14 @@ fn compiles_for_aarch64_and_x86_64() {
             .unwrap()
             .finish(settings::Flags::new(flags))
             .unwrap();
+        let arch = match triple {
+            "aarch64-unknown-linux-gnu" => pare_frontend::lower::Arch::Aarch64,
+            _ => pare_frontend::lower::Arch::X86_64,
+        };
         let cfg = pare_frontend::lower::LowerConfig {
             pointer_type: isa.pointer_type(),
             c_call_conv: isa.default_call_conv(),
+            arch,
         };
         for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
             for def in &m.functions {

@@ -61,6 +61,39 @@ pub struct LowerConfig {
     /// The target ISA's default calling convention, used for `main`, externs
     /// and the runtime.
     pub c_call_conv: CallConv,
+    /// The target architecture (Linux on either), for the runtime's signal
+    /// handler.
+    pub arch: Arch,
+}
+
+/// The architectures Pare compiles for, both on Linux with glibc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Aarch64,
+    X86_64,
+}
+
+impl Arch {
+    /// The architecture this program runs on, if Pare supports it.
+    pub fn host() -> Option<Arch> {
+        if cfg!(target_arch = "aarch64") {
+            Some(Arch::Aarch64)
+        } else if cfg!(target_arch = "x86_64") {
+            Some(Arch::X86_64)
+        } else {
+            None
+        }
+    }
+
+    /// Offset of the interrupted stack pointer in the `ucontext_t` a Linux
+    /// `SA_SIGINFO` signal handler receives: `uc_mcontext.sp` on aarch64,
+    /// `uc_mcontext.gregs[REG_RSP]` on x86_64 (kernel and glibc layout).
+    pub(crate) fn ucontext_sp_offset(self) -> i32 {
+        match self {
+            Arch::Aarch64 => 432,
+            Arch::X86_64 => 160,
+        }
+    }
 }
 
 /// The runtime's entry points, callable from lowered code. All use the C
@@ -74,10 +107,12 @@ pub(crate) enum RuntimeFn {
     Alloc,
     Trap,
     Exit,
+    /// Called first by `main`: turns stack overflow into a trap.
+    Init,
 }
 
 impl RuntimeFn {
-    pub(crate) const ALL: [RuntimeFn; 7] = [
+    pub(crate) const ALL: [RuntimeFn; 8] = [
         RuntimeFn::PrintI64,
         RuntimeFn::PrintBool,
         RuntimeFn::PrintStr,
@@ -85,6 +120,7 @@ impl RuntimeFn {
         RuntimeFn::Alloc,
         RuntimeFn::Trap,
         RuntimeFn::Exit,
+        RuntimeFn::Init,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -96,6 +132,7 @@ impl RuntimeFn {
             RuntimeFn::Alloc => "pare_alloc",
             RuntimeFn::Trap => "pare_trap",
             RuntimeFn::Exit => "pare_exit",
+            RuntimeFn::Init => "pare_init",
         }
     }
 
@@ -112,6 +149,7 @@ impl RuntimeFn {
             ),
             RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
             RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
+            RuntimeFn::Init => (&[], &[]),
         };
         sig.params.extend_from_slice(params);
         sig.returns.extend_from_slice(rets);
