@@ -99,7 +99,9 @@ fn call_main_on_program_stack(code: *const u8, kind: MainKind) -> Result<i32> {
             .stack_size(PROGRAM_STACK_SIZE)
             // SAFETY: `main` was compiled for the host with the platform C
             // calling convention and the signature `kind` was checked against.
-            .spawn_scoped(scope, move || unsafe { call_main(address as *const u8, kind) })
+            .spawn_scoped(scope, move || unsafe {
+                call_main(address as *const u8, kind)
+            })
             .map_err(|e| anyhow!("cannot start the program's thread: {e}"))?
             .join()
             .map_err(|_| anyhow!("the program's thread panicked"))

@@ -47,23 +47,24 @@ const BUILDS: [Build; 6] = [
 ];
 
 fn run(cmd: &mut Command, what: &str) -> Result<Output, String> {
-    cmd.output().map_err(|e| format!("{what}: cannot start: {e}"))
+    cmd.output()
+        .map_err(|e| format!("{what}: cannot start: {e}"))
 }
 
 /// Runs `program` in every executor; returns every mismatch.
 fn check_everywhere(program: &Example, tmp: &Path) -> Vec<String> {
     let root = workspace_root();
-    let source = program.source.strip_prefix(&root).unwrap_or(&program.source);
+    let source = program
+        .source
+        .strip_prefix(&root)
+        .unwrap_or(&program.source);
     let mut problems = Vec::new();
     let mut check = |executor: &str, result: Result<Output, String>| match result {
         Ok(o) => problems.extend(compare(program, executor, &o)),
         Err(e) => problems.push(format!("{}: {e}", program.name)),
     };
     for command in ["interp", "run"] {
-        let result = run(
-            parec().arg(command).arg(source).current_dir(&root),
-            command,
-        );
+        let result = run(parec().arg(command).arg(source).current_dir(&root), command);
         check(command, result);
     }
     for (i, build) in BUILDS.iter().enumerate() {
@@ -137,7 +138,9 @@ fn a_flat_chain_of_ten_thousand_terms_runs_everywhere() {
     let xs = terms.iter().filter(|t| **t == "x").count() as u32;
     let threes = terms.len() as u32 - xs;
     let sum = (i32::MAX.wrapping_mul(xs as i32)).wrapping_add(3i32.wrapping_mul(threes as i32));
-    let product = i32::MAX.wrapping_pow(xs).wrapping_mul(3i32.wrapping_pow(threes));
+    let product = i32::MAX
+        .wrapping_pow(xs)
+        .wrapping_mul(3i32.wrapping_pow(threes));
     let program = Example {
         name: "chain".into(),
         source,
@@ -162,7 +165,10 @@ fn other_faults_are_not_reported_as_stack_overflow() {
         "extern fn strlen(s: i64) -> i64;\nfn main() { print(strlen(16)); }\n",
     )
     .expect("write the program");
-    let mut runs = vec![("run".to_string(), run(parec().arg("run").arg(&source), "run"))];
+    let mut runs = vec![(
+        "run".to_string(),
+        run(parec().arg("run").arg(&source), "run"),
+    )];
     for (i, build) in BUILDS.iter().enumerate() {
         let exe = tmp.path().join(format!("fault.{i}"));
         let built = run(
@@ -175,7 +181,11 @@ fn other_faults_are_not_reported_as_stack_overflow() {
             "build",
         )
         .expect("parec build");
-        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
         let mut cmd = if build.under_qemu {
             let mut c = Command::new("qemu-aarch64-static");
             c.arg(&exe);
@@ -188,7 +198,12 @@ fn other_faults_are_not_reported_as_stack_overflow() {
     for (label, result) in runs {
         let o = result.expect("the program runs");
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.signal(), Some(11), "{label}: {:?} {stderr}", o.status);
+        assert_eq!(
+            o.status.signal(),
+            Some(11),
+            "{label}: {:?} {stderr}",
+            o.status
+        );
         assert!(!stderr.contains("trap:"), "{label}: {stderr}");
     }
 }

@@ -279,10 +279,8 @@ impl<'p, 'w> Machine<'p, 'w> {
         for (slot, global) in program.globals.iter().enumerate() {
             self.globals[slot] = match &global.init {
                 GlobalInit::Array(elem, values) => {
-                    let values: Vec<i64> = values
-                        .iter()
-                        .map(|v| self.scalar_init(elem, v))
-                        .collect();
+                    let values: Vec<i64> =
+                        values.iter().map(|v| self.scalar_init(elem, v)).collect();
                     self.heap.static_array(elem, &values)
                 }
                 init => self.scalar_init(&global.ty, init),

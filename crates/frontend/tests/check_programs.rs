@@ -340,7 +340,10 @@ fn globals_are_folded() {
     assert_eq!(inits[2], &tir::GlobalInit::Int(1));
     assert_eq!(inits[3], &tir::GlobalInit::Int(i32::MIN as i64));
     let ints = |values: &[i64]| values.iter().map(|&v| tir::GlobalInit::Int(v)).collect();
-    assert_eq!(inits[4], &tir::GlobalInit::Array(Ty::I64, ints(&[1, -2, 12])));
+    assert_eq!(
+        inits[4],
+        &tir::GlobalInit::Array(Ty::I64, ints(&[1, -2, 12]))
+    );
     assert_eq!(p.globals[4].ty, Ty::Array(Box::new(Ty::I64)));
     assert_eq!(p.globals[4].linkage, Linkage::Export);
     assert_eq!(p.globals[0].linkage, Linkage::Local);
@@ -442,7 +445,10 @@ fn character_literals_are_generic_arguments() {
             let mut n = 0; for i in 0..len(s) { if s[i] == C { n += 1; } } n
         }
         fn main() { print(count<'l'>(\"hello\")); print(count<108>(\"hello\")); print(count<('o')>(\"hello\")); }");
-    assert_eq!(symbols(&p), ["main", "main::count<108>", "main::count<111>"]);
+    assert_eq!(
+        symbols(&p),
+        ["main", "main::count<108>", "main::count<111>"]
+    );
 }
 
 #[test]

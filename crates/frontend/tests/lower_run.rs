@@ -339,7 +339,13 @@ fn checks_are_not_reused_across_joins() {
 #[test]
 fn a_flat_chain_of_ten_thousand_terms() {
     let chain: Vec<String> = (0..10_000)
-        .map(|i| if i % 3 == 2 { "2".to_string() } else { "1".to_string() })
+        .map(|i| {
+            if i % 3 == 2 {
+                "2".to_string()
+            } else {
+                "1".to_string()
+            }
+        })
         .collect();
     let src = format!(
         "fn main() {{ let x: i32 = {}; print(x); let y = {}; print(y); }}",

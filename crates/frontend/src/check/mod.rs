@@ -51,9 +51,8 @@ const MAX_INSTANCES: usize = 50_000;
 pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
     // The checker recurses over the syntax tree: give it a stack of its own.
     let diags_ref = &mut *diags;
-    match crate::stack::on_phase_stack("pare-check", move || {
-        check_program_here(modules, diags_ref)
-    }) {
+    match crate::stack::on_phase_stack("pare-check", move || check_program_here(modules, diags_ref))
+    {
         Some(program) => program,
         // No thread could be started: check on this one.
         None => check_program_here(modules, diags),

@@ -1251,7 +1251,11 @@ fn globals() {
             arr(Ty::I32),
             GlobalInit::Array(Ty::I32, [1, -2, 3].map(GlobalInit::Int).to_vec()),
         ),
-        g("bytes", arr(Ty::U8), GlobalInit::Array(Ty::U8, vec![GlobalInit::Int(255)])),
+        g(
+            "bytes",
+            arr(Ty::U8),
+            GlobalInit::Array(Ty::U8, vec![GlobalInit::Int(255)]),
+        ),
         g("greeting", Ty::Str, GlobalInit::Str(b"hi\n".to_vec())),
         g("nothing", pair(), GlobalInit::Null),
     ];

@@ -531,10 +531,7 @@ impl RtFn<'_, '_> {
         let handler_ref = self.imports.func(self.b.func, self.clif, handler_sym);
         let handler = self.b.ins().func_addr(ptr, handler_ref);
         self.b.ins().store(TRUSTED, handler, action, 0);
-        let flags = self
-            .b
-            .ins()
-            .iconst(types::I32, SA_SIGINFO | SA_ONSTACK);
+        let flags = self.b.ins().iconst(types::I32, SA_SIGINFO | SA_ONSTACK);
         self.b.ins().store(TRUSTED, flags, action, SIGACTION_FLAGS);
         let segv = self.b.ins().iconst(types::I32, SIGSEGV);
         self.call_libc(Libc::Sigaction, &[segv, action, null]);
@@ -549,10 +546,7 @@ impl RtFn<'_, '_> {
     /// interrupted stack pointer traps `stack overflow`; any other restores
     /// the default action and returns (to fault again and die).
     fn on_fault(&mut self, info: Value, ucontext: Value) {
-        let address = self
-            .b
-            .ins()
-            .load(types::I64, TRUSTED, info, SIGINFO_ADDR);
+        let address = self.b.ins().load(types::I64, TRUSTED, info, SIGINFO_ADDR);
         let sp = self.b.ins().load(
             types::I64,
             TRUSTED,
