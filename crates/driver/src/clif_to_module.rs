@@ -492,6 +492,7 @@ fn map_linkage(linkage: Linkage) -> ModLinkage {
         Linkage::Import => ModLinkage::Import,
         Linkage::Local => ModLinkage::Local,
         Linkage::Export => ModLinkage::Export,
+        Linkage::Weak => ModLinkage::Preemptible,
     }
 }
 
@@ -565,7 +566,7 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
     for (i, sym) in clif.symbols.iter().enumerate() {
         let count = definitions.get(&(i as u32)).copied().unwrap_or(0);
         match (sym.linkage, count) {
-            (Linkage::Import, 0) | (Linkage::Local | Linkage::Export, 1) => {}
+            (Linkage::Import, 0) | (Linkage::Local | Linkage::Export | Linkage::Weak, 1) => {}
             (Linkage::Import, _) => bail!(
                 "`{}` is an import but module `{}` defines it",
                 sym.name,

@@ -14,7 +14,7 @@ use anyhow::anyhow;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cranelift_codegen::ir::types;
 use pare_frontend::interp::{self, Exit};
-use pare_frontend::lower::{self, LowerConfig};
+use pare_frontend::lower::{self, Arch, LowerConfig};
 use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
 use pare_frontend::LoadError;
@@ -24,7 +24,7 @@ use crate::target::Target;
 use crate::Failure;
 
 /// Stack size of the interpreter thread.
-const INTERPRETER_STACK: usize = 1 << 30;
+const INTERPRETER_STACK: usize = interp::BIG_STACK_SIZE;
 
 /// Writes diagnostics to stderr, in colour if stderr is a terminal.
 pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
@@ -84,10 +84,11 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
     }
 }
 
-fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv) -> LowerConfig {
+fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv, arch: Arch) -> LowerConfig {
     LowerConfig {
         pointer_type: types::I64,
         c_call_conv: target_c_conv,
+        arch,
     }
 }
 
@@ -96,7 +97,8 @@ pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
     let program = load(paths)?;
     let host_conv =
         cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
-    let cfg = lower_config(host_conv);
+    let arch = Arch::host().ok_or_else(|| anyhow!("the JIT does not support this host"))?;
+    let cfg = lower_config(host_conv, arch);
     Ok(vec![
         lower::lower_program(&program, &cfg),
         lower::runtime_module(&cfg),
@@ -106,7 +108,7 @@ pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
 /// One module per source module, then the runtime, for AOT objects.
 pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Vec<ClifModule>, Failure> {
     let program = load(paths)?;
-    let cfg = lower_config(target.c_call_conv());
+    let cfg = lower_config(target.c_call_conv(), target.arch());
     let mut modules: Vec<ClifModule> = (0..program.modules.len())
         .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
         .collect();

@@ -72,6 +72,14 @@ impl Target {
         self.triple().architecture.to_string()
     }
 
+    /// The architecture, as the Pare lowering names it.
+    pub fn arch(self) -> pare_frontend::lower::Arch {
+        match self {
+            Target::Aarch64 => pare_frontend::lower::Arch::Aarch64,
+            Target::X86_64 => pare_frontend::lower::Arch::X86_64,
+        }
+    }
+
     /// The platform C calling convention (for `main` and `extern` functions).
     pub fn c_call_conv(self) -> CallConv {
         CallConv::triple_default(&self.triple())

@@ -54,6 +54,7 @@ fn gvn_never_grows_generated_programs() {
     let lower_cfg = LowerConfig {
         pointer_type: isa.pointer_type(),
         c_call_conv: target.c_call_conv(),
+        arch: target.arch(),
     };
     let flags = settings::Flags::new(settings::builder());
     let mut totals = Totals::default();

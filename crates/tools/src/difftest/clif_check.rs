@@ -103,6 +103,7 @@ pub fn check_program(
         c_call_conv: cranelift_codegen::isa::CallConv::triple_default(
             &target_lexicon::Triple::host(),
         ),
+        arch: lower::Arch::host().unwrap_or(lower::Arch::X86_64),
     };
     check_module(&lower::lower_program(program, &cfg), passes, seed)
 }
