@@ -1,7 +1,11 @@
 //! `.clif` text files as [`ClifModule`]s.
 //!
-//! A `.clif` file (with or without `test`/`target` lines) is parsed with
-//! cranelift-reader and becomes one ClifModule: every function it defines is
+//! A `.clif` file is read for the machine its code is for: its `set` and
+//! `target` lines ([`crate::clif_header`]) give the module's Cranelift
+//! settings, those of the section for that machine's architecture; its
+//! functions are parsed with cranelift-reader and verified with that ISA
+//! (instructions such as `get_frame_pointer` need one). The file becomes
+//! one ClifModule: every function it defines is
 //! an exported function symbol named like the function (`%main` → `main`,
 //! `u0:3` → `u0:3`); every name it calls is a function import and every
 //! `symbol` global value a (writable) data import, unless the file defines it.
@@ -21,6 +25,9 @@ use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalNam
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 
+use crate::clif_header;
+use crate::target::{Machine, OptLevel, Target};
+
 /// How a symbol was named in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Original {
@@ -39,11 +46,24 @@ pub struct ClifFile {
 }
 
 impl ClifFile {
-    /// Parses `text` (from a file called `name`) into a ClifModule.
+    /// Parses `text` (from a file called `name`) into a ClifModule for the
+    /// default target.
     pub fn parse(name: &str, text: &str) -> Result<ClifFile> {
-        let test = parse_test(text, ParseOptions::default()).map_err(|e| anyhow!("{name}:{e}"))?;
+        Self::parse_for(name, text, Machine::Target(Target::default()))
+    }
+
+    /// Parses `text` (from a file called `name`) into a ClifModule whose
+    /// code is for `machine`.
+    pub fn parse_for(name: &str, text: &str, machine: Machine) -> Result<ClifFile> {
+        let read = clif_header::read(name, text)?;
+        let settings = read.header.settings_for(name, machine)?;
+        let isa = machine.isa(OptLevel::default(), &settings)?;
+        let test = parse_test(&read.body, ParseOptions::default())
+            .map_err(|e| anyhow!("{name}:{e}"))?;
+        let mut module = ClifModule::new(module_name(name));
+        module.settings = settings;
         let mut file = ClifFile {
-            module: ClifModule::new(module_name(name)),
+            module,
             run_commands: Vec::new(),
             originals: Vec::new(),
         };
@@ -71,7 +91,7 @@ impl ClifFile {
             }
             // User input: reject malformed functions here rather than let them
             // reach code generation (which only verifies in debug builds).
-            crate::pipeline::verify_function(&func, None)
+            crate::pipeline::verify_function(&func, Some(&*isa))
                 .map_err(|e| anyhow!("{name}: function {} fails verification:\n{e}", func.name))?;
             let func = file.rename_function(func)?;
             let symbol = match &func.name {

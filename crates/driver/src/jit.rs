@@ -23,7 +23,7 @@ use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
 use crate::clif_to_module::{Colocation, ModuleDefiner};
-use crate::target::{host_jit_isa, OptLevel};
+use crate::target::{common_settings, host_jit_isa_with, OptLevel};
 
 /// Address space reserved for JIT code and data.
 const ARENA_SIZE: usize = 1 << 30;
@@ -40,7 +40,7 @@ enum MainKind {
 /// [`crate::build::Backend::Jit`]), calls `main` and returns its status (0
 /// for a `main` without result).
 pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
-    let isa = host_jit_isa(level)?;
+    let isa = host_jit_isa_with(level, &common_settings(&modules)?)?;
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
     uniquify_locals(&mut modules);
 
@@ -81,11 +81,34 @@ pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
             }
         }
     };
-    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-    }
+    flush_c_streams()?;
     Ok(status)
+}
+
+/// Flushes every C output stream after `main` returned; a failed flush, or
+/// an earlier error on `stdout` (a write the buffer hid), is an error: the
+/// program's output is lost, and the C library's exit would not say so.
+/// (Pare's runtime has flushed and checked `stdout` already, trapping on
+/// an error; this catches `.clif` programs.)
+fn flush_c_streams() -> Result<()> {
+    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
+    let flushed = unsafe { libc::fflush(std::ptr::null_mut()) };
+    let flush_error = std::io::Error::last_os_error();
+    let stdout_failed = lookup_host_symbol("stdout").is_some_and(|stdout| {
+        // SAFETY: `stdout` is libc's `FILE *stdout` variable; reading it and
+        // asking its error flag is always valid.
+        unsafe { libc::ferror(*(stdout as *const *mut libc::FILE)) != 0 }
+    });
+    if flushed != 0 {
+        bail!(
+            "cannot write the program's output: {}",
+            crate::io_error::reason(&flush_error)
+        );
+    }
+    if stdout_failed {
+        bail!("cannot write the program's output: stdout has a write error");
+    }
+    Ok(())
 }
 
 /// Renames `Local` symbols whose names occur in another module (two modules'

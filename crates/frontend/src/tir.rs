@@ -328,16 +328,21 @@ pub enum TrapKind {
     NullDereference,
     NegativeLength,
     OutOfMemory,
+    /// Output to stdout could not be written (a full disk, a closed
+    /// stream): found by the write that fails or, for buffered output, by
+    /// the flush when the program ends.
+    WriteError,
 }
 
 impl TrapKind {
-    pub const ALL: [TrapKind; 6] = [
+    pub const ALL: [TrapKind; 7] = [
         TrapKind::DivisionByZero,
         TrapKind::DivisionOverflow,
         TrapKind::IndexOutOfBounds,
         TrapKind::NullDereference,
         TrapKind::NegativeLength,
         TrapKind::OutOfMemory,
+        TrapKind::WriteError,
     ];
     /// The code passed to the runtime's trap function.
     pub fn code(self) -> i32 {
@@ -355,6 +360,7 @@ impl TrapKind {
             TrapKind::NullDereference => "null dereference",
             TrapKind::NegativeLength => "negative array length",
             TrapKind::OutOfMemory => "out of memory",
+            TrapKind::WriteError => "write error on stdout",
         }
     }
 }

@@ -68,10 +68,11 @@ pub(crate) enum RuntimeFn {
     Alloc,
     Trap,
     Exit,
+    Flush,
 }
 
 impl RuntimeFn {
-    pub(crate) const ALL: [RuntimeFn; 7] = [
+    pub(crate) const ALL: [RuntimeFn; 8] = [
         RuntimeFn::PrintI64,
         RuntimeFn::PrintBool,
         RuntimeFn::PrintStr,
@@ -79,6 +80,7 @@ impl RuntimeFn {
         RuntimeFn::Alloc,
         RuntimeFn::Trap,
         RuntimeFn::Exit,
+        RuntimeFn::Flush,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -90,6 +92,7 @@ impl RuntimeFn {
             RuntimeFn::Alloc => "pare_alloc",
             RuntimeFn::Trap => "pare_trap",
             RuntimeFn::Exit => "pare_exit",
+            RuntimeFn::Flush => "pare_flush",
         }
     }
 
@@ -106,6 +109,7 @@ impl RuntimeFn {
             ),
             RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
             RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
+            RuntimeFn::Flush => (&[], &[]),
         };
         sig.params.extend_from_slice(params);
         sig.returns.extend_from_slice(rets);
