@@ -60,9 +60,9 @@ use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 
 use crate::codegen::{self, CodegenOptions, CompiledObject};
+use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, ClifPass, PassOutcome, PassStats, Pipeline};
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
-use crate::outputs::Outputs;
 use crate::{cgdata_file, frontend, parallel, Failure};
 
 /// What a compilation starts from.

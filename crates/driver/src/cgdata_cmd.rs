@@ -9,9 +9,9 @@ use parec_passes::merge::{self, Summary};
 use parec_passes::outline::global::OutlineTree;
 
 use crate::outputs::Outputs;
-use crate::{cgdata_file, io_error};
 use crate::target::merge_options;
 use crate::Failure;
+use crate::{cgdata_file, io_error};
 
 /// Merges cgdata files (any order gives the same bytes) into `out`, which
 /// may not be one of the inputs.

@@ -22,8 +22,10 @@ use std::collections::HashMap;
 
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName, UserFuncName};
+use cranelift_codegen::isa::TargetIsa;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use target_lexicon::Architecture;
 
 use crate::clif_header;
 use crate::target::{Machine, OptLevel, Target};
@@ -58,8 +60,8 @@ impl ClifFile {
         let read = clif_header::read(name, text)?;
         let settings = read.header.settings_for(name, machine)?;
         let isa = machine.isa(OptLevel::default(), &settings)?;
-        let test = parse_test(&read.body, ParseOptions::default())
-            .map_err(|e| anyhow!("{name}:{e}"))?;
+        let test =
+            parse_test(&read.body, ParseOptions::default()).map_err(|e| anyhow!("{name}:{e}"))?;
         let mut module = ClifModule::new(module_name(name));
         module.settings = settings;
         let mut file = ClifFile {
@@ -89,6 +91,9 @@ impl ClifFile {
                     Err(e) => bail!("{name}: bad run command `{}`: {e}", comment.text.trim()),
                 }
             }
+            check_stack_limit(&func).map_err(|e| anyhow!("{name}: function {}: {e}", func.name))?;
+            check_x86_64_needs(&func, &*isa)
+                .map_err(|e| anyhow!("{name}: function {}: {e}", func.name))?;
             // User input: reject malformed functions here rather than let them
             // reach code generation (which only verifies in debug builds).
             crate::pipeline::verify_function(&func, Some(&*isa))
@@ -121,18 +126,22 @@ impl ClifFile {
     }
 
     /// The symbol for a referenced name, declaring an import if it is new.
+    ///
+    /// A `symbol` global value (`kind` data) may name a function: its value
+    /// is then the function's address. So a name the file defines or calls
+    /// as a function stays a function, and a data import that turns out to
+    /// be called becomes a function import.
     fn reference(&mut self, original: Original, kind: SymbolKind) -> Result<u32> {
         let name = self.symbol_name(&original);
-        if let Some(i) = self.module.symbol_index(&name) {
-            let existing = &self.module.symbols[i as usize].kind;
-            if matches!(existing, SymbolKind::Function(_))
-                != matches!(kind, SymbolKind::Function(_))
-            {
-                bail!("`{name}` is used both as a function and as data");
-            }
-            return Ok(i);
+        let Some(i) = self.module.symbol_index(&name) else {
+            return Ok(self.add_symbol(original, kind, Linkage::Import));
+        };
+        let symbol = &mut self.module.symbols[i as usize];
+        if matches!(symbol.kind, SymbolKind::Data { .. }) && matches!(kind, SymbolKind::Function(_))
+        {
+            symbol.kind = kind;
         }
-        Ok(self.add_symbol(original, kind, Linkage::Import))
+        Ok(i)
     }
 
     /// Rewrites a parsed function's names to symbol indices.
@@ -213,6 +222,62 @@ impl ClifFile {
             Some(Original::User(u)) => format!("u{}:{}", u.namespace, u.index),
             None => "?".to_string(),
         }
+    }
+}
+
+/// A `stack_limit` must be a chain of `load`s from `vmctx`: Cranelift's
+/// prologue computes nothing else (it panics on `iadd_imm` or `symbol`),
+/// though its verifier accepts any global value.
+fn check_stack_limit(func: &ir::Function) -> Result<()> {
+    let mut at = func.stack_limit;
+    while let Some(gv) = at {
+        at = match &func.global_values[gv] {
+            GlobalValueData::VMContext => None,
+            GlobalValueData::Load { base, .. } => Some(*base),
+            other => bail!(
+                "stack_limit = {gv}: Cranelift computes a stack limit only from `vmctx` and `load`, not from `{other}`"
+            ),
+        };
+    }
+    Ok(())
+}
+
+/// What Cranelift's x86-64 backend needs settings for (it panics without
+/// them), which a file must ask for, as Cranelift's own tests do: tail calls
+/// rely on frame pointers, and `i128` parameters and results follow the
+/// LLVM ABI only when asked.
+fn check_x86_64_needs(func: &ir::Function, isa: &dyn TargetIsa) -> Result<()> {
+    if isa.triple().architecture != Architecture::X86_64 {
+        return Ok(());
+    }
+    if !isa.flags().enable_llvm_abi_extensions() {
+        let signatures = std::iter::once(&func.signature).chain(func.dfg.signatures.values());
+        for sig in signatures {
+            let params = sig.params.iter().chain(&sig.returns);
+            if params.into_iter().any(|p| p.value_type == ir::types::I128) {
+                bail!(
+                    "`{sig}`: i128 parameters and results on x86-64 need `set enable_llvm_abi_extensions=true`"
+                );
+            }
+        }
+    }
+    if isa.flags().preserve_frame_pointers() {
+        return Ok(());
+    }
+    let tail_call = func.layout.blocks().find_map(|block| {
+        func.layout.block_insts(block).find(|&inst| {
+            matches!(
+                func.dfg.insts[inst].opcode(),
+                ir::Opcode::ReturnCall | ir::Opcode::ReturnCallIndirect
+            )
+        })
+    });
+    match tail_call {
+        Some(inst) => bail!(
+            "`{}`: tail calls on x86-64 need `set preserve_frame_pointers=true`",
+            func.dfg.display_inst(inst)
+        ),
+        None => Ok(()),
     }
 }
 

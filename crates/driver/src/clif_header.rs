@@ -107,7 +107,9 @@ pub fn read(name: &str, text: &str) -> Result<ReadHeader> {
                 continue;
             }
             Some("target") => {
-                header.sections.push(section(name, words, &header.shared, line)?);
+                header
+                    .sections
+                    .push(section(name, words, &header.shared, line)?);
                 dangling = None;
                 body.push_str(line_ending(raw));
                 continue;
@@ -220,8 +222,11 @@ impl Header {
         for s in shared {
             check_honoured(name, s, machine)?;
         }
-        let pairs =
-            |list: &[Setting]| list.iter().map(|s| (s.name.clone(), s.value.clone())).collect();
+        let pairs = |list: &[Setting]| {
+            list.iter()
+                .map(|s| (s.name.clone(), s.value.clone()))
+                .collect()
+        };
         Ok(CodegenSettings {
             shared: pairs(shared),
             isa: pairs(isa),
@@ -279,7 +284,11 @@ mod tests {
 
     #[test]
     fn without_target_lines_the_settings_apply_to_any_isa() {
-        let read = read("t.clif", "set enable_pinned_reg ; why\nfunction %f() {\nblock0:\n  return\n}\n").unwrap();
+        let read = read(
+            "t.clif",
+            "set enable_pinned_reg ; why\nfunction %f() {\nblock0:\n  return\n}\n",
+        )
+        .unwrap();
         for machine in [AARCH64, X86_64, Machine::Host] {
             let s = read.header.settings_for("t.clif", machine).unwrap();
             assert_eq!(s.shared, pairs(&[("enable_pinned_reg", "true")]));
@@ -290,7 +299,10 @@ mod tests {
     fn bad_headers_are_errors_with_their_line() {
         let cases = [
             ("target x86_64\nset opt_level=none\n", "t.clif:2: dangling"),
-            ("set no_such_setting\n", "t.clif:1: unknown setting 'no_such_setting'"),
+            (
+                "set no_such_setting\n",
+                "t.clif:1: unknown setting 'no_such_setting'",
+            ),
             ("set opt_level=fastest\n", "t.clif:1: invalid setting value"),
             ("target aarch64 has_nothing\n", "t.clif:1: unknown setting"),
             ("target\n", "t.clif:1: expected target triple"),
@@ -314,14 +326,18 @@ mod tests {
         );
         let pic = read("t.clif", "set is_pic\n").unwrap();
         let err = pic.header.settings_for("t.clif", AARCH64).unwrap_err();
-        assert!(err.to_string().starts_with("t.clif:1: `is_pic` cannot be honoured"));
+        assert!(err
+            .to_string()
+            .starts_with("t.clif:1: `is_pic` cannot be honoured"));
         let colocated = read("t.clif", "\nset use_colocated_libcalls=true\n").unwrap();
         colocated.header.settings_for("t.clif", AARCH64).unwrap();
         let err = colocated
             .header
             .settings_for("t.clif", Machine::Host)
             .unwrap_err();
-        assert!(err.to_string().starts_with("t.clif:2: `use_colocated_libcalls`"));
+        assert!(err
+            .to_string()
+            .starts_with("t.clif:2: `use_colocated_libcalls`"));
     }
 
     #[test]

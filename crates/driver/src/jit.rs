@@ -17,7 +17,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::CString;
 
 use anyhow::{anyhow, bail, Result};
-use cranelift_codegen::ir::types;
+use cranelift_codegen::ir::{self, types, ExternalName, GlobalValueData, InstructionData};
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
@@ -173,7 +173,9 @@ fn main_kind(modules: &[ClifModule], c_conv: cranelift_codegen::isa::CallConv) -
     }
 }
 
-/// Looks up in this process every symbol that the modules import but none defines.
+/// Looks up in this process every symbol that the modules' code refers to
+/// and none defines. An import nothing refers to (a `.clif` file's unused
+/// `symbol` global value) is left alone: nothing will ask for its address.
 fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
     let defined: HashSet<&str> = modules
         .iter()
@@ -183,7 +185,11 @@ fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
         .collect();
     let imports: BTreeSet<&str> = modules
         .iter()
-        .flat_map(|m| m.symbols.iter())
+        .flat_map(|m| {
+            referenced_symbols(m)
+                .into_iter()
+                .filter_map(|i| m.symbols.get(i as usize))
+        })
         .filter(|s| s.linkage == Linkage::Import && !defined.contains(s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
@@ -194,6 +200,53 @@ fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
             None => Err(anyhow!("undefined symbol `{name}`: not defined by the program and not found in the C library")),
         })
         .collect()
+}
+
+/// The symbols a module's code and data refer to: callees, function
+/// addresses, the symbols under the global values that instructions and
+/// stack limits use, and data relocation targets.
+fn referenced_symbols(module: &ClifModule) -> BTreeSet<u32> {
+    let mut used = BTreeSet::new();
+    for def in &module.functions {
+        let func = &def.func;
+        let mut name_of = |name: &ExternalName| {
+            if let ExternalName::User(r) = name {
+                used.insert(func.params.user_named_funcs()[*r].index);
+            }
+        };
+        let mut global_values: Vec<ir::GlobalValue> = func.stack_limit.into_iter().collect();
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                match func.dfg.insts[inst] {
+                    InstructionData::Call { func_ref, .. }
+                    | InstructionData::TryCall { func_ref, .. }
+                    | InstructionData::FuncAddr { func_ref, .. } => {
+                        name_of(&func.dfg.ext_funcs[func_ref].name)
+                    }
+                    InstructionData::UnaryGlobalValue { global_value, .. } => {
+                        global_values.push(global_value)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        while let Some(gv) = global_values.pop() {
+            match &func.global_values[gv] {
+                GlobalValueData::Symbol { name, .. } => name_of(name),
+                GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } => {
+                    global_values.push(*base)
+                }
+                _ => {}
+            }
+        }
+    }
+    used.extend(
+        module
+            .data
+            .iter()
+            .flat_map(|d| d.relocs.iter().map(|r| r.target)),
+    );
+    used
 }
 
 /// `dlsym(RTLD_DEFAULT, name)`: the address of a symbol of this process.

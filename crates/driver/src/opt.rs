@@ -34,8 +34,8 @@ use parec_passes::clif_module::{count_insts, ClifModule};
 
 use crate::build::{Backend, Build, BuildMode, Input};
 use crate::clif_file::ClifFile;
-use crate::pipeline::Pipeline;
 use crate::clif_header;
+use crate::pipeline::Pipeline;
 use crate::target::{Machine, OptLevel, Target};
 
 /// Instructions the interpreter may execute per run command.
@@ -285,7 +285,9 @@ fn interpret(funcs: &[ir::Function], name: &str, args: &[DataValue]) -> Outcome 
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
         let Some(function) = store.index_of(&name).and_then(|i| store.get_by_index(i)) else {
-            return Outcome::Failed(InterpreterError::UnknownFunctionName(name.clone()).to_string());
+            return Outcome::Failed(
+                InterpreterError::UnknownFunctionName(name.clone()).to_string(),
+            );
         };
         let mut state = InterpreterState::default().with_function_store(store.clone());
         run_call(&mut state, function, args)
@@ -340,9 +342,7 @@ fn run_call<'a>(
             }
             ControlFlow::Call(callee, values) => {
                 if return_points.len() >= MAX_CALL_DEPTH {
-                    return Outcome::Failed(format!(
-                        "calls nest deeper than {MAX_CALL_DEPTH}"
-                    ));
+                    return Outcome::Failed(format!("calls nest deeper than {MAX_CALL_DEPTH}"));
                 }
                 return_points.push(inst);
                 enter(state, callee, values.to_vec())

@@ -185,7 +185,6 @@ impl Write for ChannelWriter {
     }
 }
 
-
 /// Why evaluation stopped going forward; the error side of every evaluation
 /// step. Payloads that do not fit a byte live in the [`Machine`] (the returned
 /// value, the error message), so an evaluation result is two registers.
