@@ -42,7 +42,7 @@ use crate::target::{Machine, OptLevel, Target};
 const FUEL: u64 = 50_000_000;
 
 /// Deepest nesting of calls (not tail calls) a run command may reach.
-const MAX_CALL_DEPTH: usize = 1 << 20;
+const MAX_CALL_DEPTH: usize = 1 << 18;
 
 /// What `parec opt` produced.
 pub struct OptReport {

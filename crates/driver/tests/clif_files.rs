@@ -319,3 +319,19 @@ fn opt_applies_the_size_guard_of_builds() {
     }
     assert!(reverted > 0, "no filetest exercises the size guard");
 }
+
+#[test]
+fn deep_recursion_in_run_lines_is_a_failure_not_a_crash() {
+    // Calls that are not tail calls nest on the interpreter's heap up to a
+    // bound; deeper is a failed run line (status 1), never a stack overflow.
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "deep.clif",
+        "function %down(i64) -> i64 {\n    fn0 = %down(i64) -> i64\nblock0(v0: i64):\n    brif v0, block1, block2\nblock1:\n    v1 = iconst.i64 1\n    v2 = isub v0, v1\n    v3 = call fn0(v2)\n    v4 = iadd v3, v1\n    return v4\nblock2:\n    return v0\n}\n; run: %down(100000) == 100000\n; run: %down(3000000) == 3000000\n",
+    );
+    let o = run(parec().arg("opt").arg(&file).arg("--run"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("calls nest deeper than 262144"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("%down(100000)"), "{}", stderr(&o));
+}

@@ -13,9 +13,13 @@ pub fn workspace_root() -> PathBuf {
         .expect("workspace root")
 }
 
-/// A `parec` command (the binary under test).
+/// A `parec` command: the binary under test, or the one `PAREC_TEST_BIN`
+/// names (to show that a regression test fails with an older parec).
 pub fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
+    match std::env::var_os("PAREC_TEST_BIN") {
+        Some(bin) => Command::new(bin),
+        None => Command::new(env!("CARGO_BIN_EXE_parec")),
+    }
 }
 
 /// Runs `cmd` to completion.
