@@ -222,10 +222,9 @@ impl RtFn<'_, '_> {
     }
 
     /// `fflush(stdout)`; returns its result (0 on success).
-    fn flush_stdout(&mut self) -> Value {
+    fn flush_stdout(&mut self) -> Option<Value> {
         let file = self.c_stream("stdout");
-        let zero = self.b.ins().iconst(types::I32, 0);
-        self.call_libc(Libc::Fflush, &[file]).unwrap_or(zero)
+        self.call_libc(Libc::Fflush, &[file])
     }
 
     /// Flushes stdout; traps if the flush fails or stdout had an error
@@ -233,8 +232,11 @@ impl RtFn<'_, '_> {
     fn flush_stdout_checked(&mut self) {
         let flushed = self.flush_stdout();
         let file = self.c_stream("stdout");
-        let zero = self.b.ins().iconst(types::I32, 0);
-        let error = self.call_libc(Libc::Ferror, &[file]).unwrap_or(zero);
+        let error = self.call_libc(Libc::Ferror, &[file]);
+        // Both return an `int` (their signatures say so).
+        let (Some(flushed), Some(error)) = (flushed, error) else {
+            return;
+        };
         let failed = self.b.ins().bor(flushed, error);
         let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, failed, 0);
         self.trap_if(failed, TrapKind::WriteError);
