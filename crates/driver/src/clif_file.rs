@@ -361,3 +361,41 @@ fn drop_unused_user_names(func: &mut ir::Function) {
         func.params.reset_user_func_name(r, own.clone());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::settings::OptLevel as CraneliftOptLevel;
+
+    const FILE: &str = "test run\nset opt_level=none\nset preserve_frame_pointers\ntarget x86_64\ntarget aarch64 has_lse\n\nfunction %f() {\nblock0:\n    return\n}\n";
+
+    #[test]
+    fn the_section_for_the_target_reaches_cranelift() {
+        let file = ClifFile::parse_for("t.clif", FILE, Machine::Target(Target::Aarch64)).unwrap();
+        // `-Oz` asks for `opt_level=speed`; the file's `set` wins.
+        let isa = Target::Aarch64
+            .isa_with(OptLevel::Oz, &file.module.settings)
+            .unwrap();
+        assert_eq!(isa.flags().opt_level(), CraneliftOptLevel::None);
+        assert!(isa.flags().preserve_frame_pointers());
+        assert!(!isa.flags().is_pic());
+        let lse = isa.isa_flags().into_iter().find(|f| f.name == "has_lse");
+        assert_eq!(lse.and_then(|f| f.as_bool()), Some(true));
+        let x86 = ClifFile::parse_for("t.clif", FILE, Machine::Target(Target::X86_64)).unwrap();
+        assert!(x86.module.settings.isa.is_empty());
+    }
+
+    #[test]
+    fn a_symbol_global_value_may_name_a_function() {
+        // `%h` takes the address of `f` before `%g` calls it: the data
+        // import becomes a function import.
+        let text = "function %h() -> i64 system_v {\n    gv0 = symbol %f\nblock0:\n    v0 = symbol_value.i64 gv0\n    return v0\n}\n\nfunction %g() system_v {\n    fn0 = %f() system_v\nblock0:\n    call fn0()\n    return\n}\n";
+        let file = ClifFile::parse("t.clif", text).unwrap();
+        let f = file.module.symbol_index("f").unwrap();
+        assert!(matches!(
+            file.module.symbols[f as usize].kind,
+            SymbolKind::Function(_)
+        ));
+        assert_eq!(file.module.symbols[f as usize].linkage, Linkage::Import);
+    }
+}

@@ -51,9 +51,31 @@ fn no_output_may_be_an_input() {
         // anything is written.
         &["build", "main.pare", "-o", "util.pare"],
         &["build", "main.pare", "-o", "util.pare", "--emit", "clif"],
-        &["build", "main.pare", "-o", "x", "--cgdata-generate", "util.pare"],
-        &["build", "main.pare", "-o", "x", "--two-rounds", "--cgdata-generate", "./main.pare"],
-        &["build", "main.pare", "-o", "old.cg", "--cgdata-use", "old.cg"],
+        &[
+            "build",
+            "main.pare",
+            "-o",
+            "x",
+            "--cgdata-generate",
+            "util.pare",
+        ],
+        &[
+            "build",
+            "main.pare",
+            "-o",
+            "x",
+            "--two-rounds",
+            "--cgdata-generate",
+            "./main.pare",
+        ],
+        &[
+            "build",
+            "main.pare",
+            "-o",
+            "old.cg",
+            "--cgdata-use",
+            "old.cg",
+        ],
     ] {
         refused(d, args, refuse);
     }
@@ -78,10 +100,21 @@ fn output_paths_are_checked_before_compiling() {
         "cannot write -o `no/such/dir/x`: `no/such/dir` does not exist",
     );
     std::fs::create_dir(d.join("out")).unwrap();
-    refused(d, &["build", "bad.pare", "-o", "out"], "-o `out` is a directory");
     refused(
         d,
-        &["build", "bad.pare", "-o", "x", "--cgdata-generate", "none/x.cg"],
+        &["build", "bad.pare", "-o", "out"],
+        "-o `out` is a directory",
+    );
+    refused(
+        d,
+        &[
+            "build",
+            "bad.pare",
+            "-o",
+            "x",
+            "--cgdata-generate",
+            "none/x.cg",
+        ],
         "`none` does not exist",
     );
     std::fs::write(d.join("file"), "").unwrap();
@@ -91,9 +124,10 @@ fn output_paths_are_checked_before_compiling() {
         "exists and is not a directory",
     );
     // An object directory is created, with its parents.
-    let o = run(parec()
-        .current_dir(d)
-        .args(["build", "main.pare", "--emit", "obj", "-o", "new/objs"]));
+    let o =
+        run(parec()
+            .current_dir(d)
+            .args(["build", "main.pare", "--emit", "obj", "-o", "new/objs"]));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(d.join("new/objs/main.o").is_file());
 }
@@ -152,7 +186,11 @@ fn outcome_on_full_device(cmd: &mut Command) -> (Option<i32>, String) {
 fn write_errors_on_stdout_trap_in_every_executor() {
     let (dir, _, _) = program();
     let d = dir.path();
-    std::fs::write(d.join("many.pare"), "fn main() { let mut i = 0; while i < 100000 { print(i); i = i + 1; } }\n").unwrap();
+    std::fs::write(
+        d.join("many.pare"),
+        "fn main() { let mut i = 0; while i < 100000 { print(i); i = i + 1; } }\n",
+    )
+    .unwrap();
     std::fs::write(d.join("exits.pare"), "fn main() { print(5); exit(3); }\n").unwrap();
     let trap = (Some(101), "trap: write error on stdout\n".to_string());
     for program in ["main.pare", "many.pare", "exits.pare"] {
@@ -175,7 +213,11 @@ fn write_errors_on_stdout_trap_in_every_executor() {
                 }
                 None => Command::new(&exe),
             };
-            assert_eq!(outcome_on_full_device(&mut cmd), trap, "{program} for {target}");
+            assert_eq!(
+                outcome_on_full_device(&mut cmd),
+                trap,
+                "{program} for {target}"
+            );
         }
     }
     // Without the full device, `exit(3)` is status 3.
@@ -189,9 +231,16 @@ fn a_closed_pipe_ends_every_executor_alike() {
     // `parec run` and `parec interp` let it be killed the same way.
     let (dir, _, _) = program();
     let d = dir.path();
-    std::fs::write(d.join("endless.pare"), "fn main() { while true { print(1); } }\n").unwrap();
+    std::fs::write(
+        d.join("endless.pare"),
+        "fn main() { while true { print(1); } }\n",
+    )
+    .unwrap();
     let exe = d.join("endless");
-    let o = run(parec().current_dir(d).args(["build", "endless.pare", "-o"]).arg(&exe));
+    let o = run(parec()
+        .current_dir(d)
+        .args(["build", "endless.pare", "-o"])
+        .arg(&exe));
     assert!(o.status.success(), "{}", stderr(&o));
     let mut qemu = Command::new("qemu-aarch64-static");
     qemu.arg(&exe);
@@ -199,7 +248,11 @@ fn a_closed_pipe_ends_every_executor_alike() {
     jit.current_dir(d).args(["run", "endless.pare"]);
     let mut interp = parec();
     interp.current_dir(d).args(["interp", "endless.pare"]);
-    for (name, cmd) in [("executable", &mut qemu), ("run", &mut jit), ("interp", &mut interp)] {
+    for (name, cmd) in [
+        ("executable", &mut qemu),
+        ("run", &mut jit),
+        ("interp", &mut interp),
+    ] {
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -223,20 +276,49 @@ fn libc_sigpipe() -> i32 {
 fn parec_reports_its_own_write_errors() {
     let (dir, _, _) = program();
     let d = dir.path();
-    let o = to_full_device(parec().current_dir(d).args(["build", "main.pare", "--emit", "clif"]));
+    let o = to_full_device(
+        parec()
+            .current_dir(d)
+            .args(["build", "main.pare", "--emit", "clif"]),
+    );
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o), "error: cannot write to stdout: No space left on device\n");
-    let o = run(parec()
-        .current_dir(d)
-        .args(["build", "main.pare", "-o", "exe", "--cgdata-generate", "a.cg"]));
+    assert_eq!(
+        stderr(&o),
+        "error: cannot write to stdout: No space left on device\n"
+    );
+    let o = run(parec().current_dir(d).args([
+        "build",
+        "main.pare",
+        "-o",
+        "exe",
+        "--cgdata-generate",
+        "a.cg",
+    ]));
     assert!(o.status.success(), "{}", stderr(&o));
     let o = to_full_device(parec().current_dir(d).args(["cgdata", "show", "a.cg"]));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot write to stdout"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write to stdout"),
+        "{}",
+        stderr(&o)
+    );
+    // A `.clif` program has no Pare runtime: the JIT's flush after `main`
+    // reports the lost output.
+    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hello.clif");
+    let o = to_full_device(parec().arg("run").arg(&hello));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "error: cannot write the program's output: No space left on device\n"
+    );
     let clif = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arith.clif");
     let o = to_full_device(parec().arg("opt").arg(&clif));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("cannot write to stdout"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write to stdout"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -248,11 +330,12 @@ fn cgdata_merge_counts_equal_inputs_once_and_keeps_its_inputs() {
         .iter()
         .map(|f| examples.join(f))
         .collect();
-    let o = run(parec()
-        .current_dir(d)
-        .arg("build")
-        .args(&sources)
-        .args(["-o", "exe", "--cgdata-generate", "a.cg"]));
+    let o = run(parec().current_dir(d).arg("build").args(&sources).args([
+        "-o",
+        "exe",
+        "--cgdata-generate",
+        "a.cg",
+    ]));
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::copy(d.join("a.cg"), d.join("copy.cg")).unwrap();
     let show = |file: &str| {
@@ -263,10 +346,20 @@ fn cgdata_merge_counts_equal_inputs_once_and_keeps_its_inputs() {
     let original = show("a.cg");
     assert!(original.contains("outline:"), "{original}");
     for inputs in [&["a.cg", "a.cg"][..], &["a.cg", "copy.cg", "./a.cg"]] {
-        let o = run(parec().current_dir(d).args(["cgdata", "merge", "m.cg"]).args(inputs));
+        let o = run(parec()
+            .current_dir(d)
+            .args(["cgdata", "merge", "m.cg"])
+            .args(inputs));
         assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(show("m.cg"), original, "merge {inputs:?}");
-        assert_eq!(std::fs::read(d.join("m.cg")).unwrap(), std::fs::read(d.join("a.cg")).unwrap());
+        assert_eq!(
+            std::fs::read(d.join("m.cg")).unwrap(),
+            std::fs::read(d.join("a.cg")).unwrap()
+        );
     }
-    refused(d, &["cgdata", "merge", "a.cg", "copy.cg", "a.cg"], "refusing to overwrite it");
+    refused(
+        d,
+        &["cgdata", "merge", "a.cg", "copy.cg", "a.cg"],
+        "refusing to overwrite it",
+    );
 }

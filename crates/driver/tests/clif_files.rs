@@ -332,6 +332,10 @@ fn deep_recursion_in_run_lines_is_a_failure_not_a_crash() {
     );
     let o = run(parec().arg("opt").arg(&file).arg("--run"));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("calls nest deeper than 262144"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("calls nest deeper than 262144"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!stderr(&o).contains("%down(100000)"), "{}", stderr(&o));
 }
