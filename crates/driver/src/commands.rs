@@ -17,8 +17,8 @@ use crate::codegen::{self, CompiledObject};
 use crate::io_error;
 use crate::link::{self, Icf};
 use crate::pipeline::Pipeline;
-use crate::target::{OptLevel, Target};
 use crate::size::{self, SizeOptions};
+use crate::target::{OptLevel, Target};
 use crate::{asm, frontend, jit, link_report, remarks, Failure};
 
 /// What `parec build` writes.

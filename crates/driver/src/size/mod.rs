@@ -63,7 +63,9 @@
 //! `pare_runtime`; other functions of the program's code take the object
 //! they came from — the `STT_FILE` symbol before a local symbol (outlined
 //! functions), or, for a global one (`main`), the module of the closest
-//! function before it in memory; `libc` is one module, `(libc)`. A
+//! function before it in the program's code (after it, if none is before):
+//! the linker keeps each object's code together. `libc` is one module,
+//! `(libc)`. A
 //! generic is `module::name` of the instances `module::name<args>`,
 //! their thunks and bodies ([`names`]).
 //!
@@ -365,7 +367,10 @@ impl<'a> Analysis<'a> {
             for b in 0..self.blocks.len() {
                 let block = &self.blocks[b];
                 let kinds = block.rows.iter().map(|&r| self.rows[r].kind);
-                if kinds.clone().any(|k| matches!(k, Kind::TrapPath | Kind::Libc | Kind::Runtime)) {
+                if kinds
+                    .clone()
+                    .any(|k| matches!(k, Kind::TrapPath | Kind::Libc | Kind::Runtime))
+                {
                     continue;
                 }
                 let image = &self.images[block.image];
@@ -387,9 +392,10 @@ impl<'a> Analysis<'a> {
         }
         let targets = self.trap_targets();
         for block in &mut self.blocks {
-            let own = block.rows.iter().all(|&r| {
-                !matches!(self.rows[r].kind, Kind::TrapPath | Kind::Libc)
-            });
+            let own = block
+                .rows
+                .iter()
+                .all(|&r| !matches!(self.rows[r].kind, Kind::TrapPath | Kind::Libc));
             if own {
                 let image = &self.images[block.image];
                 block.trap_bytes = traps::stub_bytes(
@@ -536,8 +542,11 @@ impl<'a> Analysis<'a> {
             }
         }
         for block in &self.blocks {
-            let groups: BTreeSet<String> =
-                block.rows.iter().filter_map(|&r| key(&self.rows[r])).collect();
+            let groups: BTreeSet<String> = block
+                .rows
+                .iter()
+                .filter_map(|&r| key(&self.rows[r]))
+                .collect();
             for name in &groups {
                 let group = table.get_mut(name).expect("every key has a row");
                 group.bytes += block.range.size;
@@ -583,7 +592,7 @@ impl<'a> Naming<'a> {
     fn new(image: &'a Image, defined: &'a BTreeSet<&'a str>) -> Naming<'a> {
         let mut program_range: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
         for s in &image.symbols {
-            if names::kind_by_name(&s.name, false).is_some_and(|k| k != Kind::Libc) {
+            if names::kind_by_name(&s.name, false).is_some() {
                 let range = program_range
                     .entry(s.section)
                     .or_insert((s.address, s.address + s.size));
@@ -599,20 +608,20 @@ impl<'a> Naming<'a> {
     }
 
     fn has_body(&self, name: &str) -> bool {
-        self.defined.contains(format!("{name}{BODY_SUFFIX}").as_str())
+        self.defined
+            .contains(format!("{name}{BODY_SUFFIX}").as_str())
     }
 
     /// The module and the kind (by name, or by place) of `symbol`.
     fn classify(&self, symbol: &elf::CodeSymbol) -> (String, Kind) {
         let by_name = names::kind_by_name(&symbol.name, self.has_body(&symbol.name));
         if !self.image.executable {
-            return (object_module(&self.image.path), by_name.unwrap_or(Kind::Program));
+            return (
+                object_module(&self.image.path),
+                by_name.unwrap_or(Kind::Program),
+            );
         }
-        let in_program = self
-            .program_range
-            .get(&symbol.section)
-            .is_some_and(|&(lo, hi)| symbol.address >= lo && symbol.address < hi);
-        let kind = by_name.unwrap_or(if in_program {
+        let kind = by_name.unwrap_or(if self.in_program(symbol) {
             Kind::Program
         } else {
             Kind::Libc
@@ -625,22 +634,51 @@ impl<'a> Naming<'a> {
         if kind == Kind::Libc {
             return LIBC_MODULE.to_string();
         }
-        if let Some(name) = names::pare_name(&symbol.name) {
-            return name.module.to_string();
+        if let Some(module) = self.named_module(symbol) {
+            return module;
         }
-        if symbol.name.starts_with(names::RUNTIME_PREFIX) {
-            return names::RUNTIME_MODULE.to_string();
-        }
-        if let Some(file) = &symbol.file {
-            return file.clone();
-        }
-        self.image
+        // A global without a module in its name: the object around it.
+        let same_section = |s: &&elf::CodeSymbol| s.section == symbol.section;
+        let before = self
+            .image
             .symbols
             .iter()
-            .filter(|s| s.section == symbol.section && s.address < symbol.address)
+            .filter(same_section)
+            .filter(|s| s.address < symbol.address)
             .rev()
-            .find_map(|s| names::pare_name(&s.name).map(|n| n.module.to_string()))
+            .find_map(|s| self.named_module(s));
+        let after = || {
+            self.image
+                .symbols
+                .iter()
+                .filter(same_section)
+                .filter(|s| s.address > symbol.address)
+                .find_map(|s| self.named_module(s))
+        };
+        before
+            .or_else(after)
             .unwrap_or_else(|| "(program)".to_string())
+    }
+
+    /// The module a symbol of the program's code names: by its Pare name,
+    /// as the runtime's, or by its `STT_FILE` (locals).
+    fn named_module(&self, symbol: &elf::CodeSymbol) -> Option<String> {
+        if !self.in_program(symbol) {
+            return None;
+        }
+        if let Some(name) = names::pare_name(&symbol.name) {
+            return Some(name.module.to_string());
+        }
+        if symbol.name.starts_with(names::RUNTIME_PREFIX) {
+            return Some(names::RUNTIME_MODULE.to_string());
+        }
+        symbol.file.clone()
+    }
+
+    fn in_program(&self, symbol: &elf::CodeSymbol) -> bool {
+        self.program_range
+            .get(&symbol.section)
+            .is_some_and(|&(lo, hi)| symbol.address >= lo && symbol.address < hi)
     }
 }
 

@@ -123,7 +123,10 @@ mod tests {
         assert_eq!(kind_by_name("main", false), Some(Kind::Program));
         assert_eq!(kind_by_name("pare_trap", false), Some(Kind::Runtime));
         assert_eq!(kind_by_name("pare_trap_null", false), Some(Kind::TrapPath));
-        assert_eq!(kind_by_name("pare_trap.bounds", false), Some(Kind::TrapPath));
+        assert_eq!(
+            kind_by_name("pare_trap.bounds", false),
+            Some(Kind::TrapPath)
+        );
         assert_eq!(kind_by_name("memcpy", false), None);
     }
 }

@@ -105,7 +105,11 @@ fn group_table(
         "{title:<24} {:>9} {percent_title:>7} {functions_title:>9} {:>9}",
         "bytes", "shared"
     );
-    let shown = if top == 0 { rows.len() } else { top.min(rows.len()) };
+    let shown = if top == 0 {
+        rows.len()
+    } else {
+        top.min(rows.len())
+    };
     for row in &rows[..shown] {
         let shared = if row.shared > 0 {
             row.shared.to_string()
@@ -141,7 +145,11 @@ fn function_table(out: &mut String, rows: &[&FunctionRow], whole: u64, top: usiz
         "{:>9} {:>7}  {:<12} {:<16} function",
         "bytes", "% own", "kind", "module"
     );
-    let shown = if top == 0 { rows.len() } else { top.min(rows.len()) };
+    let shown = if top == 0 {
+        rows.len()
+    } else {
+        top.min(rows.len())
+    };
     for row in &rows[..shown] {
         let _ = writeln!(
             out,
@@ -226,13 +234,18 @@ pub fn comparison(diff: &Comparison, top: usize) -> String {
         .filter(|d| d.change() != Change::Same)
         .collect();
     out.push('\n');
-    let counts: Vec<String> = [Change::Grew, Change::Shrank, Change::Appeared, Change::Vanished]
-        .iter()
-        .map(|c| {
-            let n = changed.iter().filter(|d| d.change() == *c).count();
-            format!("{n} {}", c.name())
-        })
-        .collect();
+    let counts: Vec<String> = [
+        Change::Grew,
+        Change::Shrank,
+        Change::Appeared,
+        Change::Vanished,
+    ]
+    .iter()
+    .map(|c| {
+        let n = changed.iter().filter(|d| d.change() == *c).count();
+        format!("{n} {}", c.name())
+    })
+    .collect();
     let _ = writeln!(out, "functions: {}", counts.join(", "));
     let _ = writeln!(
         out,

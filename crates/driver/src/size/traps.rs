@@ -149,7 +149,12 @@ fn x86_64_stubs(
         }
         let rel = i32::from_le_bytes([code[i + 1], code[i + 2], code[i + 3], code[i + 4]]);
         let next = range.start + i as u64 + 5;
-        if !reaches_target(section, next - 4, next.wrapping_add_signed(rel.into()), targets) {
+        if !reaches_target(
+            section,
+            next - 4,
+            next.wrapping_add_signed(rel.into()),
+            targets,
+        ) {
             i += 1;
             continue;
         }
@@ -197,7 +202,10 @@ mod tests {
     fn aarch64_stub_with_mov_call_and_udf() {
         let trap = 0x1000;
         // ret; mov w0, #2; bl trap; udf #0xc11f
-        let code = section(&[0xD65F_03C0, 0x5280_0040, bl(0x108, trap), 0x0000_C11F], 0x100);
+        let code = section(
+            &[0xD65F_03C0, 0x5280_0040, bl(0x108, trap), 0x0000_C11F],
+            0x100,
+        );
         let targets = TrapTargets {
             addresses: [trap].into(),
             ..TrapTargets::default()

@@ -283,7 +283,9 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         match rewrite::merge_function(module, index, shape, group, opts) {
             Ok(body) => {
                 report.stats.merged += 1;
-                report.remarks.push(merged(&module.name, &name, &body, group));
+                report
+                    .remarks
+                    .push(merged(&module.name, &name, &body, group));
             }
             Err(why) => {
                 report.stats.pattern_mismatches += 1;

@@ -88,7 +88,10 @@ pub(crate) fn finish(
 }
 
 /// The remark of a rewritten function that keeps its original bytes.
-fn layout_remark(orig: &MachFunction, laid_out: &Result<Emitted, super::lift::LayoutError>) -> Remark {
+fn layout_remark(
+    orig: &MachFunction,
+    laid_out: &Result<Emitted, super::lift::LayoutError>,
+) -> Remark {
     let why = match laid_out {
         Ok(e) => format!(
             "the rewritten code is larger ({} -> {} bytes: alignment)",

@@ -63,8 +63,9 @@ impl<'a> Outliner<'a> {
             .iter()
             .filter_map(|f| {
                 let why = f.opaque.as_ref()?;
-                let remark = Remark::analysis(PASS, "opaque", &f.name, format!("not lifted: {why}"))
-                    .count("opaque_functions", 1);
+                let remark =
+                    Remark::analysis(PASS, "opaque", &f.name, format!("not lifted: {why}"))
+                        .count("opaque_functions", 1);
                 Some(OutlineRemark { body: None, remark })
             })
             .collect();

@@ -292,7 +292,11 @@ pub struct Choice {
 /// wholly inside earlier choices (every occurrence overlapped: the shorter
 /// prefixes and suffixes of a chosen sequence) are dropped silently; the
 /// others not taken are [`Choice::rejected`].
-pub fn choose(candidates: Vec<Candidate>, pricing: Pricing, functions: &[LiftedFunction]) -> Choice {
+pub fn choose(
+    candidates: Vec<Candidate>,
+    pricing: Pricing,
+    functions: &[LiftedFunction],
+) -> Choice {
     let (mut candidates, unprofitable): (Vec<Candidate>, Vec<Candidate>) =
         candidates.into_iter().partition(|c| pricing.value(c) > 0);
     candidates.sort_by(|a, b| pricing.rank(a, b));
