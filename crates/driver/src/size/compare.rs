@@ -2,8 +2,10 @@
 //! between two builds, per function and per kind.
 //!
 //! Functions are matched by name (in objects, by object and name, as the
-//! report's rows are); a function's size is its row's bytes. Deltas are
-//! `new − old`. Both builds must be the same kind of input (executables or
+//! report's rows are); a function's size is its row's bytes, its folded
+//! code included (marked `shared with N`, as in the report, so the deltas
+//! of functions sharing code add up to more than the code that changed).
+//! Deltas are `new − old`. Both builds must be the same kind of input (executables or
 //! objects) for the same architecture.
 
 use std::collections::BTreeMap;
@@ -47,6 +49,9 @@ pub struct Delta {
     pub new: u64,
     pub in_old: bool,
     pub in_new: bool,
+    /// Functions sharing its code (folded), in the new build (in the old
+    /// one if it vanished); 0 for kinds.
+    pub shared_with: usize,
 }
 
 impl Delta {
@@ -119,6 +124,7 @@ pub fn compare(old: &Report, new: &Report) -> Result<Comparison> {
                 new: 0,
                 in_old: true,
                 in_new: false,
+                shared_with: f.shared_with,
             },
         );
     }
@@ -133,15 +139,17 @@ pub fn compare(old: &Report, new: &Report) -> Result<Comparison> {
                 new: 0,
                 in_old: false,
                 in_new: false,
+                shared_with: 0,
             });
         delta.module = f.module.clone();
+        delta.shared_with = f.shared_with;
         delta.kind = f.kind.name().to_string();
         delta.new = f.bytes;
         delta.in_new = true;
     }
     let mut functions: Vec<Delta> = functions.into_values().collect();
     functions.sort_by(|a, b| {
-        let same = |d: &Delta| d.change() == super::compare::Change::Same;
+        let same = |d: &Delta| d.change() == Change::Same;
         same(a)
             .cmp(&same(b))
             .then_with(|| b.delta().abs().cmp(&a.delta().abs()))
@@ -162,6 +170,7 @@ pub fn compare(old: &Report, new: &Report) -> Result<Comparison> {
                 new: new_row.map_or(0, |r| r.bytes),
                 in_old: old_row.is_some(),
                 in_new: new_row.is_some(),
+                shared_with: 0,
             })
         })
         .collect();

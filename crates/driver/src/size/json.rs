@@ -14,7 +14,7 @@
 //! field is in the module doc of [`super`]. A comparison is
 //! `{"old_inputs", "new_inputs", "total": {"old", "new", "delta"}, "own":
 //! ..., "kinds": [delta], "functions": [delta]}` with a delta `{"name",
-//! "module", "kind", "old", "new", "delta", "change"}`.
+//! "module", "kind", "old", "new", "delta", "change", "shared_with"}`.
 
 use serde_json::{json, Value};
 
@@ -91,6 +91,7 @@ fn delta(d: &Delta) -> Value {
         "new": d.new,
         "delta": d.delta(),
         "change": d.change().name(),
+        "shared_with": d.shared_with,
     })
 }
 

@@ -258,9 +258,14 @@ pub fn comparison(diff: &Comparison, top: usize) -> String {
         top.min(changed.len())
     };
     for row in &changed[..shown] {
+        let shared = if row.shared_with > 0 {
+            format!("  [shared with {}]", row.shared_with)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "{:>9} {:>9} {:>+9}  {:<9} {:<16} {}",
+            "{:>9} {:>9} {:>+9}  {:<9} {:<16} {}{shared}",
             row.old,
             row.new,
             row.delta(),
