@@ -363,49 +363,52 @@ impl<'a> Analysis<'a> {
     fn find_trap_paths(&mut self) {
         loop {
             let targets = self.trap_targets();
-            let mut changed = false;
-            for b in 0..self.blocks.len() {
-                let block = &self.blocks[b];
-                let kinds = block.rows.iter().map(|&r| self.rows[r].kind);
-                if kinds
-                    .clone()
-                    .any(|k| matches!(k, Kind::TrapPath | Kind::Libc | Kind::Runtime))
-                {
-                    continue;
-                }
-                let image = &self.images[block.image];
-                if traps::is_stub(
-                    image.arch,
-                    &image.code[block.section],
-                    block.range,
-                    &targets[block.image],
-                ) {
-                    for &r in &block.rows.clone() {
-                        self.rows[r].kind = Kind::TrapPath;
-                    }
-                    changed = true;
-                }
-            }
-            if !changed {
+            let stubs: Vec<usize> = (0..self.blocks.len())
+                .filter(|&b| self.may_be_trap_path(b) && self.is_stub(b, &targets))
+                .collect();
+            if stubs.is_empty() {
                 break;
+            }
+            for b in stubs {
+                for &r in &self.blocks[b].rows {
+                    self.rows[r].kind = Kind::TrapPath;
+                }
             }
         }
         let targets = self.trap_targets();
-        for block in &mut self.blocks {
+        for b in 0..self.blocks.len() {
+            let block = &self.blocks[b];
             let own = block
                 .rows
                 .iter()
                 .all(|&r| !matches!(self.rows[r].kind, Kind::TrapPath | Kind::Libc));
             if own {
                 let image = &self.images[block.image];
-                block.trap_bytes = traps::stub_bytes(
-                    image.arch,
-                    &image.code[block.section],
-                    block.range,
-                    &targets[block.image],
-                );
+                let section = &image.code[block.section];
+                let bytes =
+                    traps::stub_bytes(image.arch, section, block.range, &targets[block.image]);
+                self.blocks[b].trap_bytes = bytes;
             }
         }
+    }
+
+    /// Whether block `b` is the program's code and not yet a trap path:
+    /// the runtime's `pare_trap` and the C library are never trap paths.
+    fn may_be_trap_path(&self, b: usize) -> bool {
+        self.blocks[b].rows.iter().all(|&r| {
+            !matches!(
+                self.rows[r].kind,
+                Kind::TrapPath | Kind::Libc | Kind::Runtime
+            )
+        })
+    }
+
+    /// Whether block `b` is exactly one trap stub.
+    fn is_stub(&self, b: usize, targets: &[TrapTargets]) -> bool {
+        let block = &self.blocks[b];
+        let image = &self.images[block.image];
+        let section = &image.code[block.section];
+        traps::is_stub(image.arch, section, block.range, &targets[block.image])
     }
 
     /// The trap targets of every image: `pare_trap` and the trap paths.
@@ -729,4 +732,100 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
         io_error::write(path, html::page(&report).as_bytes())?;
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elf::{CodeSection, CodeSymbol, SectionClass};
+
+    /// `bl` (or `b`) from `from` to `to`.
+    fn branch(link: bool, from: u64, to: u64) -> u32 {
+        let op = if link { 0x9400_0000 } else { 0x1400_0000 };
+        op | (((to as i64 - from as i64) >> 2) as u32 & 0x03FF_FFFF)
+    }
+
+    const RET: u32 = 0xD65F_03C0;
+    const UDF: u32 = 0x0000_C11F;
+    const MOV_W0_3: u32 = 0x5280_0060;
+    const CBZ_X0: u32 = 0xB400_0000;
+
+    /// An executable with a shared trap path in the style of issue 13
+    /// (`pare_trap_null`: checks branch to it), an unnamed function that
+    /// is one stub, a function with a stub inside, and `pare_trap`.
+    fn image() -> Image {
+        let base = 0x1000;
+        let trap = base + 0x40;
+        let mut words = vec![0; 0x50 / 4];
+        let mut put = |at: u64, w: u32| words[((at - base) / 4) as usize] = w;
+        // main::f at 0x1000: cbz x0, pare_trap_null; ret; then a stub.
+        put(0x1000, CBZ_X0);
+        put(0x1004, RET);
+        put(0x1008, MOV_W0_3);
+        put(0x100c, branch(true, 0x100c, trap));
+        put(0x1010, UDF);
+        // pare_trap_null at 0x1020: mov w0, #3; b pare_trap.
+        put(0x1020, MOV_W0_3);
+        put(0x1024, branch(false, 0x1024, trap));
+        // helper at 0x1030 (no Pare name, inside the program): one stub.
+        put(0x1030, MOV_W0_3);
+        put(0x1034, branch(true, 0x1034, trap));
+        put(0x1038, UDF);
+        // pare_trap at 0x1040.
+        put(0x1040, RET);
+        let symbol = |name: &str, address: u64, size: u64| CodeSymbol {
+            name: name.to_string(),
+            section: 0,
+            address,
+            size,
+            global: true,
+            file: None,
+        };
+        Image {
+            path: "prog".into(),
+            executable: true,
+            arch: Arch::Aarch64,
+            sections: vec![SectionInfo {
+                name: ".text".into(),
+                size: 0x50,
+                class: SectionClass::Code,
+            }],
+            code: vec![CodeSection {
+                index: 1,
+                name: ".text".into(),
+                address: base,
+                bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+                relocs: Default::default(),
+            }],
+            symbols: vec![
+                symbol("main::f", 0x1000, 0x14),
+                symbol("pare_trap_null", 0x1020, 8),
+                symbol("helper", 0x1030, 12),
+                symbol("pare_trap", 0x1040, 4),
+                symbol("memcpy", 0x1048, 8),
+            ],
+        }
+    }
+
+    #[test]
+    fn trap_paths_by_name_by_code_and_inside_functions() {
+        let report = Report::of_images(&[image()]).unwrap();
+        let row = |name: &str| report.functions.iter().find(|f| f.name == name).unwrap();
+        assert_eq!(row("pare_trap_null").kind, Kind::TrapPath);
+        assert_eq!(row("helper").kind, Kind::TrapPath);
+        // No module in its name: the module of the function before it.
+        assert_eq!(row("helper").module, names::RUNTIME_MODULE);
+        assert_eq!(row("pare_trap_null").module, names::RUNTIME_MODULE);
+        assert_eq!(row("pare_trap").kind, Kind::Runtime);
+        assert_eq!(row("memcpy").kind, Kind::Libc);
+        let f = row("main::f");
+        assert_eq!((f.kind, f.trap_bytes), (Kind::Program, 12));
+        // Trap paths: the two functions and the stub inside main::f.
+        assert_eq!(report.kind(Kind::TrapPath).unwrap().bytes, 8 + 12 + 12);
+        assert_eq!(report.kind(Kind::Program).unwrap().bytes, 0x14 - 12);
+        // Gaps between functions are padding; everything adds up.
+        let kinds: u64 = report.kinds.iter().map(|k| k.bytes).sum();
+        assert_eq!(kinds, report.total);
+        assert_eq!(report.total, 0x50);
+    }
 }
