@@ -756,7 +756,7 @@ mod tests {
     fn image() -> Image {
         let base = 0x1000;
         let trap = base + 0x40;
-        let mut words = vec![0; 0x50 / 4];
+        let mut words = [0u32; 0x50 / 4];
         let mut put = |at: u64, w: u32| words[((at - base) / 4) as usize] = w;
         // main::f at 0x1000: cbz x0, pare_trap_null; ret; then a stub.
         put(0x1000, CBZ_X0);
