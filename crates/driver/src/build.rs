@@ -58,6 +58,7 @@ use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
+use parec_passes::remark::Remark;
 
 use crate::codegen::{self, CodegenOptions, CompiledObject};
 use crate::outputs::Outputs;
@@ -328,9 +329,12 @@ impl Output {
         })
     }
 
-    /// Every pass's remarks, in pipeline order.
-    pub fn remarks(&self) -> impl Iterator<Item = &String> {
-        self.passes.iter().flat_map(|run| &run.outcome.remarks)
+    /// Every pass's remarks: the CLIF passes' in pipeline order, then the
+    /// machine passes' of the objects kept (round 2's in a two-round
+    /// build), in module order.
+    pub fn remarks(&self) -> impl Iterator<Item = &Remark> {
+        let clif = self.passes.iter().flat_map(|run| &run.outcome.remarks);
+        clif.chain(self.objects.iter().flat_map(|obj| &obj.remarks))
     }
 }
 

@@ -27,6 +27,7 @@ use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
+use parec_passes::remark::{self, Remark};
 
 use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
 use crate::object::write_with_addrsig;
@@ -65,6 +66,8 @@ pub struct CompiledObject {
     /// The outliner's publication for the global prefix tree (empty if it
     /// did not run): see [`combined_outline_tree`].
     pub outline_tree: OutlineTree,
+    /// The machine passes' remarks, one per decision, in pass order.
+    pub remarks: Vec<Remark>,
     pub times: CodegenTimes,
 }
 
@@ -159,6 +162,7 @@ pub fn compile_module(
         .with_context(in_module)?;
     let address_significant: Vec<String> = definer.address_significant().iter().cloned().collect();
     let product = obj.finish();
+    remark::fill_module(&mut code.remarks, &module.name);
     let bytes = write_with_addrsig(product.object, &address_significant)
         .with_context(|| format!("cannot write the object of module `{}`", module.name))?;
     times.object = start.elapsed();
@@ -167,6 +171,7 @@ pub fn compile_module(
         bytes,
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
+        remarks: code.remarks,
         times,
     })
 }
@@ -182,6 +187,8 @@ struct MachineCode {
     outlined: Vec<outline::OutlinedFunction>,
     outline_stats: Option<OutlineStats>,
     outline_tree: OutlineTree,
+    /// The machine passes' remarks.
+    remarks: Vec<Remark>,
 }
 
 impl MachineCode {
@@ -192,6 +199,7 @@ impl MachineCode {
             outlined: Vec::new(),
             outline_stats: None,
             outline_tree: OutlineTree::default(),
+            remarks: Vec::new(),
         }
     }
 
@@ -207,6 +215,7 @@ impl MachineCode {
         self.outlined = result.outlined;
         self.outline_stats = Some(result.stats);
         self.outline_tree = result.published;
+        self.remarks.extend(result.remarks);
     }
 }
 

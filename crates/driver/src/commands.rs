@@ -17,8 +17,9 @@ use crate::io_error;
 use crate::link::{self, Icf};
 use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
+use crate::size::{self, SizeOptions};
 use crate::target::{Machine, OptLevel, Target};
-use crate::{asm, frontend, jit, link_report, Failure};
+use crate::{asm, frontend, jit, link_report, remarks, Failure};
 
 /// What `parec build` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -44,8 +45,11 @@ pub struct BuildOptions {
     pub passes: Option<String>,
     /// Cross-module merging and outlining: cgdata and rounds.
     pub mode: ModeFlags,
-    /// Print one line per merge decision (`--remarks`).
+    /// Print one line per pass decision to stderr (`--remarks`).
     pub remarks: bool,
+    /// Write every pass decision as JSON lines to this file
+    /// (`--remarks=FILE`; docs/REMARKS.md).
+    pub remarks_file: Option<PathBuf>,
     /// Print the machine outliner's statistics to stderr.
     pub outline_stats: bool,
 }
@@ -238,9 +242,10 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
     };
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {
-        for remark in output.remarks() {
-            eprintln!("remark: {remark}");
-        }
+        remarks::print_text(output.remarks());
+    }
+    if let Some(path) = &opts.remarks_file {
+        remarks::write_json_lines(path, output.remarks())?;
     }
     if opts.outline_stats && opts.emit != Emit::Clif {
         eprint!("{}", codegen::outline_report(&output.objects));
@@ -277,7 +282,8 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
                 .as_deref()
                 .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
             link_objects(&output.objects, out, opts.target, opts.icf)?;
-            report_merging(&output, &build.mode, out, opts.remarks)?;
+            let remarks = opts.remarks || opts.remarks_file.is_some();
+            report_merging(&output, &build.mode, out, remarks)?;
         }
     }
     Ok(0)
@@ -428,4 +434,10 @@ pub fn opt(
         eprintln!("{} run command(s) agree", report.runs);
     }
     Ok(0)
+}
+
+/// `parec size`: the size report, or the comparison with another build
+/// ([`crate::size`]).
+pub fn size(opts: &SizeOptions) -> Result<i32, Failure> {
+    Ok(size::command(opts)?)
 }

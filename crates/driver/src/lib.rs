@@ -20,10 +20,12 @@
 //!
 //! | module          | role                                               |
 //! |-----------------|----------------------------------------------------|
-//! | [`commands`]    | `parec run`, `interp`, `build`, `opt`              |
+//! | [`commands`]    | `parec run`, `interp`, `build`, `opt`, `size`      |
 //! | [`cgdata_cmd`]  | `parec cgdata show`, `merge`                        |
 //! | [`build`]       | [`build::Build::run`], build modes, stage times    |
 //! | [`pipeline`]    | CLIF and machine passes, the verifier              |
+//! | [`remarks`]     | the passes' remarks as text and JSON lines         |
+//! | [`size`]        | `parec size`: where the bytes of a build went      |
 //! | [`codegen`]     | Cranelift, machine passes, objects per module      |
 //! | [`object`]      | ELF writing with `.llvm_addrsig`                   |
 //! | [`clif_to_module`] | ClifModule → cranelift-module                   |
@@ -61,6 +63,8 @@ pub mod opt;
 pub mod outputs;
 pub mod parallel;
 pub mod pipeline;
+pub mod remarks;
+pub mod size;
 pub mod target;
 
 /// How a command failed.

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use parec::build::ModeFlags;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
+use parec::size::SizeOptions;
 use parec::target::{OptLevel, Target};
 use parec::Failure;
 
@@ -85,12 +86,35 @@ enum Command {
         /// Round 1 (merge summaries, outline tree) and round 2 in one build.
         #[arg(long, conflicts_with = "cgdata_use")]
         two_rounds: bool,
-        /// Print one line per merge decision (stderr).
-        #[arg(long)]
-        remarks: bool,
+        /// Pass decisions: one line each on stderr (`--remarks`), or JSON
+        /// lines in FILE (`--remarks=FILE`, docs/REMARKS.md).
+        #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+        remarks: Option<Option<PathBuf>>,
         /// Print what the machine outliner did (per module and in total) to stderr.
         #[arg(long)]
         outline_stats: bool,
+    },
+    /// Where the bytes of an executable or objects went: per function,
+    /// module, generic and kind; or the changes from another build.
+    Size {
+        /// One executable, or objects (a directory: the .o files in it).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show what changed from OTHER (the older build) to INPUTS.
+        #[arg(long, value_name = "OTHER")]
+        compare: Option<PathBuf>,
+        /// Also write a treemap of the program's own code to this HTML file.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
+        /// Rows of the generic and function tables (0: all).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// List the C library's modules and functions too.
+        #[arg(long)]
+        all: bool,
     },
     /// Inspect or combine cgdata files (the summaries of two-round builds).
     Cgdata {
@@ -276,10 +300,26 @@ fn execute(cli: Cli) -> ExitCode {
                     ignore_errors: cgdata_ignore_errors,
                     two_rounds,
                 },
-                remarks,
+                remarks: matches!(remarks, Some(None)),
+                remarks_file: remarks.flatten(),
                 outline_stats,
             })
         }
+        Command::Size {
+            inputs,
+            json,
+            compare,
+            html,
+            top,
+            all,
+        } => commands::size(&SizeOptions {
+            inputs,
+            json,
+            compare,
+            html,
+            top,
+            all,
+        }),
         Command::Cgdata {
             command: CgdataCommand::Merge { out, inputs },
         } => parec::cgdata_cmd::merge_files(&out, &inputs),

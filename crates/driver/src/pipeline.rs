@@ -29,7 +29,10 @@
 //!   ([`verify_modules`]), and a verifier error stops the compilation naming
 //!   the pass, the module and the function;
 //! - with a target ISA, size passes keep a function's rewrite only if its
-//!   machine code does not grow (see `parec_passes::gvn::run_for_size`).
+//!   machine code does not grow (see `parec_passes::gvn::run_for_size`);
+//! - every pass reports its decisions as `parec_passes::remark::Remark`s
+//!   ([`PassOutcome::remarks`], `CompiledObject::remarks` for machine
+//!   passes), in module order (docs/REMARKS.md).
 //!
 //! Levels: `-O0` and `-O2` run no parec pass (`-O2` is Cranelift alone, the
 //! baseline every size figure is compared to); `-Oz` runs [`Pass::ALL`].
@@ -45,6 +48,7 @@ use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::merge::{self, MergePlan, MergeStats};
+use parec_passes::remark::Remark;
 
 use crate::target::OptLevel;
 
@@ -105,7 +109,13 @@ impl ClifPass {
         plan: Option<&MergePlan>,
     ) -> PassOutcome {
         match self {
-            ClifPass::Gvn => PassOutcome::stats(PassStats::Gvn(run_gvn(module, isa))),
+            ClifPass::Gvn => {
+                let report = gvn::run_module(module, isa);
+                PassOutcome {
+                    stats: PassStats::Gvn(report.stats),
+                    remarks: report.remarks,
+                }
+            }
             ClifPass::Merge => {
                 let report = merge::run(module, plan, &crate::target::merge_options(isa));
                 PassOutcome {
@@ -120,25 +130,12 @@ impl ClifPass {
     }
 }
 
-/// GVN on every function of `module`, with the size guard when `isa` is given.
-fn run_gvn(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> GvnStats {
-    let mut total = GvnStats::default();
-    for def in &mut module.functions {
-        let stats = match isa {
-            Some(isa) => gvn::run_for_size(&mut def.func, isa),
-            None => gvn::run(&mut def.func),
-        };
-        total.accumulate(&stats);
-    }
-    total
-}
-
 /// What a CLIF pass did to one module, or, summed, to all of them.
 #[derive(Clone, Debug)]
 pub struct PassOutcome {
     pub stats: PassStats,
-    /// One line per decision (`--remarks`), in module order.
-    pub remarks: Vec<String>,
+    /// One remark per decision (`--remarks`), in module order.
+    pub remarks: Vec<Remark>,
 }
 
 impl PassOutcome {

@@ -472,7 +472,11 @@ block0:
         .arg("--remarks"));
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("scale3 -> scale3.Tgm"), "{stderr}");
+    assert!(
+        stderr.contains("remark: merge: merged scale3 [")
+            && stderr.contains("thunk of `scale3.Tgm`"),
+        "{stderr}"
+    );
     let ran = run(Command::new("qemu-aarch64-static").arg(&exe));
     assert!(jit.status.code().is_some(), "{}", text(&jit.stderr));
     assert_eq!(ran.status.code(), jit.status.code());

@@ -13,6 +13,9 @@
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
 //!
+//! Every pass reports its decisions as [`remark::Remark`]s, one per decision
+//! about a function (docs/REMARKS.md).
+//!
 //! # Using the passes
 //!
 //! A module is built from CLIF functions whose external names are
@@ -90,3 +93,4 @@ pub mod clif_module;
 pub mod gvn;
 pub mod merge;
 pub mod outline;
+pub mod remark;

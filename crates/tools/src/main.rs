@@ -213,6 +213,7 @@ fn execute(cli: Cli) -> ExitCode {
                     passes: None,
                     mode: ModeFlags::default(),
                     remarks: false,
+                    remarks_file: None,
                     outline_stats: false,
                 };
                 commands::build_with_pipeline(&options, pipeline)

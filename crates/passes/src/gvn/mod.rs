@@ -115,9 +115,11 @@ mod cfg;
 mod eliminate;
 mod expr;
 mod pre;
+mod remarks;
 mod simplify;
 
 pub use pre::PreMode;
+pub use remarks::{run_module, GvnReport};
 
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::Function;
@@ -342,9 +344,30 @@ fn pre_rounds(
 /// is, the function is restored (counted in [`GvnStats::reverted`]). This
 /// compiles each changed function two times, and up to four when it grows.
 pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
+    run_for_size_measured(func, isa).stats
+}
+
+/// What [`run_for_size`] did to one function and the machine-code sizes it
+/// measured on the way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SizedRun {
+    pub stats: GvnStats,
+    /// Bytes of the original function (`None`: not measured, because GVN
+    /// changed nothing, or it did not compile).
+    pub before: Option<usize>,
+    /// Bytes of the function kept (the original's when reverted).
+    pub after: Option<usize>,
+    /// Each PRE mode tried whose code grew, with its size.
+    pub grew: Vec<(PreMode, usize)>,
+}
+
+/// [`run_for_size`], reporting the sizes it measured.
+pub fn run_for_size_measured(func: &mut Function, isa: &dyn TargetIsa) -> SizedRun {
     let original = func.clone();
-    let mut before = None;
+    // The original's size, measured once, when first needed.
+    let mut original_size: Option<Option<usize>> = None;
     let mut last: Option<GvnStats> = None;
+    let mut grew = Vec::new();
     for pre in [PreMode::Full, PreMode::NoJoinInsertion, PreMode::Off] {
         if let Some(previous) = &last {
             let same_as_previous = match pre {
@@ -359,14 +382,32 @@ pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
         let mut stats = run_with(&mut candidate, GvnOptions { pre });
         stats.pre_dropped = u64::from(pre != PreMode::Full);
         if !stats.changed() {
-            return stats;
+            if last.is_some() {
+                // A fallback that changes nothing is the original: the
+                // rewrite is reverted.
+                break;
+            }
+            return SizedRun {
+                stats,
+                before: original_size.flatten(),
+                after: original_size.flatten(),
+                grew,
+            };
         }
-        let before = *before.get_or_insert_with(|| code_size(&original, isa));
+        let before = *original_size.get_or_insert_with(|| code_size(&original, isa));
         match (before, code_size(&candidate, isa)) {
-            (Some(before), Some(after)) if after > before => last = Some(stats),
-            _ => {
+            (Some(before), Some(after)) if after > before => {
+                grew.push((pre, after));
+                last = Some(stats);
+            }
+            (_, after) => {
                 *func = candidate;
-                return stats;
+                return SizedRun {
+                    stats,
+                    before,
+                    after,
+                    grew,
+                };
             }
         }
     }
@@ -374,7 +415,12 @@ pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
     let mut stats = last.unwrap_or_default();
     stats.reverted = 1;
     stats.pre_dropped = 0;
-    stats
+    SizedRun {
+        stats,
+        before: original_size.flatten(),
+        after: original_size.flatten(),
+        grew,
+    }
 }
 
 /// Bytes of machine code Cranelift emits for `func`, if it compiles.

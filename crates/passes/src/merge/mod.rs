@@ -78,6 +78,7 @@ use cranelift_codegen::ir::{types, ArgumentPurpose, ExternalName, Function, Type
 use cranelift_codegen::isa::CallConv;
 
 use crate::clif_module::{count_insts, ClifModule};
+use crate::remark::Remark;
 
 pub use combine::{combine, Group, GroupKey, MergePlan};
 pub use rewrite::BODY_SUFFIX;
@@ -156,11 +157,19 @@ impl fmt::Display for MergeStats {
 }
 
 /// The result of [`run`]: statistics and one remark per merge decision.
+///
+/// Decisions (docs/REMARKS.md): `merged` (one per [`MergeStats::merged`]),
+/// `pattern-mismatch` ([`MergeStats::pattern_mismatches`]), `single-local`
+/// ([`MergeStats::single_local`]), and `not-grouped` for functions whose
+/// shape class was rejected when the plan was combined.
 #[derive(Clone, Debug, Default)]
 pub struct MergeReport {
     pub stats: MergeStats,
-    pub remarks: Vec<String>,
+    pub remarks: Vec<Remark>,
 }
+
+/// The pass's name in remarks.
+const PASS: &str = "merge";
 
 /// Phase 1: the stable functions of `module`.
 pub fn analyze(module: &ClifModule, opts: &MergeOptions) -> Summary {
@@ -223,20 +232,18 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         let key = (sf.hash, sf.inst_count, sf.location_keys());
         let Some(group) = plan.group(&key) else {
             if let Some(why) = plan.rejected.get(&key) {
-                report
-                    .remarks
-                    .push(format!("merge: kept {}: {why}", sf.name));
+                report.remarks.push(
+                    Remark::missed(PASS, "not-grouped", &sf.name, *why).in_module(&module.name),
+                );
             }
             continue;
         };
         report.stats.matched += 1;
         if let Err(why) = pattern_matches(&sf, group) {
             report.stats.pattern_mismatches += 1;
-            report.remarks.push(format!(
-                "merge: kept {} ({}): {why}",
-                sf.name,
-                group_id(group)
-            ));
+            report
+                .remarks
+                .push(pattern_mismatch(&module.name, &sf.name, group, &why));
             continue;
         }
         matches.push((index, key, shape));
@@ -258,33 +265,72 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
             .clone();
         if single {
             report.stats.single_local += 1;
-            report.remarks.push(format!(
-                "merge: kept {name} ({}): single local candidate",
-                group_id(group)
-            ));
+            report.remarks.push(
+                Remark::missed(
+                    PASS,
+                    "single-local",
+                    &name,
+                    format!(
+                        "{}: the only member of a group local to this module",
+                        group_id(group)
+                    ),
+                )
+                .in_module(&module.name)
+                .count("single_local", 1),
+            );
             continue;
         }
         match rewrite::merge_function(module, index, shape, group, opts) {
             Ok(body) => {
                 report.stats.merged += 1;
-                report.remarks.push(format!(
-                    "merge: {name} -> {body} ({}, {} members, {} parameters, est. benefit {} bytes, cost {})",
-                    group_id(group),
-                    group.members.len(),
-                    group.params.len(),
-                    group.benefit(),
-                    group.cost()
-                ));
+                report
+                    .remarks
+                    .push(merged(&module.name, &name, &body, group));
             }
             Err(why) => {
                 report.stats.pattern_mismatches += 1;
                 report
                     .remarks
-                    .push(format!("merge: kept {name} ({}): {why}", group_id(group)));
+                    .push(pattern_mismatch(&module.name, &name, group, &why));
             }
         }
     }
     report
+}
+
+/// The remark of a function turned into a thunk of `body`. Its bytes are
+/// the function's share of the group's estimated net saving,
+/// `(Benefit - Cost) / N` of Equation 1 ([`Group::benefit`]).
+fn merged(module: &str, name: &str, body: &str, group: &Group) -> Remark {
+    let net = group.benefit() as i64 - group.cost() as i64;
+    Remark::passed(
+        PASS,
+        "merged",
+        name,
+        format!(
+            "thunk of `{body}` ({}, {} members, {} parameters, est. benefit {} bytes, cost {})",
+            group_id(group),
+            group.members.len(),
+            group.params.len(),
+            group.benefit(),
+            group.cost()
+        ),
+    )
+    .in_module(module)
+    .bytes(net / group.distinct.max(1) as i64)
+    .count("merged", 1)
+}
+
+/// The remark of a matched function whose constants do not fit its group.
+fn pattern_mismatch(module: &str, name: &str, group: &Group, why: &str) -> Remark {
+    Remark::missed(
+        PASS,
+        "pattern-mismatch",
+        name,
+        format!("{}: {why}", group_id(group)),
+    )
+    .in_module(module)
+    .count("pattern_mismatches", 1)
 }
 
 /// A short name for a group in remarks.

@@ -15,29 +15,40 @@ use hashbrown::HashMap;
 use super::decode::Decoder;
 use super::global::{self, OutlineTree};
 use super::lift::{Emitted, Label, LiftedFunction};
+use super::outliner::{OutlineRemark, PASS};
 use super::rewrite::OutlinedBody;
 use super::{MachFunction, MachReloc, OutlineResult, OutlineStats, OutlinedFunction, RelocTarget};
+use crate::remark::{Remark, RemarkKind};
 
 /// Lays everything out, names the outlined functions, checks sizes and
-/// publishes the outlined sequences.
-pub fn finish(
+/// publishes the outlined sequences; the remarks get the outlined
+/// functions' names, and the decisions this step undoes.
+pub(crate) fn finish(
     functions: &[MachFunction],
     lifted: &[LiftedFunction],
     bodies: &[OutlinedBody],
     symbol_names: &[String],
     mut stats: OutlineStats,
+    remarks: Vec<OutlineRemark>,
 ) -> OutlineResult {
+    let mut kept_original = Vec::new();
     let out_functions: Vec<Emitted> = functions
         .iter()
         .zip(lifted)
         .map(|(orig, func)| match func.layout() {
             Ok(e) if e.bytes.len() <= orig.bytes.len() => e,
             // A layout failure or growth (alignment padding): keep the original.
-            _ => orig.emitted(),
+            laid_out => {
+                if func.opaque.is_none() {
+                    kept_original.push(layout_remark(orig, &laid_out));
+                }
+                orig.emitted()
+            }
         })
         .collect();
     let Some(outlined) = lay_out_bodies(bodies, symbol_names) else {
-        return untouched(functions, stats);
+        let why = "an outlined function does not lay out";
+        return untouched(functions, stats, remarks, why);
     };
     stats.bytes_after = out_functions
         .iter()
@@ -50,18 +61,69 @@ pub fn finish(
     // Local outlining never grows a module; global outlining may, by the
     // bodies it creates optimistically for other modules' copies to fold.
     if stats.bytes_after > stats.bytes_before && stats.global_sequences == 0 {
-        return untouched(functions, stats);
+        let why = format!(
+            "the module would grow ({} -> {} bytes)",
+            stats.bytes_before, stats.bytes_after
+        );
+        return untouched(functions, stats, remarks, &why);
     }
+    let mut remarks: Vec<Remark> = remarks
+        .into_iter()
+        .map(|r| match r.body {
+            Some(body) => Remark {
+                function: outlined[body as usize].name.clone(),
+                ..r.remark
+            },
+            None => r.remark,
+        })
+        .collect();
+    remarks.extend(kept_original);
     OutlineResult {
         functions: out_functions,
         outlined,
         stats,
         published: published(bodies, symbol_names),
+        remarks,
     }
 }
 
-/// The module as it came in: nothing outlined.
-fn untouched(functions: &[MachFunction], stats: OutlineStats) -> OutlineResult {
+/// The remark of a rewritten function that keeps its original bytes.
+fn layout_remark(
+    orig: &MachFunction,
+    laid_out: &Result<Emitted, super::lift::LayoutError>,
+) -> Remark {
+    let why = match laid_out {
+        Ok(e) => format!(
+            "the rewritten code is larger ({} -> {} bytes: alignment)",
+            orig.bytes.len(),
+            e.bytes.len()
+        ),
+        Err(e) => format!("the rewritten code does not lay out: {}", e.0),
+    };
+    Remark::missed(PASS, "kept-original", &orig.name, why)
+}
+
+/// The module as it came in: nothing outlined. Every decision to outline
+/// becomes a missed `reverted` remark saying `why`.
+fn untouched(
+    functions: &[MachFunction],
+    stats: OutlineStats,
+    remarks: Vec<OutlineRemark>,
+    why: &str,
+) -> OutlineResult {
+    let remarks = remarks
+        .into_iter()
+        .map(|r| match r.body {
+            Some(_) => Remark {
+                kind: RemarkKind::Missed,
+                decision: "reverted",
+                reason: format!("{}; not outlined: {why}", r.remark.reason),
+                counts: Vec::new(),
+                ..r.remark
+            },
+            None => r.remark,
+        })
+        .collect();
     OutlineResult {
         functions: functions.iter().map(MachFunction::emitted).collect(),
         outlined: Vec::new(),
@@ -74,6 +136,7 @@ fn untouched(functions: &[MachFunction], stats: OutlineStats) -> OutlineResult {
             bytes_after: stats.bytes_before,
             ..stats
         },
+        remarks,
     }
 }
 

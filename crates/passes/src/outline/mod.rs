@@ -126,6 +126,29 @@
 //!   save register (where free) and the stack below `sp` (stack save) differ.
 //! - The output depends only on the input: no hash-map order is observed.
 //!
+//! # Remarks
+//!
+//! The outliner's decision is per candidate: [`select::choose`] takes it or
+//! not. [`OutlineResult::remarks`] has one [`crate::remark::Remark`] per
+//! decision (docs/REMARKS.md), in the order made:
+//!
+//! | decision        | kind     | on                                 | bytes | counts |
+//! |-----------------|----------|------------------------------------|-------|--------|
+//! | `outlined`      | passed   | the outlined function created      | the candidate's value when chosen (step 5 benefit, or the call-site saving for global candidates) | `outlined_functions` 1, `sequences_replaced`, `global_sequences` |
+//! | `unprofitable`  | missed   | the function of the first occurrence | its value (≤ 0) | |
+//! | `overlapped`    | missed   | the same                           | the value of the occurrences better candidates left it (≤ 0) | |
+//! | `reverted`      | missed   | the same                           | as when chosen | |
+//! | `kept-original` | missed   | a rewritten function               | | |
+//! | `opaque`        | analysis | a function that does not lift      | | `opaque_functions` 1 |
+//!
+//! `reverted` replaces every `outlined` remark of a module that step 8
+//! leaves untouched; `kept-original` is a function whose layout failed or
+//! grew (its calls to outlined functions are dropped with its rewrite).
+//! Candidates all of whose occurrences lie inside sequences already chosen
+//! (the shorter prefixes of a chosen sequence) get no remark: nothing was
+//! left to decide. So the `outlined` remarks' counts add up to
+//! [`OutlineStats`].
+//!
 //! # Cost
 //!
 //! Lifting and liveness are linear in code size times the (small) number of
@@ -356,6 +379,9 @@ pub struct OutlineResult {
     /// The stable hash sequences of the outlined functions, with the number
     /// of sequences each replaced: this module's part of the global tree.
     pub published: OutlineTree,
+    /// One remark per decision (module `""`: the caller knows it), in the
+    /// order made: see "Remarks" in the module doc.
+    pub remarks: Vec<crate::remark::Remark>,
 }
 
 /// Outlines repeated sequences across `functions` (see the module doc).

@@ -15,9 +15,21 @@ use super::find;
 use super::global::{OutlineTree, PrefixTree};
 use super::lift::{self, LiftedFunction};
 use super::rewrite::{self, OutlinedBody, Replacement};
-use super::select::{self, Candidate, Pricing, Round};
+use super::select::{self, Candidate, Choice, Pricing, Rejected, Rejection, Round};
 use super::{MachFunction, OutlineResult, OutlineStats};
 use crate::merge::BODY_SUFFIX;
+use crate::remark::Remark;
+
+/// The pass's name in remarks.
+pub(crate) const PASS: &str = "outline";
+
+/// A remark of the outliner, and the outlined body whose name it takes as
+/// its function once bodies are named ([`super::emit`]); until then (and if
+/// the outlining is undone) its function is that of the first occurrence.
+pub(crate) struct OutlineRemark {
+    pub body: Option<u32>,
+    pub remark: Remark,
+}
 
 /// The module being outlined.
 pub struct Outliner<'a> {
@@ -29,6 +41,8 @@ pub struct Outliner<'a> {
     /// indexes them.
     bodies: Vec<OutlinedBody>,
     stats: OutlineStats,
+    /// One per decision, in the order made (module doc of [`super`]).
+    remarks: Vec<OutlineRemark>,
 }
 
 impl<'a> Outliner<'a> {
@@ -45,6 +59,16 @@ impl<'a> Outliner<'a> {
             bytes_before: functions.iter().map(|f| f.bytes.len() as u64).sum(),
             ..OutlineStats::default()
         };
+        let remarks = lifted
+            .iter()
+            .filter_map(|f| {
+                let why = f.opaque.as_ref()?;
+                let remark =
+                    Remark::analysis(PASS, "opaque", &f.name, format!("not lifted: {why}"))
+                        .count("opaque_functions", 1);
+                Some(OutlineRemark { body: None, remark })
+            })
+            .collect();
         Outliner {
             functions,
             symbol_names,
@@ -52,6 +76,7 @@ impl<'a> Outliner<'a> {
             decoder,
             bodies: Vec::new(),
             stats,
+            remarks,
         }
     }
 
@@ -77,7 +102,7 @@ impl<'a> Outliner<'a> {
             .map(|(f, &e)| e && f.opaque.is_none())
             .collect();
         for round in 0..max_rounds {
-            if self.local_round(&eligible) == 0 {
+            if self.local_round(&eligible, round + 1) == 0 {
                 break;
             }
             self.stats.rounds = self.stats.rounds.max(round + 1);
@@ -86,11 +111,11 @@ impl<'a> Outliner<'a> {
 
     /// One local round over the `eligible` functions (steps 2–7). Returns
     /// the number of outlined functions created.
-    fn local_round(&mut self, eligible: &[bool]) -> usize {
+    fn local_round(&mut self, eligible: &[bool], number: u32) -> usize {
         let round = Round::new(&self.lifted, eligible);
         let candidates = find::local_candidates(&round, eligible);
-        let chosen = select::choose(candidates, Pricing::Local, &self.lifted);
-        self.outline(chosen, Pricing::Local)
+        let choice = select::choose(candidates, Pricing::Local, &self.lifted);
+        self.outline(choice, Pricing::Local, &format!("local round {number}"))
     }
 
     /// Matches every function's remaining instructions against the global
@@ -101,16 +126,20 @@ impl<'a> Outliner<'a> {
         let eligible: Vec<bool> = self.lifted.iter().map(|f| f.opaque.is_none()).collect();
         let round = Round::new(&self.lifted, &eligible);
         let candidates = find::global_candidates(&round, &tree, self.symbol_names);
-        let chosen = select::choose(candidates, Pricing::Global, &self.lifted);
-        self.outline(chosen, Pricing::Global);
+        let choice = select::choose(candidates, Pricing::Global, &self.lifted);
+        self.outline(choice, Pricing::Global, "global round");
     }
 
     /// Creates one body per chosen candidate, from its first occurrence, and
-    /// replaces every occurrence by a call. Returns the number of bodies
-    /// created.
-    fn outline(&mut self, chosen: Vec<Candidate>, pricing: Pricing) -> usize {
+    /// replaces every occurrence by a call; records a remark per candidate
+    /// chosen or rejected. Returns the number of bodies created.
+    fn outline(&mut self, choice: Choice, pricing: Pricing, round: &str) -> usize {
+        for rejected in &choice.rejected {
+            let remark = self.rejected_remark(rejected, pricing, round);
+            self.remarks.push(OutlineRemark { body: None, remark });
+        }
         let mut replacements: Vec<Vec<Replacement>> = vec![Vec::new(); self.lifted.len()];
-        for candidate in &chosen {
+        for (candidate, value) in &choice.chosen {
             let len = candidate.sequence.len();
             let first = candidate.occurrences[0].site;
             let seq = &self.lifted[first.function].items[first.item..first.item + len];
@@ -135,6 +164,11 @@ impl<'a> Outliner<'a> {
             if pricing == Pricing::Global {
                 self.stats.global_sequences += candidate.occurrences.len();
             }
+            let remark = self.outlined_remark(candidate, *value, pricing, round);
+            self.remarks.push(OutlineRemark {
+                body: Some(body),
+                remark,
+            });
         }
         for (func, mut reps) in self.lifted.iter_mut().zip(replacements) {
             if !reps.is_empty() {
@@ -142,8 +176,109 @@ impl<'a> Outliner<'a> {
                 rewrite::rewrite(func, &reps, &self.bodies, &mut self.decoder);
             }
         }
-        self.stats.outlined_functions += chosen.len();
-        chosen.len()
+        self.stats.outlined_functions += choice.chosen.len();
+        choice.chosen.len()
+    }
+
+    /// The remark of a chosen candidate (its function is named later: the
+    /// outlined function's name is its content hash).
+    fn outlined_remark(
+        &self,
+        candidate: &Candidate,
+        value: i64,
+        pricing: Pricing,
+        round: &str,
+    ) -> Remark {
+        let sequences = candidate.occurrences.len() as u64;
+        let first = &self.lifted[candidate.occurrences[0].site.function].name;
+        let mut remark = Remark::passed(
+            PASS,
+            "outlined",
+            first,
+            format!(
+                "{} from {}; calls: {}; {round}",
+                self.sequence_text(candidate),
+                self.sites_text(candidate),
+                variants_text(candidate)
+            ),
+        )
+        .bytes(value)
+        .count("outlined_functions", 1)
+        .count("sequences_replaced", sequences);
+        if pricing == Pricing::Global {
+            remark = remark.count("global_sequences", sequences);
+        }
+        remark
+    }
+
+    /// The remark of a candidate [`select::choose`] did not take, on the
+    /// function of its first occurrence.
+    fn rejected_remark(&self, rejected: &Rejected, pricing: Pricing, round: &str) -> Remark {
+        let candidate = &rejected.candidate;
+        let function = &self.lifted[candidate.occurrences[0].site.function].name;
+        let what = format!(
+            "{} at {}",
+            self.sequence_text(candidate),
+            self.sites_text(candidate)
+        );
+        let (decision, reason, value) = match rejected.why {
+            Rejection::Unprofitable { value } => {
+                let cost = match pricing {
+                    Pricing::Local => "the calls and the outlined function cost as much",
+                    Pricing::Global => "the calls cost as much",
+                };
+                ("unprofitable", format!("{what}: {cost}; {round}"), value)
+            }
+            Rejection::Overlapped { left, value } => (
+                "overlapped",
+                format!(
+                    "{what}: better sequences took all but {left} of its sites, \
+                     which do not pay; {round}"
+                ),
+                value,
+            ),
+        };
+        Remark::missed(PASS, decision, function, reason).bytes(value)
+    }
+
+    /// `N instructions (B bytes)`.
+    fn sequence_text(&self, candidate: &Candidate) -> String {
+        format!(
+            "{} instructions ({} bytes)",
+            candidate.sequence.len(),
+            candidate.bytes
+        )
+    }
+
+    /// The functions the occurrences are in, with counts, in order of first
+    /// occurrence: `3 sites in f (2×), g`.
+    fn sites_text(&self, candidate: &Candidate) -> String {
+        const MAX_NAMED: usize = 6;
+        let mut functions: Vec<(usize, usize)> = Vec::new();
+        for o in &candidate.occurrences {
+            match functions.iter_mut().find(|(f, _)| *f == o.site.function) {
+                Some((_, n)) => *n += 1,
+                None => functions.push((o.site.function, 1)),
+            }
+        }
+        let mut named: Vec<String> = functions
+            .iter()
+            .take(MAX_NAMED)
+            .map(|&(f, n)| {
+                let name = &self.lifted[f].name;
+                if n > 1 {
+                    format!("{name} ({n}×)")
+                } else {
+                    name.clone()
+                }
+            })
+            .collect();
+        if functions.len() > MAX_NAMED {
+            named.push(format!("{} more functions", functions.len() - MAX_NAMED));
+        }
+        let sites = candidate.occurrences.len();
+        let plural = if sites == 1 { "" } else { "s" };
+        format!("{sites} site{plural} in {}", named.join(", "))
     }
 
     /// Lays out the module (step 8).
@@ -154,6 +289,7 @@ impl<'a> Outliner<'a> {
             &self.bodies,
             self.symbol_names,
             self.stats,
+            self.remarks,
         )
     }
 }
@@ -183,4 +319,22 @@ fn shared_functions(functions: &[MachFunction]) -> Vec<bool> {
         .iter()
         .map(|f| marked_shared(f) || (!marked.is_empty() && marked.contains(&content(f))))
         .collect()
+}
+
+/// The call variants of a candidate's occurrences, counted:
+/// `no-lr-save 2, tail 1`.
+fn variants_text(candidate: &Candidate) -> String {
+    // In the order of `CallVariant::stat_index`.
+    let names = ["tail", "thunk", "no-lr-save", "reg-save", "stack-save"];
+    let mut counts = [0usize; 5];
+    for o in &candidate.occurrences {
+        counts[o.variant.stat_index()] += 1;
+    }
+    let parts: Vec<String> = names
+        .iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    parts.join(", ")
 }

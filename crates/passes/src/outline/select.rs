@@ -258,42 +258,98 @@ fn free_register(busy: RegSet) -> Option<u32> {
         .find(|&r| busy & decode::x(r) == 0)
 }
 
+/// Why [`choose`] did not take a candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// Its value under the pricing was not positive to begin with.
+    Unprofitable { value: i64 },
+    /// Better candidates took some of its occurrences, and what was left
+    /// did not pay (`left` occurrences, worth `value`).
+    Overlapped { left: usize, value: i64 },
+}
+
+/// A candidate [`choose`] did not take, as it was before the choice.
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    pub candidate: Candidate,
+    pub why: Rejection,
+}
+
+/// What [`choose`] decided.
+#[derive(Clone, Debug, Default)]
+pub struct Choice {
+    /// One candidate per outlined function to create (chosen candidates of
+    /// one sequence merged, in the order they were first chosen), each with
+    /// its value when chosen.
+    pub chosen: Vec<(Candidate, i64)>,
+    /// The candidates not taken, with why, in rank order (unprofitable ones
+    /// last).
+    pub rejected: Vec<Rejected>,
+}
+
 /// The greedy choice: the candidates that pay under `pricing`, best first,
-/// each without the occurrences that overlap earlier choices. Returns one
-/// candidate per outlined function to create (chosen candidates of one
-/// sequence merged, in the order they were first chosen).
+/// each without the occurrences that overlap earlier choices. Candidates
+/// wholly inside earlier choices (every occurrence overlapped: the shorter
+/// prefixes and suffixes of a chosen sequence) are dropped silently; the
+/// others not taken are [`Choice::rejected`].
 pub fn choose(
-    mut candidates: Vec<Candidate>,
+    candidates: Vec<Candidate>,
     pricing: Pricing,
     functions: &[LiftedFunction],
-) -> Vec<Candidate> {
-    candidates.retain(|c| pricing.value(c) > 0);
+) -> Choice {
+    let (mut candidates, unprofitable): (Vec<Candidate>, Vec<Candidate>) =
+        candidates.into_iter().partition(|c| pricing.value(c) > 0);
     candidates.sort_by(|a, b| pricing.rank(a, b));
     let mut taken: Vec<Vec<bool>> = functions
         .iter()
         .map(|f| vec![false; f.items.len()])
         .collect();
-    let mut chosen: Vec<Candidate> = Vec::new();
+    let mut choice = Choice::default();
     let mut chosen_index: BTreeMap<Vec<u64>, usize> = BTreeMap::new();
     for mut candidate in candidates {
         let len = candidate.sequence.len();
         let items = |site: Site| site.item..site.item + len;
-        candidate
+        let free: Vec<Occurrence> = candidate
             .occurrences
-            .retain(|o| !taken[o.site.function][items(o.site)].contains(&true));
-        if candidate.occurrences.is_empty() || pricing.value(&candidate) <= 0 {
+            .iter()
+            .filter(|o| !taken[o.site.function][items(o.site)].contains(&true))
+            .copied()
+            .collect();
+        if free.is_empty() {
             continue;
         }
-        for o in &candidate.occurrences {
+        let all = std::mem::replace(&mut candidate.occurrences, free);
+        let value = pricing.value(&candidate);
+        if value <= 0 {
+            let left = candidate.occurrences.len();
+            candidate.occurrences = all;
+            let why = Rejection::Overlapped { left, value };
+            choice.rejected.push(Rejected { candidate, why });
+            continue;
+        }
+        let left = candidate;
+        for o in &left.occurrences {
             taken[o.site.function][items(o.site)].fill(true);
         }
-        match chosen_index.entry(candidate.sequence.clone()) {
-            Entry::Occupied(at) => chosen[*at.get()].occurrences.extend(candidate.occurrences),
+        match chosen_index.entry(left.sequence.clone()) {
+            Entry::Occupied(at) => {
+                let (merged, total) = &mut choice.chosen[*at.get()];
+                merged.occurrences.extend(left.occurrences);
+                *total += value;
+            }
             Entry::Vacant(at) => {
-                at.insert(chosen.len());
-                chosen.push(candidate);
+                at.insert(choice.chosen.len());
+                choice.chosen.push((left, value));
             }
         }
     }
-    chosen
+    choice
+        .rejected
+        .extend(unprofitable.into_iter().map(|candidate| Rejected {
+            why: Rejection::Unprofitable {
+                value: pricing.value(&candidate),
+            },
+            candidate,
+        }));
+    choice
 }

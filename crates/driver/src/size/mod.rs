@@ -1,0 +1,831 @@
+//! `parec size`: where every byte of a build's code went — per function,
+//! module, generic and kind — and what changed between two builds.
+//!
+//! The questions bloaty, `llvm-size` and twiggy answer, for parec's
+//! executables and objects (and, as far as names allow, any aarch64 or
+//! x86_64 ELF file), from the symbol table and the code ([`elf`]), never
+//! from tool output.
+//!
+//! # Notation
+//!
+//! - A **block** is a range of a code section that one or more function
+//!   symbols start at: its size is the largest of their sizes ([`elf`] says
+//!   how sizes are found), clipped where the next block starts, so every
+//!   byte belongs to at most one block. Several symbols at one block are
+//!   *sharing* it: identical code the linker folded (`ld.lld --icf=all`),
+//!   or aliases.
+//! - A **function** (a row of the report) is a symbol name — in objects,
+//!   the pair (object, name). Its bytes are those of its blocks, each
+//!   counted once; it has several *copies* when equal names have different
+//!   blocks (duplicate generic instances the linker did not fold), and is
+//!   *shared with N* when N other functions share its blocks.
+//! - **Padding**: code-section bytes in no block (alignment, unnamed code).
+//!
+//! # Attribution
+//!
+//! Folded code is counted once in every total and attributed to every
+//! function that shares it: each function's row shows the whole block with
+//! a `shared with N` mark. A group (kind, module, generic) counts each
+//! block once if any of its functions is in it; `shared` is the part of
+//! those bytes that other groups count too, so the rows of a table add up
+//! to the total plus the shared bytes counted more than once. The HTML
+//! treemap, which must tile the total, splits a shared block evenly among
+//! its functions.
+//!
+//! # Kinds
+//!
+//! Decided from names first ([`names::kind_by_name`]), then code:
+//!
+//! | kind          | what                                                         |
+//! |---------------|--------------------------------------------------------------|
+//! | `program`     | Pare functions (`module::name`, `module::name<args>`, `main`); in objects every function parec wrote that is none of the below; in executables also unknown names inside the program's code range (below) |
+//! | `merge-thunk` | a function `f` for which `f.Tgm` is defined: merging made `f` a thunk |
+//! | `merge-body`  | `f.Tgm` (`parec_passes::merge::BODY_SUFFIX`): a merged body     |
+//! | `outlined`    | `OUTLINED_FUNCTION_*`: the machine outliner's functions        |
+//! | `trap-path`   | trap stubs: inside functions, the `[mov w0,#k]; bl pare_trap; udf` of a failed check; whole functions that are one stub (an outlined stub, a shared trap path) or named `pare_trap_*` / `pare_trap.*` ([`traps`]) |
+//! | `runtime`     | `pare_*`: the Pare runtime (module `pare_runtime`), `pare_trap` included |
+//! | `libc`        | everything else: the C library and the start files          |
+//! | `padding`     | code-section bytes in no function                            |
+//!
+//! A function's row has one kind; the trap stubs inside it count for the
+//! kind `trap-path` in the kind table (and stay in the function's and its
+//! module's bytes). In an executable, the *program's code range* is the
+//! span of the functions named as parec's (Pare names, `pare_*`,
+//! `OUTLINED_*`, `.Tgm`): parec links its objects together after the start
+//! files and before the libraries ([`crate::link`]), so a function inside
+//! the range is the program's even when its name is not Pare's (a `.clif`
+//! program's). Outside it, unknown names are `libc`.
+//!
+//! # Modules and generics
+//!
+//! Objects: each object is one module (its file name without `.o`).
+//! Executables: a Pare name's module is its first component; `pare_*` is
+//! `pare_runtime`; other functions of the program's code take the object
+//! they came from — the `STT_FILE` symbol before a local symbol (outlined
+//! functions), or, for a global one (`main`), the module of the closest
+//! function before it in the program's code (after it, if none is before):
+//! the linker keeps each object's code together. `libc` is one module,
+//! `(libc)`. A
+//! generic is `module::name` of the instances `module::name<args>`,
+//! their thunks and bodies ([`names`]).
+//!
+//! # Output
+//!
+//! [`text`] renders sorted tables for a terminal, [`json`] the whole
+//! report, [`compare`] the differences from another build, [`html`] a
+//! self-contained treemap page.
+
+pub mod compare;
+pub mod elf;
+pub mod html;
+pub mod json;
+pub mod names;
+pub mod text;
+pub mod traps;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use parec_passes::merge::BODY_SUFFIX;
+
+use crate::io_error;
+use elf::{Arch, Image, SectionInfo};
+use traps::{Range, TrapTargets};
+
+/// What a function's code is for (module doc, "Kinds").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Program,
+    MergeThunk,
+    MergeBody,
+    Outlined,
+    TrapPath,
+    Runtime,
+    Libc,
+    Padding,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Program,
+        Kind::MergeThunk,
+        Kind::MergeBody,
+        Kind::Outlined,
+        Kind::TrapPath,
+        Kind::Runtime,
+        Kind::Libc,
+        Kind::Padding,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Program => "program",
+            Kind::MergeThunk => "merge-thunk",
+            Kind::MergeBody => "merge-body",
+            Kind::Outlined => "outlined",
+            Kind::TrapPath => "trap-path",
+            Kind::Runtime => "runtime",
+            Kind::Libc => "libc",
+            Kind::Padding => "padding",
+        }
+    }
+
+    /// Whether the kind is the program's own code (not the C library's,
+    /// not padding).
+    pub fn is_own(self) -> bool {
+        !matches!(self, Kind::Libc | Kind::Padding)
+    }
+}
+
+/// The module of the C library and start files in executables.
+pub const LIBC_MODULE: &str = "(libc)";
+
+/// One function of the report (module doc, "Notation").
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionRow {
+    pub name: String,
+    pub module: String,
+    pub kind: Kind,
+    /// `module::name` of a generic instance, its thunk or body.
+    pub generic: Option<String>,
+    /// Bytes of its blocks, each counted once.
+    pub bytes: u64,
+    /// Blocks with this name (more than 1: unfolded duplicates).
+    pub copies: usize,
+    /// Other functions sharing its blocks.
+    pub shared_with: usize,
+    /// Bytes of trap stubs inside it.
+    pub trap_bytes: u64,
+    /// Its bytes with every shared block split evenly among its sharers
+    /// (what the treemap draws).
+    pub share: f64,
+    /// The address of its first block (executables; objects: the offset).
+    pub address: u64,
+}
+
+/// A row of a kind, module or generic table (module doc, "Attribution").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupRow {
+    pub name: String,
+    pub bytes: u64,
+    /// Bytes of [`GroupRow::bytes`] that other rows of the table count too.
+    pub shared: u64,
+    pub functions: usize,
+}
+
+/// Where the code of one build went.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The files read.
+    pub inputs: Vec<String>,
+    /// An executable (one input), or objects.
+    pub executable: bool,
+    pub arch: Arch,
+    /// Code bytes: every code section, each byte once.
+    pub total: u64,
+    /// Code bytes of the program's own code (no `libc`, no padding).
+    pub own: u64,
+    /// Sorted by bytes (largest first), then name and module.
+    pub functions: Vec<FunctionRow>,
+    /// In [`Kind::ALL`] order, kinds without bytes left out.
+    pub kinds: Vec<GroupRow>,
+    /// Sorted by bytes, then name.
+    pub modules: Vec<GroupRow>,
+    pub generics: Vec<GroupRow>,
+    /// Allocated sections, summed by name over the inputs, by class and
+    /// name.
+    pub sections: Vec<SectionInfo>,
+}
+
+impl Report {
+    /// The report of `paths`: one executable, or objects (a directory
+    /// stands for the `.o` files in it).
+    pub fn of_files(paths: &[PathBuf]) -> Result<Report> {
+        let mut files = Vec::new();
+        for path in paths {
+            if path.is_dir() {
+                files.extend(elf::objects_in(path)?);
+            } else {
+                files.push(path.clone());
+            }
+        }
+        let images = files
+            .iter()
+            .map(|p| elf::read(p))
+            .collect::<Result<Vec<_>>>()?;
+        Report::of_images(&images)
+    }
+
+    /// The report of images read already.
+    pub fn of_images(images: &[Image]) -> Result<Report> {
+        let Some(first) = images.first() else {
+            bail!("no input files");
+        };
+        if images.iter().any(|i| i.arch != first.arch) {
+            bail!("the inputs are for different architectures");
+        }
+        let executables = images.iter().filter(|i| i.executable).count();
+        if executables > 0 && images.len() > 1 {
+            bail!("give one executable, or objects (not both, not several executables)");
+        }
+        Ok(Analysis::new(images).report())
+    }
+
+    /// The function rows that are the program's own code.
+    pub fn own_functions(&self) -> impl Iterator<Item = &FunctionRow> {
+        self.functions.iter().filter(|f| f.kind.is_own())
+    }
+
+    /// The row of the kind `kind`, if it has bytes.
+    pub fn kind(&self, kind: Kind) -> Option<&GroupRow> {
+        self.kinds.iter().find(|k| k.name == kind.name())
+    }
+}
+
+/// A block (module doc, "Notation") and what is known about it.
+#[derive(Clone, Debug)]
+struct Block {
+    image: usize,
+    section: usize,
+    range: Range,
+    /// Indices into [`Analysis::rows`], sorted, without repeats.
+    rows: Vec<usize>,
+    /// Bytes of trap stubs inside (zero for trap-path and libc blocks).
+    trap_bytes: u64,
+}
+
+/// A function row under construction.
+#[derive(Clone, Debug)]
+struct Row {
+    name: String,
+    module: String,
+    kind: Kind,
+    /// Blocks, in address order.
+    blocks: Vec<usize>,
+}
+
+/// The computation of a [`Report`].
+struct Analysis<'a> {
+    images: &'a [Image],
+    blocks: Vec<Block>,
+    rows: Vec<Row>,
+    padding: u64,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(images: &'a [Image]) -> Analysis<'a> {
+        let mut analysis = Analysis {
+            images,
+            blocks: Vec::new(),
+            rows: Vec::new(),
+            padding: 0,
+        };
+        let mut row_of: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for (i, image) in images.iter().enumerate() {
+            analysis.add_image(i, image, &mut row_of);
+        }
+        analysis.find_trap_paths();
+        analysis
+    }
+
+    /// Cuts `image`'s code into blocks and assigns every symbol to a row.
+    fn add_image(
+        &mut self,
+        index: usize,
+        image: &Image,
+        row_of: &mut BTreeMap<(String, String), usize>,
+    ) {
+        let defined: BTreeSet<&str> = image.symbols.iter().map(|s| s.name.as_str()).collect();
+        let naming = Naming::new(image, &defined);
+        for (section_index, section) in image.code.iter().enumerate() {
+            let symbols: Vec<_> = image
+                .symbols
+                .iter()
+                .filter(|s| s.section == section_index)
+                .collect();
+            let mut covered = 0;
+            let mut k = 0;
+            while k < symbols.len() {
+                let start = symbols[k].address;
+                let mut at = Vec::new();
+                while k < symbols.len() && symbols[k].address == start {
+                    at.push(symbols[k]);
+                    k += 1;
+                }
+                let limit = symbols.get(k).map_or(section.end(), |s| s.address);
+                let size = at.iter().map(|s| s.size).max().unwrap_or(0);
+                let size = size.min(limit.saturating_sub(start));
+                if size == 0 {
+                    continue;
+                }
+                covered += size;
+                let block = self.blocks.len();
+                let mut rows = Vec::new();
+                for symbol in at {
+                    let (module, kind) = naming.classify(symbol);
+                    let key = if image.executable {
+                        (String::new(), symbol.name.clone())
+                    } else {
+                        (module.clone(), symbol.name.clone())
+                    };
+                    let row = *row_of.entry(key).or_insert_with(|| {
+                        self.rows.push(Row {
+                            name: symbol.name.clone(),
+                            module,
+                            kind,
+                            blocks: Vec::new(),
+                        });
+                        self.rows.len() - 1
+                    });
+                    if !self.rows[row].blocks.contains(&block) {
+                        self.rows[row].blocks.push(block);
+                    }
+                    rows.push(row);
+                }
+                rows.sort_unstable();
+                rows.dedup();
+                self.blocks.push(Block {
+                    image: index,
+                    section: section_index,
+                    range: Range { start, size },
+                    rows,
+                    trap_bytes: 0,
+                });
+            }
+            self.padding += (section.bytes.len() as u64).saturating_sub(covered);
+        }
+    }
+
+    /// Marks the blocks that are one trap stub as trap paths (to a fixed
+    /// point: a stub may call another trap path), then measures the stubs
+    /// inside the other blocks of the program's code.
+    fn find_trap_paths(&mut self) {
+        loop {
+            let targets = self.trap_targets();
+            let stubs: Vec<usize> = (0..self.blocks.len())
+                .filter(|&b| self.may_be_trap_path(b) && self.is_stub(b, &targets))
+                .collect();
+            if stubs.is_empty() {
+                break;
+            }
+            for b in stubs {
+                for &r in &self.blocks[b].rows {
+                    self.rows[r].kind = Kind::TrapPath;
+                }
+            }
+        }
+        let targets = self.trap_targets();
+        for b in 0..self.blocks.len() {
+            let block = &self.blocks[b];
+            let own = block
+                .rows
+                .iter()
+                .all(|&r| !matches!(self.rows[r].kind, Kind::TrapPath | Kind::Libc));
+            if own {
+                let image = &self.images[block.image];
+                let section = &image.code[block.section];
+                let bytes =
+                    traps::stub_bytes(image.arch, section, block.range, &targets[block.image]);
+                self.blocks[b].trap_bytes = bytes;
+            }
+        }
+    }
+
+    /// Whether block `b` is the program's code and not yet a trap path:
+    /// the runtime's `pare_trap` and the C library are never trap paths.
+    fn may_be_trap_path(&self, b: usize) -> bool {
+        self.blocks[b].rows.iter().all(|&r| {
+            !matches!(
+                self.rows[r].kind,
+                Kind::TrapPath | Kind::Libc | Kind::Runtime
+            )
+        })
+    }
+
+    /// Whether block `b` is exactly one trap stub.
+    fn is_stub(&self, b: usize, targets: &[TrapTargets]) -> bool {
+        let block = &self.blocks[b];
+        let image = &self.images[block.image];
+        let section = &image.code[block.section];
+        traps::is_stub(image.arch, section, block.range, &targets[block.image])
+    }
+
+    /// The trap targets of every image: `pare_trap` and the trap paths.
+    fn trap_targets(&self) -> Vec<TrapTargets> {
+        let mut targets = vec![TrapTargets::default(); self.images.len()];
+        for t in &mut targets {
+            t.names.insert(names::TRAP_HELPER.to_string());
+        }
+        for block in &self.blocks {
+            for &r in &block.rows {
+                let row = &self.rows[r];
+                let target = &mut targets[block.image];
+                if row.kind == Kind::TrapPath || row.name == names::TRAP_HELPER {
+                    target.names.insert(row.name.clone());
+                    if self.images[block.image].executable {
+                        target.addresses.insert(block.range.start);
+                    }
+                }
+            }
+        }
+        targets
+    }
+
+    fn report(&self) -> Report {
+        let first = &self.images[0];
+        let total = self.blocks.iter().map(|b| b.range.size).sum::<u64>() + self.padding;
+        let own = self
+            .blocks
+            .iter()
+            .filter(|b| b.rows.iter().any(|&r| self.rows[r].kind.is_own()))
+            .map(|b| b.range.size)
+            .sum();
+        Report {
+            inputs: self.images.iter().map(|i| i.path.clone()).collect(),
+            executable: first.executable,
+            arch: first.arch,
+            total,
+            own,
+            functions: self.function_rows(),
+            kinds: self.kind_rows(),
+            modules: self.group_rows(|row| Some(row.module.clone())),
+            generics: self.group_rows(|row| generic_of(&row.name)),
+            sections: self.sections(),
+        }
+    }
+
+    fn function_rows(&self) -> Vec<FunctionRow> {
+        let mut rows: Vec<FunctionRow> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| {
+                let blocks = row.blocks.iter().map(|&b| &self.blocks[b]);
+                let sharers: BTreeSet<usize> = blocks
+                    .clone()
+                    .flat_map(|b| b.rows.iter().copied())
+                    .filter(|&other| other != r)
+                    .collect();
+                FunctionRow {
+                    name: row.name.clone(),
+                    module: row.module.clone(),
+                    kind: row.kind,
+                    generic: generic_of(&row.name),
+                    bytes: blocks.clone().map(|b| b.range.size).sum(),
+                    copies: row.blocks.len(),
+                    shared_with: sharers.len(),
+                    trap_bytes: blocks.clone().map(|b| b.trap_bytes).sum(),
+                    share: blocks
+                        .clone()
+                        .map(|b| b.range.size as f64 / b.rows.len() as f64)
+                        .sum(),
+                    address: blocks.clone().next().map_or(0, |b| b.range.start),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            b.bytes
+                .cmp(&a.bytes)
+                .then_with(|| a.name.cmp(&b.name))
+                .then_with(|| a.module.cmp(&b.module))
+        });
+        rows
+    }
+
+    /// The kind table: trap stubs inside functions move to `trap-path`.
+    fn kind_rows(&self) -> Vec<GroupRow> {
+        let mut table: BTreeMap<Kind, GroupRow> = BTreeMap::new();
+        let mut add = |kind: Kind, bytes: u64, shared: bool| {
+            let row = table.entry(kind).or_insert_with(|| GroupRow {
+                name: kind.name().to_string(),
+                bytes: 0,
+                shared: 0,
+                functions: 0,
+            });
+            row.bytes += bytes;
+            if shared {
+                row.shared += bytes;
+            }
+        };
+        for block in &self.blocks {
+            let kinds: BTreeSet<Kind> = block.rows.iter().map(|&r| self.rows[r].kind).collect();
+            for &kind in &kinds {
+                add(kind, block.range.size - block.trap_bytes, kinds.len() > 1);
+            }
+            if block.trap_bytes > 0 {
+                add(Kind::TrapPath, block.trap_bytes, false);
+            }
+        }
+        if self.padding > 0 {
+            add(Kind::Padding, self.padding, false);
+        }
+        for row in &self.rows {
+            if let Some(group) = table.get_mut(&row.kind) {
+                group.functions += 1;
+            }
+        }
+        table.into_values().collect()
+    }
+
+    /// A table grouping the rows by `key` (rows without a key left out).
+    fn group_rows(&self, key: impl Fn(&Row) -> Option<String>) -> Vec<GroupRow> {
+        let mut table: BTreeMap<String, GroupRow> = BTreeMap::new();
+        for row in &self.rows {
+            if let Some(name) = key(row) {
+                table
+                    .entry(name.clone())
+                    .or_insert_with(|| GroupRow {
+                        name,
+                        bytes: 0,
+                        shared: 0,
+                        functions: 0,
+                    })
+                    .functions += 1;
+            }
+        }
+        for block in &self.blocks {
+            let groups: BTreeSet<String> = block
+                .rows
+                .iter()
+                .filter_map(|&r| key(&self.rows[r]))
+                .collect();
+            for name in &groups {
+                let group = table.get_mut(name).expect("every key has a row");
+                group.bytes += block.range.size;
+                if groups.len() > 1 {
+                    group.shared += block.range.size;
+                }
+            }
+        }
+        let mut rows: Vec<GroupRow> = table.into_values().collect();
+        rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.name.cmp(&b.name)));
+        rows
+    }
+
+    fn sections(&self) -> Vec<SectionInfo> {
+        let mut table: BTreeMap<(elf::SectionClass, String), u64> = BTreeMap::new();
+        for image in self.images {
+            for s in &image.sections {
+                *table.entry((s.class, s.name.clone())).or_default() += s.size;
+            }
+        }
+        table
+            .into_iter()
+            .map(|((class, name), size)| SectionInfo { name, size, class })
+            .collect()
+    }
+}
+
+/// The generic of a function name: `module::name` of an instance, its
+/// thunk or body.
+fn generic_of(name: &str) -> Option<String> {
+    names::pare_name(name)?.generic.map(str::to_string)
+}
+
+/// How one image's symbols get their modules and kinds (module doc).
+struct Naming<'a> {
+    image: &'a Image,
+    defined: &'a BTreeSet<&'a str>,
+    /// Executables: the program's code range, by code section.
+    program_range: BTreeMap<usize, (u64, u64)>,
+}
+
+impl<'a> Naming<'a> {
+    fn new(image: &'a Image, defined: &'a BTreeSet<&'a str>) -> Naming<'a> {
+        let mut program_range: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+        for s in &image.symbols {
+            if names::kind_by_name(&s.name, false).is_some() {
+                let range = program_range
+                    .entry(s.section)
+                    .or_insert((s.address, s.address + s.size));
+                range.0 = range.0.min(s.address);
+                range.1 = range.1.max(s.address + s.size);
+            }
+        }
+        Naming {
+            image,
+            defined,
+            program_range,
+        }
+    }
+
+    fn has_body(&self, name: &str) -> bool {
+        self.defined
+            .contains(format!("{name}{BODY_SUFFIX}").as_str())
+    }
+
+    /// The module and the kind (by name, or by place) of `symbol`.
+    fn classify(&self, symbol: &elf::CodeSymbol) -> (String, Kind) {
+        let by_name = names::kind_by_name(&symbol.name, self.has_body(&symbol.name));
+        if !self.image.executable {
+            return (
+                object_module(&self.image.path),
+                by_name.unwrap_or(Kind::Program),
+            );
+        }
+        let kind = by_name.unwrap_or(if self.in_program(symbol) {
+            Kind::Program
+        } else {
+            Kind::Libc
+        });
+        (self.executable_module(symbol, kind), kind)
+    }
+
+    /// A symbol's module in an executable (module doc).
+    fn executable_module(&self, symbol: &elf::CodeSymbol, kind: Kind) -> String {
+        if kind == Kind::Libc {
+            return LIBC_MODULE.to_string();
+        }
+        if let Some(module) = self.named_module(symbol) {
+            return module;
+        }
+        // A global without a module in its name: the object around it.
+        let same_section = |s: &&elf::CodeSymbol| s.section == symbol.section;
+        let before = self
+            .image
+            .symbols
+            .iter()
+            .filter(same_section)
+            .filter(|s| s.address < symbol.address)
+            .rev()
+            .find_map(|s| self.named_module(s));
+        let after = || {
+            self.image
+                .symbols
+                .iter()
+                .filter(same_section)
+                .filter(|s| s.address > symbol.address)
+                .find_map(|s| self.named_module(s))
+        };
+        before
+            .or_else(after)
+            .unwrap_or_else(|| "(program)".to_string())
+    }
+
+    /// The module a symbol of the program's code names: by its Pare name,
+    /// as the runtime's, or by its `STT_FILE` (locals).
+    fn named_module(&self, symbol: &elf::CodeSymbol) -> Option<String> {
+        if !self.in_program(symbol) {
+            return None;
+        }
+        if let Some(name) = names::pare_name(&symbol.name) {
+            return Some(name.module.to_string());
+        }
+        if symbol.name.starts_with(names::RUNTIME_PREFIX) {
+            return Some(names::RUNTIME_MODULE.to_string());
+        }
+        symbol.file.clone()
+    }
+
+    fn in_program(&self, symbol: &elf::CodeSymbol) -> bool {
+        self.program_range
+            .get(&symbol.section)
+            .is_some_and(|&(lo, hi)| symbol.address >= lo && symbol.address < hi)
+    }
+}
+
+/// The module an object stands for: its file name without `.o`.
+fn object_module(path: &str) -> String {
+    let name = Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+    name.strip_suffix(".o").unwrap_or(&name).to_string()
+}
+
+/// Options of `parec size`.
+#[derive(Clone, Debug, Default)]
+pub struct SizeOptions {
+    /// One executable, or objects (directories: the `.o` files in them).
+    pub inputs: Vec<PathBuf>,
+    /// Print JSON instead of tables.
+    pub json: bool,
+    /// Compare with this build (the same kind of input).
+    pub compare: Option<PathBuf>,
+    /// Write the treemap page here.
+    pub html: Option<PathBuf>,
+    /// Rows of the function and generic tables (0: all).
+    pub top: usize,
+    /// List the C library's functions too.
+    pub all: bool,
+}
+
+/// `parec size`: prints the report (or the comparison) and writes the
+/// page; returns the exit status.
+pub fn command(opts: &SizeOptions) -> Result<i32> {
+    let report = Report::of_files(&opts.inputs)?;
+    let text = match &opts.compare {
+        Some(other) => {
+            let old = Report::of_files(std::slice::from_ref(other))?;
+            let diff = compare::compare(&old, &report)?;
+            if opts.json {
+                json::comparison(&diff)
+            } else {
+                text::comparison(&diff, opts.top)
+            }
+        }
+        None if opts.json => json::report(&report),
+        None => text::report(&report, opts.top, opts.all),
+    };
+    print!("{text}");
+    if let Some(path) = &opts.html {
+        io_error::write(path, html::page(&report).as_bytes())?;
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use elf::{CodeSection, CodeSymbol, SectionClass};
+
+    /// `bl` (or `b`) from `from` to `to`.
+    fn branch(link: bool, from: u64, to: u64) -> u32 {
+        let op = if link { 0x9400_0000 } else { 0x1400_0000 };
+        op | (((to as i64 - from as i64) >> 2) as u32 & 0x03FF_FFFF)
+    }
+
+    const RET: u32 = 0xD65F_03C0;
+    const UDF: u32 = 0x0000_C11F;
+    const MOV_W0_3: u32 = 0x5280_0060;
+    const CBZ_X0: u32 = 0xB400_0000;
+
+    /// An executable with a shared trap path in the style of issue 13
+    /// (`pare_trap_null`: checks branch to it), an unnamed function that
+    /// is one stub, a function with a stub inside, and `pare_trap`.
+    fn image() -> Image {
+        let base = 0x1000;
+        let trap = base + 0x40;
+        let mut words = [0u32; 0x50 / 4];
+        let mut put = |at: u64, w: u32| words[((at - base) / 4) as usize] = w;
+        // main::f at 0x1000: cbz x0, pare_trap_null; ret; then a stub.
+        put(0x1000, CBZ_X0);
+        put(0x1004, RET);
+        put(0x1008, MOV_W0_3);
+        put(0x100c, branch(true, 0x100c, trap));
+        put(0x1010, UDF);
+        // pare_trap_null at 0x1020: mov w0, #3; b pare_trap.
+        put(0x1020, MOV_W0_3);
+        put(0x1024, branch(false, 0x1024, trap));
+        // helper at 0x1030 (no Pare name, inside the program): one stub.
+        put(0x1030, MOV_W0_3);
+        put(0x1034, branch(true, 0x1034, trap));
+        put(0x1038, UDF);
+        // pare_trap at 0x1040.
+        put(0x1040, RET);
+        let symbol = |name: &str, address: u64, size: u64| CodeSymbol {
+            name: name.to_string(),
+            section: 0,
+            address,
+            size,
+            global: true,
+            file: None,
+        };
+        Image {
+            path: "prog".into(),
+            executable: true,
+            arch: Arch::Aarch64,
+            sections: vec![SectionInfo {
+                name: ".text".into(),
+                size: 0x50,
+                class: SectionClass::Code,
+            }],
+            code: vec![CodeSection {
+                index: 1,
+                name: ".text".into(),
+                address: base,
+                bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+                relocs: Default::default(),
+            }],
+            symbols: vec![
+                symbol("main::f", 0x1000, 0x14),
+                symbol("pare_trap_null", 0x1020, 8),
+                symbol("helper", 0x1030, 12),
+                symbol("pare_trap", 0x1040, 4),
+                symbol("memcpy", 0x1048, 8),
+            ],
+        }
+    }
+
+    #[test]
+    fn trap_paths_by_name_by_code_and_inside_functions() {
+        let report = Report::of_images(&[image()]).unwrap();
+        let row = |name: &str| report.functions.iter().find(|f| f.name == name).unwrap();
+        assert_eq!(row("pare_trap_null").kind, Kind::TrapPath);
+        assert_eq!(row("helper").kind, Kind::TrapPath);
+        // No module in its name: the module of the function before it.
+        assert_eq!(row("helper").module, names::RUNTIME_MODULE);
+        assert_eq!(row("pare_trap_null").module, names::RUNTIME_MODULE);
+        assert_eq!(row("pare_trap").kind, Kind::Runtime);
+        assert_eq!(row("memcpy").kind, Kind::Libc);
+        let f = row("main::f");
+        assert_eq!((f.kind, f.trap_bytes), (Kind::Program, 12));
+        // Trap paths: the two functions and the stub inside main::f.
+        assert_eq!(report.kind(Kind::TrapPath).unwrap().bytes, 8 + 12 + 12);
+        assert_eq!(report.kind(Kind::Program).unwrap().bytes, 0x14 - 12);
+        // Gaps between functions are padding; everything adds up.
+        let kinds: u64 = report.kinds.iter().map(|k| k.bytes).sum();
+        assert_eq!(kinds, report.total);
+        assert_eq!(report.total, 0x50);
+    }
+}

@@ -1,0 +1,410 @@
+//! `parec size`: snapshots of the text and JSON reports of small programs
+//! (objects and executables), `--compare` of two builds that differ in
+//! known functions, ICF-folded functions attributed to every sharer and
+//! counted once, trap stubs on both targets, the invariants of the report
+//! on a large program, and bad inputs.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+mod support;
+use support::{parec, run, workspace_root};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn snapshot(name: &str, value: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace_root().join("snapshots/size"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!(name, value));
+}
+
+/// `parec build ARGS` in `dir`; panics on failure.
+fn build(dir: &Path, args: &[&str]) {
+    let out = run(parec().current_dir(dir).arg("build").args(args));
+    assert!(
+        out.status.success(),
+        "build {args:?}: {}",
+        text(&out.stderr)
+    );
+}
+
+/// `parec size ARGS` in `dir`: stdout, or a panic.
+fn size(dir: &Path, args: &[&str]) -> String {
+    let out = run(parec().current_dir(dir).arg("size").args(args));
+    assert!(out.status.success(), "size {args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+fn size_json(dir: &Path, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    serde_json::from_str(&size(dir, &all)).unwrap()
+}
+
+/// Copies `example` (a file of examples/) into `dir` as `name`.
+fn copy_example(example: &str, dir: &Path, name: &str) -> PathBuf {
+    let to = dir.join(name);
+    std::fs::copy(workspace_root().join("examples").join(example), &to).unwrap();
+    to
+}
+
+fn functions(report: &Value) -> &Vec<Value> {
+    report["functions"].as_array().unwrap()
+}
+
+fn function<'a>(report: &'a Value, name: &str) -> &'a Value {
+    functions(report)
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no function `{name}`"))
+}
+
+fn group<'a>(report: &'a Value, table: &str, name: &str) -> Option<&'a Value> {
+    report[table]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == name)
+}
+
+fn bytes(v: &Value) -> u64 {
+    v["bytes"].as_u64().unwrap()
+}
+
+/// The objects of a small generic program at `-Oz`: the whole text report
+/// and the JSON report (paths are relative, so both are stable).
+#[test]
+fn objects_report_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example("generic_consts.pare", tmp.path(), "generic_consts.pare");
+    build(
+        tmp.path(),
+        &["generic_consts.pare", "--emit", "obj", "-o", "obj"],
+    );
+    snapshot(
+        "generic_consts_objects_text",
+        &size(tmp.path(), &["obj", "--top", "0"]),
+    );
+    snapshot(
+        "generic_consts_objects_json",
+        &size(tmp.path(), &["obj", "--json"]),
+    );
+}
+
+/// An executable: the program's own rows and kinds (the C library's rows
+/// depend on the installed libc, so they are left out of the snapshot).
+#[test]
+fn executable_report_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example("generic_consts.pare", tmp.path(), "generic_consts.pare");
+    build(tmp.path(), &["generic_consts.pare", "-o", "prog"]);
+    let report = size_json(tmp.path(), &["prog"]);
+    let mut out = String::new();
+    for kind in report["kinds"].as_array().unwrap() {
+        if kind["name"] != "libc" && kind["name"] != "padding" {
+            out.push_str(&format!(
+                "kind {} {} bytes, {} shared, {} functions\n",
+                kind["name"], kind["bytes"], kind["shared"], kind["functions"]
+            ));
+        }
+    }
+    for f in functions(&report).iter().filter(|f| f["kind"] != "libc") {
+        out.push_str(&format!(
+            "{} {} {} {} bytes, generic {}, shared with {}, copies {}, trap {}\n",
+            f["kind"],
+            f["module"],
+            f["name"],
+            f["bytes"],
+            f["generic"],
+            f["shared_with"],
+            f["copies"],
+            f["trap_bytes"]
+        ));
+    }
+    snapshot("generic_consts_executable_own", &out);
+    // The text report lists the same own functions first.
+    let table = size(tmp.path(), &["prog", "--top", "3"]);
+    let first = functions(&report)
+        .iter()
+        .find(|f| f["kind"] != "libc")
+        .unwrap();
+    assert!(table.contains(first["name"].as_str().unwrap()), "{table}");
+    assert!(
+        table.contains("more functions; --top 0 lists all"),
+        "{table}"
+    );
+}
+
+const V1: &str = "\
+fn grow(x: i64) -> i64 { x + 1 }
+fn same(x: i64) -> i64 { x * 7 - 3 }
+fn gone(x: i64) -> i64 { x * x * 5 + 2 }
+fn main() { print(grow(1)); print(same(2)); print(gone(3)); }
+";
+
+const V2: &str = "\
+fn grow(x: i64) -> i64 { let mut s = x; for i in 0..x { s = s * 3 + i; } s }
+fn same(x: i64) -> i64 { x * 7 - 3 }
+fn added(x: i64) -> i64 { x * x * 9 + 4 }
+fn main() { print(grow(1)); print(same(2)); print(added(3)); }
+";
+
+/// Two builds that differ in known functions: `grow` grew, `gone`
+/// vanished, `added` appeared, nothing else changed; the program kind grew
+/// by the sum.
+#[test]
+fn compare_finds_the_functions_that_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (dir, source) in [("v1", V1), ("v2", V2)] {
+        let d = tmp.path().join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("main.pare"), source).unwrap();
+        build(&d, &["main.pare", "-O2", "-o", "prog"]);
+        build(&d, &["main.pare", "-O2", "--emit", "obj", "-o", "obj"]);
+    }
+    for (new, old) in [("v2/prog", "v1/prog"), ("v2/obj", "v1/obj")] {
+        let diff = size_json(tmp.path(), &[new, "--compare", old]);
+        let changed: Vec<(&str, &str, i64)> = functions(&diff)
+            .iter()
+            .filter(|d| d["change"] != "same")
+            .map(|d| {
+                (
+                    d["name"].as_str().unwrap(),
+                    d["change"].as_str().unwrap(),
+                    d["delta"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let names: Vec<(&str, &str)> = changed.iter().map(|&(n, c, _)| (n, c)).collect();
+        assert_eq!(
+            names.len(),
+            3,
+            "{new} vs {old}: exactly three functions change: {changed:?}"
+        );
+        assert!(names.contains(&("main::grow", "grew")), "{changed:?}");
+        assert!(names.contains(&("main::gone", "vanished")), "{changed:?}");
+        assert!(names.contains(&("main::added", "appeared")), "{changed:?}");
+        let sum: i64 = changed.iter().map(|c| c.2).sum();
+        let program = diff["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["name"] == "program")
+            .unwrap();
+        assert_eq!(program["delta"].as_i64().unwrap(), sum, "{new} vs {old}");
+        assert_eq!(
+            diff["own"]["delta"].as_i64().unwrap(),
+            sum,
+            "{new} vs {old}"
+        );
+
+        let table = size(tmp.path(), &[new, "--compare", old]);
+        assert!(
+            table.contains("functions: 1 grew, 0 shrank, 1 appeared, 1 vanished"),
+            "{table}"
+        );
+        let grow_line = table.lines().find(|l| l.ends_with(" main::grow")).unwrap();
+        assert!(grow_line.contains("grew"), "{grow_line}");
+    }
+    // Executables and objects do not compare.
+    let out = run(parec()
+        .current_dir(tmp.path())
+        .args(["size", "v2/prog", "--compare", "v1/obj"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--compare needs"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+const TWINS: &str = "\
+fn twin_a(x: i64) -> i64 { let y = x * 13 + 5; y * y - x }
+fn twin_b(x: i64) -> i64 { let y = x * 13 + 5; y * y - x }
+fn other(x: i64) -> i64 { x + 100 }
+fn main() { print(twin_a(1) + twin_b(2) + other(3)); }
+";
+
+/// `--icf=all` folds the twins: each row shows the whole block and `shared
+/// with 1`, every total counts it once; `--icf=none` keeps two copies.
+#[test]
+fn icf_folded_functions_are_counted_once_and_attributed_to_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("main.pare"), TWINS).unwrap();
+    build(
+        tmp.path(),
+        &["main.pare", "-O2", "--icf=all", "-o", "folded"],
+    );
+    build(
+        tmp.path(),
+        &["main.pare", "-O2", "--icf=none", "-o", "apart"],
+    );
+    let folded = size_json(tmp.path(), &["folded"]);
+    let apart = size_json(tmp.path(), &["apart"]);
+
+    let (a, b) = (
+        function(&folded, "main::twin_a"),
+        function(&folded, "main::twin_b"),
+    );
+    assert_eq!(a["address"], b["address"], "ICF did not fold the twins");
+    assert_eq!(bytes(a), bytes(b));
+    assert_eq!(a["shared_with"], 1);
+    assert_eq!(b["shared_with"], 1);
+    let twin = bytes(a);
+    let (a2, b2) = (
+        function(&apart, "main::twin_a"),
+        function(&apart, "main::twin_b"),
+    );
+    assert_ne!(a2["address"], b2["address"]);
+    assert_eq!(a2["shared_with"], 0);
+    assert_eq!((bytes(a2), bytes(b2)), (twin, twin));
+
+    // Counted once: the module, the kind and the own code are one twin
+    // smaller than with two copies; the module table says nothing is
+    // shared with other modules.
+    let module = |r: &Value| bytes(group(r, "modules", "main").unwrap());
+    let program = |r: &Value| bytes(group(r, "kinds", "program").unwrap());
+    assert_eq!(module(&folded) + twin, module(&apart));
+    assert_eq!(program(&folded) + twin, program(&apart));
+    assert_eq!(
+        folded["own"].as_u64().unwrap() + twin,
+        apart["own"].as_u64().unwrap()
+    );
+    assert_eq!(group(&folded, "modules", "main").unwrap()["shared"], 0);
+
+    let table = size(tmp.path(), &["folded", "--top", "0"]);
+    for twin in [
+        "main::twin_a  [shared with 1]",
+        "main::twin_b  [shared with 1]",
+    ] {
+        assert!(table.contains(twin), "{table}");
+    }
+}
+
+/// Merged bodies folded across modules in a large program: the report's
+/// invariants hold — shares tile the own code, kinds and modules add up to
+/// their totals, every `.Tgm` body is a merge body and its function a thunk.
+#[test]
+fn report_invariants_on_generic_zoo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = workspace_root().join("bench/generic_zoo/main.pare");
+    let out = run(parec()
+        .current_dir(tmp.path())
+        .arg("build")
+        .arg(&main)
+        .args(["--two-rounds", "-o", "zoo"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = size_json(tmp.path(), &["zoo"]);
+    let own = report["own"].as_u64().unwrap();
+    let total = report["total"].as_u64().unwrap();
+
+    let rows = functions(&report);
+    let folded_bodies = rows
+        .iter()
+        .filter(|f| f["kind"] == "merge-body" && f["shared_with"].as_u64().unwrap() > 0)
+        .count();
+    assert!(folded_bodies > 50, "only {folded_bodies} folded bodies");
+    for f in rows {
+        let name = f["name"].as_str().unwrap();
+        if let Some(thunk) = name.strip_suffix(".Tgm") {
+            assert_eq!(f["kind"], "merge-body", "{name}");
+            assert_eq!(function(&report, thunk)["kind"], "merge-thunk", "{thunk}");
+        }
+        if name.starts_with("OUTLINED_FUNCTION_") {
+            assert!(
+                f["kind"] == "outlined" || f["kind"] == "trap-path",
+                "{name}: {}",
+                f["kind"]
+            );
+        }
+    }
+
+    // Sharers of one block are listed with each other: splitting every
+    // block evenly among its rows tiles the own code exactly.
+    let shares: f64 = rows
+        .iter()
+        .filter(|f| f["kind"] != "libc")
+        .map(|f| bytes(f) as f64 / (f["shared_with"].as_u64().unwrap() + 1) as f64)
+        .sum();
+    assert!((shares - own as f64).abs() < 1.0, "{shares} vs {own}");
+
+    // Kinds: each block once per kind it has, so rows minus the bytes
+    // counted by several kinds add up to the total.
+    let sums = |table: &str| -> (u64, u64) {
+        let rows = report[table].as_array().unwrap();
+        let shared = rows.iter().map(|r| r["shared"].as_u64().unwrap()).sum();
+        (rows.iter().map(bytes).sum(), shared)
+    };
+    let (kind_sum, kind_shared) = sums("kinds");
+    assert!(kind_sum - kind_shared <= total && total <= kind_sum);
+    // Modules cover every function's bytes: all but the padding.
+    let covered = total - bytes(group(&report, "kinds", "padding").unwrap());
+    let (module_sum, module_shared) = sums("modules");
+    assert!(module_sum - module_shared <= covered && covered <= module_sum);
+    assert!(bytes(group(&report, "kinds", "trap-path").unwrap()) > 0);
+    assert!(bytes(group(&report, "kinds", "outlined").unwrap()) > 0);
+    assert!(
+        group(&report, "generics", "vec::map").unwrap()["functions"]
+            .as_u64()
+            .unwrap()
+            > 10
+    );
+    assert_eq!(function(&report, "main")["module"], "main");
+    assert_eq!(function(&report, "pare_trap")["kind"], "runtime");
+    assert_eq!(function(&report, "pare_trap")["module"], "pare_runtime");
+}
+
+/// Trap stubs are found on x86_64 too, and `main` takes the module of the
+/// code around it.
+#[test]
+fn x86_64_executable_with_trap_stubs() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_example("trap_index.pare", tmp.path(), "trap_index.pare");
+    build(
+        tmp.path(),
+        &[
+            "trap_index.pare",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "-o",
+            "prog",
+        ],
+    );
+    let report = size_json(tmp.path(), &["prog"]);
+    assert_eq!(report["arch"], "x86_64");
+    let main = function(&report, "main");
+    assert_eq!(main["module"], "trap_index");
+    assert_eq!(main["kind"], "program");
+    assert!(main["trap_bytes"].as_u64().unwrap() > 0, "{main}");
+    assert!(bytes(group(&report, "kinds", "trap-path").unwrap()) > 0);
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let not_elf = tmp.path().join("notes.txt");
+    std::fs::write(&not_elf, "hello").unwrap();
+    copy_example("hello.pare", tmp.path(), "hello.pare");
+    build(tmp.path(), &["hello.pare", "-o", "prog"]);
+    build(tmp.path(), &["hello.pare", "--emit", "obj", "-o", "obj"]);
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (args, message) in [
+        (vec!["notes.txt"], "is not an object file or executable"),
+        (vec!["missing"], "cannot read `missing`"),
+        (vec!["prog", "obj"], "give one executable, or objects"),
+        (vec!["empty"], "holds no .o files"),
+    ] {
+        let out = run(parec().current_dir(tmp.path()).arg("size").args(&args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(message),
+            "{args:?}: {stderr}"
+        );
+    }
+}
