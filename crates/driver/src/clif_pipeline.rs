@@ -11,6 +11,7 @@
 //! ```text
 //! gvn      CLIF, per function          parec_passes::gvn
 //! merge    CLIF, per module            parec_passes::merge (cgdata: crate::rounds)
+//! fmerge   CLIF, per module            parec_passes::fmerge (remarks: crate::rounds)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! outline  aarch64 code, per module    parec_passes::outline (crate::object; cgdata: crate::rounds)
 //! ```
@@ -49,6 +50,9 @@ pub enum Pass {
     /// alone, as here, it merges within the module; builds route it through
     /// [`crate::rounds`], which can give it a cgdata summary instead.
     Merge,
+    /// Similar-function merging (`parec_passes::fmerge`) on what `Merge`
+    /// left. Builds route it through [`crate::rounds`] for its remarks.
+    Fmerge,
     /// The aarch64 machine outliner (`parec_passes::outline`). It works on
     /// emitted machine code, so at the CLIF level it does nothing; the AOT
     /// object writer runs it when the pipeline contains it.
@@ -62,13 +66,14 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
-    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Merge, Pass::Outline];
+    pub const ALL: &'static [Pass] = &[Pass::Gvn, Pass::Merge, Pass::Fmerge, Pass::Outline];
 
     /// The name used on the command line (`--passes gvn,merge`).
     pub fn name(self) -> &'static str {
         match self {
             Pass::Gvn => "gvn",
             Pass::Merge => "merge",
+            Pass::Fmerge => "fmerge",
             Pass::Outline => "outline",
             Pass::Planted => crate::difftest::planted::NAME,
         }
@@ -104,6 +109,7 @@ impl Pass {
                     .stats
                     .to_string()
             }
+            Pass::Fmerge => crate::rounds::run_fmerge(module, isa).stats.to_string(),
             Pass::Outline => "runs on machine code (AOT, aarch64)".to_string(),
             Pass::Planted => crate::difftest::planted::run(module),
         }
@@ -185,7 +191,13 @@ impl Pipeline {
     /// those after it (`None` if it does not merge). Two-round builds run the
     /// first part, then merging with a summary, then the second.
     pub fn split_at_merge(&self) -> Option<(Pipeline, Pipeline)> {
-        let at = self.passes.iter().position(|&p| p == Pass::Merge)?;
+        self.split_at(Pass::Merge)
+    }
+
+    /// Splits the pipeline around the first `pass`: the passes before it,
+    /// and those after it.
+    pub fn split_at(&self, pass: Pass) -> Option<(Pipeline, Pipeline)> {
+        let at = self.passes.iter().position(|&p| p == pass)?;
         let part = |passes: &[Pass]| Pipeline {
             passes: passes.to_vec(),
             verify: self.verify,
@@ -274,7 +286,10 @@ mod tests {
     #[test]
     fn unknown_pass_is_rejected() {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
-        assert_eq!(err, "unknown pass `nope`; available: gvn, merge, outline");
+        assert_eq!(
+            err,
+            "unknown pass `nope`; available: gvn, merge, fmerge, outline"
+        );
     }
 
     #[test]
@@ -286,7 +301,7 @@ mod tests {
         );
         assert_eq!(
             Pipeline::for_level(OptLevel::Oz).passes,
-            vec![Pass::Gvn, Pass::Merge, Pass::Outline]
+            vec![Pass::Gvn, Pass::Merge, Pass::Fmerge, Pass::Outline]
         );
     }
 }

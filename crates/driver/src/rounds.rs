@@ -28,6 +28,10 @@
 //! twice. Both sections are sorted sets, so the cgdata bytes do not depend
 //! on module order or `-j`.
 //!
+//! Similar-function merging ([`Pass::Fmerge`]) runs right after merging (or
+//! where it stands in a pipeline without merging), each module on its own,
+//! so that its remarks join the merge outcome ([`run_fmerge`]).
+//!
 //! After linking, [`link_report`] counts the `.Tgm` bodies in the executable's
 //! symbol table and how many of them the linker folded (equal addresses); a
 //! merged function whose body was not folded is a *mismatch* (the paper's
@@ -41,6 +45,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use cranelift_codegen::isa::TargetIsa;
 use parec_passes::cgdata::{CgData, MAGIC};
 use parec_passes::clif_module::ClifModule;
+use parec_passes::fmerge::{self, FmergeOptions, FmergeReport, FmergeStats};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeReport, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use rayon::prelude::*;
@@ -81,6 +86,69 @@ pub fn merge_options_for(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     options
 }
 
+/// The similar-function merger's options: defaults, the tail-call rule of
+/// [`merge_options_for`], and from the environment (unparsable values are
+/// ignored, as for `PAREC_MERGE_*`): `PAREC_FMERGE_SEARCH`
+/// (`adaptive`, `static`, `exhaustive`, `exhaustive-frequency`),
+/// `PAREC_FMERGE_EXPLORATION` (candidates tried per function),
+/// `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`), `PAREC_FMERGE_MIN_INSTS`,
+/// `PAREC_FMERGE_MIN_BENEFIT` (bytes), `PAREC_FMERGE_REMERGE=0`,
+/// `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too, to
+/// evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
+/// to touch: the hook for hot code).
+pub fn fmerge_options_for(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
+    let var = |name: &str| std::env::var(name).ok();
+    let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
+    let mut options = FmergeOptions {
+        tail_calls: merge_options_for(isa).tail_calls,
+        ..FmergeOptions::default()
+    };
+    if let Some(search) = var("PAREC_FMERGE_SEARCH").and_then(|v| fmerge::Search::from_name(&v)) {
+        options.search = search;
+    }
+    if let Some(n) = number("PAREC_FMERGE_EXPLORATION").filter(|&n| n > 0) {
+        options.exploration = n as usize;
+    }
+    match var("PAREC_FMERGE_ALIGN").as_deref() {
+        Some("nw") => options.align = fmerge::AlignMode::NeedlemanWunsch,
+        Some("pairwise") => options.align = fmerge::AlignMode::Pairwise,
+        _ => {}
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_INSTS").filter(|&n| n >= 0) {
+        options.min_insts = n as usize;
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_BENEFIT") {
+        options.min_benefit = n;
+    }
+    options.remerge = var("PAREC_FMERGE_REMERGE").is_none_or(|v| v != "0");
+    options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
+        options.exclude = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    options
+}
+
+/// Runs the similar-function merger on `module`. Merges are measured in
+/// aarch64 bytes whatever the target (the JIT on the host merges as the
+/// aarch64 build does); `isa` decides only whether thunks may tail-call.
+pub fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> FmergeReport {
+    let options = fmerge_options_for(isa);
+    let is_aarch64 =
+        |i: &&dyn TargetIsa| i.triple().architecture == Target::Aarch64.triple().architecture;
+    match isa.filter(is_aarch64) {
+        Some(aarch64) => fmerge::run(module, Some(aarch64), &options),
+        None => {
+            let measure = Target::Aarch64.isa(crate::clif_pipeline::OptLevel::Oz).ok();
+            fmerge::run(module, measure.as_deref(), &options)
+        }
+    }
+}
+
 /// What a build knows about the rest of the program (merging and outlining).
 #[derive(Clone, Debug, Default)]
 pub struct MergeSetup {
@@ -107,6 +175,8 @@ pub struct MergeOutcome {
     /// Where the plan came from: "local", "two rounds", "cgdata FILE".
     pub mode: String,
     pub stats: MergeStats,
+    /// What similar-function merging did, if it ran.
+    pub fmerge: Option<FmergeStats>,
     pub remarks: Vec<String>,
 }
 
@@ -243,7 +313,23 @@ fn run_through_merge(
     setup: &MergeSetup,
     used: Option<&UsedCgData>,
 ) -> Result<Merged> {
-    let Some((before, after)) = opts.pipeline.split_at_merge() else {
+    let split = match opts.pipeline.split_at_merge() {
+        Some((before, after)) => Some((before, true, after)),
+        // Similar-function merging without merging still reports here.
+        None => opts.pipeline.split_at(Pass::Fmerge).map(|(before, after)| {
+            let mut rest = vec![Pass::Fmerge];
+            rest.extend(after.passes);
+            (
+                before,
+                false,
+                Pipeline {
+                    passes: rest,
+                    ..after
+                },
+            )
+        }),
+    };
+    let Some((before, merges, mut after)) = split else {
         if setup.is_global() && !opts.pipeline.outlines() {
             bail!(
                 "--two-rounds and --cgdata-* need the `{}` or `{}` pass (-Oz)",
@@ -258,6 +344,13 @@ fn run_through_merge(
             summary: None,
         });
     };
+    if !merges && setup.is_global() && !opts.pipeline.outlines() {
+        bail!(
+            "--two-rounds and --cgdata-* need the `{}` or `{}` pass (-Oz)",
+            Pass::Merge.name(),
+            Pass::Outline.name()
+        );
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -271,32 +364,43 @@ fn run_through_merge(
         })
     })?;
 
-    let options = merge_options_for(Some(&*isa));
-    let (plan, mode, summary) = plan_for(&modules, setup, used, &options);
-    let reports: Vec<MergeReport> = pool.install(|| {
-        modules
-            .par_iter_mut()
-            .map(|m| merge::run(m, plan.as_ref(), &options))
-            .collect()
-    });
-    if opts.pipeline.verify {
-        for m in &modules {
-            verify_module(m, Some(&*isa)).map_err(|e| {
-                anyhow!(
-                    "module `{}`: after pass `{}`: {e}",
-                    m.name,
-                    Pass::Merge.name()
-                )
-            })?;
-        }
-    }
     let mut outcome = MergeOutcome {
-        mode,
+        mode: "local".to_string(),
         ..MergeOutcome::default()
     };
-    for report in reports {
-        outcome.stats.accumulate(&report.stats);
-        outcome.remarks.extend(report.remarks);
+    let mut summary = None;
+    if merges {
+        let options = merge_options_for(Some(&*isa));
+        let (plan, mode, round1) = plan_for(&modules, setup, used, &options);
+        summary = round1;
+        outcome.mode = mode;
+        let reports: Vec<MergeReport> = pool.install(|| {
+            modules
+                .par_iter_mut()
+                .map(|m| merge::run(m, plan.as_ref(), &options))
+                .collect()
+        });
+        verify_after(&modules, Pass::Merge, opts, &*isa)?;
+        for report in reports {
+            outcome.stats.accumulate(&report.stats);
+            outcome.remarks.extend(report.remarks);
+        }
+    }
+    if after.passes.first() == Some(&Pass::Fmerge) {
+        after.passes.remove(0);
+        let reports: Vec<FmergeReport> = pool.install(|| {
+            modules
+                .par_iter_mut()
+                .map(|m| run_fmerge(m, Some(&*isa)))
+                .collect()
+        });
+        verify_after(&modules, Pass::Fmerge, opts, &*isa)?;
+        let mut stats = FmergeStats::default();
+        for report in reports {
+            stats.accumulate(&report.stats);
+            outcome.remarks.extend(report.remarks);
+        }
+        outcome.fmerge = Some(stats);
     }
     Ok(Merged {
         modules,
@@ -304,6 +408,22 @@ fn run_through_merge(
         outcome: Some(outcome),
         summary,
     })
+}
+
+/// Cranelift's verifier on every module after `pass`, if the pipeline verifies.
+fn verify_after(
+    modules: &[ClifModule],
+    pass: Pass,
+    opts: &ObjectOptions,
+    isa: &dyn TargetIsa,
+) -> Result<()> {
+    if opts.pipeline.verify {
+        for m in modules {
+            verify_module(m, Some(isa))
+                .map_err(|e| anyhow!("module `{}`: after pass `{}`: {e}", m.name, pass.name()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Round 1 or the cgdata file: the plan round 2 merges with (`None`:
@@ -405,7 +525,7 @@ pub fn link_report(exe: &Path, outcome: &MergeOutcome) -> Result<String> {
     distinct.dedup();
     let folded = created - distinct.len();
     let total = outcome.stats.functions.max(1) as f64;
-    Ok(format!(
+    let mut report = format!(
         "merge ({}): {} functions, {} merged into .Tgm bodies ({:.1}%), {} bodies folded by the linker, {} mismatched ({:.1}% of functions, {:.1}% of merged)",
         outcome.mode,
         outcome.stats.functions,
@@ -415,5 +535,9 @@ pub fn link_report(exe: &Path, outcome: &MergeOutcome) -> Result<String> {
         unfolded,
         100.0 * unfolded as f64 / total,
         100.0 * unfolded as f64 / outcome.stats.merged.max(1) as f64,
-    ))
+    );
+    if let Some(stats) = &outcome.fmerge {
+        report.push_str(&format!("\nfmerge: {stats}"));
+    }
+    Ok(report)
 }
