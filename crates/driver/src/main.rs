@@ -165,6 +165,11 @@ enum Command {
         /// Function counts of the --scaling modules.
         #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
         sizes: Vec<usize>,
+        /// Function counts of the --scaling table of similar-function
+        /// merging's candidate search, which needs no frontend (default:
+        /// the --sizes; the F3M comparison uses 1000,10000,100000).
+        #[arg(long, value_delimiter = ',', requires = "scaling")]
+        search_sizes: Option<Vec<usize>>,
     },
 }
 
@@ -316,9 +321,11 @@ fn execute(cli: Cli) -> ExitCode {
             dir,
             scaling: true,
             sizes,
+            search_sizes,
         } => {
             let _ = (json, quick, filter, dir);
-            bench::scaling::scaling(&sizes)
+            let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
+            bench::scaling::scaling(&sizes, &search_sizes)
         }
         Command::Bench {
             json,
@@ -327,6 +334,7 @@ fn execute(cli: Cli) -> ExitCode {
             dir,
             scaling: false,
             sizes: _,
+            search_sizes: _,
         } => bench::bench(&BenchOptions {
             dir,
             quick,

@@ -490,12 +490,22 @@ impl InstructionMapper for Mapper<'_> {
         let ext = self.src.dfg.ext_funcs[func_ref].clone();
         let signature = self.map_sig_ref(ext.signature);
         let name = self.name(&ext.name);
-        let f = self.dst.import_function(ExtFuncData {
+        let data = ExtFuncData {
             name,
             signature,
             colocated: ext.colocated,
             patchable: ext.patchable,
+        };
+        let existing = self.dst.dfg.ext_funcs.iter().find(|(_, e)| {
+            e.name == data.name
+                && e.signature == data.signature
+                && e.colocated == data.colocated
+                && e.patchable == data.patchable
         });
+        let f = match existing {
+            Some((r, _)) => r,
+            None => self.dst.import_function(data),
+        };
         self.entities.func_refs.insert((self.side, func_ref), f);
         f
     }
@@ -504,9 +514,15 @@ impl InstructionMapper for Mapper<'_> {
         if let Some(&s) = self.entities.sig_refs.get(&(self.side, sig_ref)) {
             return s;
         }
-        let s = self
+        let signature = &self.src.dfg.signatures[sig_ref];
+        let existing = self
             .dst
-            .import_signature(self.src.dfg.signatures[sig_ref].clone());
+            .dfg
+            .signatures
+            .iter()
+            .find(|(_, s)| *s == signature)
+            .map(|(r, _)| r);
+        let s = existing.unwrap_or_else(|| self.dst.import_signature(signature.clone()));
         self.entities.sig_refs.insert((self.side, sig_ref), s);
         s
     }
@@ -1487,8 +1503,8 @@ impl<'a, 'b> Codegen<'a, 'b> {
         }
         let call = self.builder.ins().call(merged, &args);
         let results = self.builder.inst_results(call).to_vec();
-        for k in 0..2 {
-            let Some(inst) = calls[k] else { continue };
+        for (k, call) in calls.iter().enumerate() {
+            let Some(inst) = *call else { continue };
             let originals = self.funcs[k].dfg.inst_results(inst).to_vec();
             let narrowed: Vec<Value> = originals
                 .iter()

@@ -215,25 +215,15 @@ impl OpcodeFrequency {
     /// The frequencies of `func`'s non-constant instructions' opcodes and
     /// result types.
     pub fn of(func: &Function) -> OpcodeFrequency {
-        let mut opcodes = Vec::new();
-        let mut types = Vec::new();
-        for block in func.layout.blocks() {
-            for inst in func.layout.block_insts(block) {
-                if is_constant(func, inst) {
-                    continue;
-                }
-                opcodes.push(func.dfg.insts[inst].opcode() as u16);
-                let ty = func
-                    .dfg
-                    .inst_results(inst)
-                    .first()
-                    .map_or(0, |&r| type_code(func.dfg.value_type(r)) as u16);
-                types.push(ty);
-            }
-        }
+        OpcodeFrequency::from_encodings(&encodings(func))
+    }
+
+    /// The frequencies read off F3M encodings (opcode in bits 0..8, result
+    /// type in bits 8..16).
+    pub fn from_encodings(encodings: &[u32]) -> OpcodeFrequency {
         OpcodeFrequency {
-            opcodes: counts(opcodes),
-            types: counts(types),
+            opcodes: counts(encodings.iter().map(|e| (e & 0xff) as u16).collect()),
+            types: counts(encodings.iter().map(|e| ((e >> 8) & 0xff) as u16).collect()),
         }
     }
 

@@ -375,7 +375,7 @@ fn is_thunk(module: &ClifModule, func: &Function) -> bool {
 
 /// How one side of a planned merge is kept.
 enum SidePlan {
-    Thunk(Function),
+    Thunk(Box<Function>),
     /// Deleted; these callers are rewritten (function index, new body).
     Deleted {
         sites: usize,
@@ -401,6 +401,9 @@ struct Pass<'m> {
     shapes: Vec<(u64, Vec<u64>)>,
     /// Measured bytes per function index (dropped when it changes).
     sizes: HashMap<usize, Option<i64>>,
+    /// Per symbol, the functions that may name it (a superset: entries are
+    /// added when a function changes, never removed).
+    referrers: HashMap<u32, BTreeSet<usize>>,
     deleted: BTreeSet<usize>,
     removed_symbols: BTreeSet<u32>,
     tried: BTreeSet<(usize, usize)>,
@@ -431,6 +434,10 @@ impl<'m> Pass<'m> {
             ids.push(i);
             shapes.push(identity(module, func));
         }
+        let mut referrers: HashMap<u32, BTreeSet<usize>> = HashMap::new();
+        for (i, def) in module.functions.iter().enumerate() {
+            note_referrer(&mut referrers, i, &def.func);
+        }
         let mut report = FmergeReport::default();
         report.stats.functions = module.functions.len();
         report.stats.candidates = candidates.len();
@@ -443,6 +450,7 @@ impl<'m> Pass<'m> {
             ids,
             shapes,
             sizes: HashMap::new(),
+            referrers,
             deleted: BTreeSet::new(),
             removed_symbols: BTreeSet::new(),
             tried: BTreeSet::new(),
@@ -610,7 +618,7 @@ impl<'m> Pass<'m> {
                 }
                 _ => {
                     epsilon += thunk_cost;
-                    sides.push(SidePlan::Thunk(thunk));
+                    sides.push(SidePlan::Thunk(Box::new(thunk)));
                 }
             }
         }
@@ -651,7 +659,9 @@ impl<'m> Pass<'m> {
                 .find(|(c, _)| *c == i)
                 .map_or(&self.module.functions[i].func, |(_, f)| f)
         };
-        let others = (0..self.module.functions.len())
+        let referrers = self.referrers.get(&symbol).into_iter().flatten();
+        let others = referrers
+            .copied()
             .filter(|i| !sides.contains(i) && !self.deleted.contains(i))
             .map(|i| (i, current(i)));
         // `M` itself names the sides only by taking an address.
@@ -723,7 +733,7 @@ impl<'m> Pass<'m> {
             self.sizes.remove(&index);
             match side {
                 SidePlan::Thunk(thunk) => {
-                    self.module.functions[index].func = thunk;
+                    self.module.functions[index].func = *thunk;
                     self.report.stats.thunks += 1;
                     kept.push("thunk");
                 }
@@ -739,10 +749,19 @@ impl<'m> Pass<'m> {
         }
         for (caller, func) in plan.callers {
             self.sizes.remove(&caller);
+            note_referrer(&mut self.referrers, caller, &func);
             self.module.functions[caller].func = func;
+        }
+        for index in [ia, ib] {
+            note_referrer(
+                &mut self.referrers,
+                index,
+                &self.module.functions[index].func,
+            );
         }
         let mut merged = plan.merged.func;
         merged.name = ClifModule::func_name(symbol);
+        note_referrer(&mut self.referrers, self.module.functions.len(), &merged);
         self.module.functions.push(FunctionDef {
             symbol,
             func: merged,
@@ -795,6 +814,15 @@ impl<'m> Pass<'m> {
         rewrite::remove_symbols(self.module, &self.removed_symbols);
         self.report.stats.comparisons = self.index.comparisons;
         self.report
+    }
+}
+
+/// Records that function `index` (defined as `func`) names its symbols.
+fn note_referrer(referrers: &mut HashMap<u32, BTreeSet<usize>>, index: usize, func: &Function) {
+    for user in func.params.user_named_funcs().values() {
+        if user.namespace == crate::clif_module::SYMBOL_NAMESPACE {
+            referrers.entry(user.index).or_default().insert(index);
+        }
     }
 }
 

@@ -23,7 +23,7 @@
 //! callers before: the merge is kept only if that is positive. Both numbers
 //! are reported per attempt, so the model's ranking can be judged.
 
-use cranelift_codegen::ir::{BlockArg, Function, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{self, BlockArg, Function, InstructionData, Opcode, Value};
 use cranelift_codegen::isa::TargetIsa;
 use hashbrown::HashMap;
 
@@ -122,13 +122,39 @@ fn instruction_bytes(
             Opcode::F32const | Opcode::F64const | Opcode::Vconst => 8,
             // `cmp` + `csel`.
             Opcode::Select => 8,
-            // Division checks its divisor (and `srem` needs an `msub`).
-            Opcode::Udiv | Opcode::Sdiv => 8,
-            Opcode::Urem | Opcode::Srem => 12,
+            Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem => division_bytes(func, inst),
             // Usually free: a narrower view of the same register.
             Opcode::Ireduce | Opcode::Bitcast => 0,
             _ => 4,
         },
+    }
+}
+
+/// Division and remainder. By a variable: the divide and a zero check
+/// (and an `msub` for the remainder). By a constant power of two: a shift
+/// or mask with a sign fix-up. By any other constant Cranelift emits a
+/// magic-number multiply: the 64-bit magic (`movz` + `movk`s), `umulh`,
+/// shifts and fix-ups, and for the remainder a multiply-subtract.
+fn division_bytes(func: &Function, inst: cranelift_codegen::ir::Inst) -> i64 {
+    let opcode = func.dfg.insts[inst].opcode();
+    let remainder = matches!(opcode, Opcode::Urem | Opcode::Srem);
+    let divisor = func.dfg.resolve_aliases(func.dfg.inst_args(inst)[1]);
+    let constant = match func.dfg.value_def(divisor) {
+        ir::ValueDef::Result(def, _) => match func.dfg.insts[def] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        },
+        _ => None,
+    };
+    match constant {
+        Some(k) if k > 0 && (k as u64).is_power_of_two() => 8,
+        Some(_) if remainder => 28,
+        Some(_) => 20,
+        None if remainder => 12,
+        None => 8,
     }
 }
 
