@@ -92,7 +92,8 @@ pub fn merge_options_for(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// (`adaptive`, `static`, `exhaustive`, `exhaustive-frequency`),
 /// `PAREC_FMERGE_EXPLORATION` (candidates tried per function),
 /// `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`), `PAREC_FMERGE_MIN_INSTS`,
-/// `PAREC_FMERGE_MIN_BENEFIT` (bytes), `PAREC_FMERGE_REMERGE=0`,
+/// `PAREC_FMERGE_MIN_BENEFIT` (bytes), `PAREC_FMERGE_MAX_MEMBERS` (originals
+/// per merged function, 2 to merge pairs only),
 /// `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too, to
 /// evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
 /// to touch: the hook for hot code).
@@ -120,7 +121,9 @@ pub fn fmerge_options_for(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
     if let Some(n) = number("PAREC_FMERGE_MIN_BENEFIT") {
         options.min_benefit = n;
     }
-    options.remerge = var("PAREC_FMERGE_REMERGE").is_none_or(|v| v != "0");
+    if let Some(n) = number("PAREC_FMERGE_MAX_MEMBERS").filter(|&n| n >= 2) {
+        options.max_members = n as usize;
+    }
     options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
     if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
         options.exclude = list

@@ -23,21 +23,24 @@
 //! A second table times similar-function merging's candidate search alone
 //! ([`search_scaling`]): F3M's LSH (adaptive and static) against exhaustive
 //! pairwise ranking (MinHash and HyFM's opcode frequencies), at sizes up to
-//! 100,000 functions without the frontend. The functions are the F3M
-//! instruction encodings of the lowered 1,000-function synthetic module,
-//! repeated with every tenth encoding of each copy perturbed (a copy number
-//! and position hash xored into the opcode byte), so that copies are
-//! similar but not identical. Each function is ranked once (top 5, no
+//! 100,000 functions without the frontend. The functions are the distinct
+//! F3M instruction encodings of every function of the `bench/` corpus
+//! (real code; the synthetic module's six templates would put nearly every
+//! function in the same buckets), or of the 1,000-function synthetic module
+//! when there is no corpus, repeated with every tenth encoding of each copy
+//! perturbed (a copy number and position hash xored into the opcode byte),
+//! so that copies are similar but not identical. Each function is ranked once (top 5, no
 //! merging). Exhaustive ranking above 1,000 functions times 1,000 evenly
 //! spaced queries and scales the time to all of them (every query does the
 //! same work), which the table marks.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use parec_passes::clif_module::{count_insts, ClifModule};
-use parec_passes::fmerge::{fingerprint, LshParams, Search, SearchIndex};
+use parec_passes::fmerge::{fingerprint, FmergeStats, FmergeTimes, LshParams, Search, SearchIndex};
 use parec_passes::gvn;
 
 use crate::clif_pipeline::{OptLevel, Pass, Pipeline};
@@ -126,6 +129,8 @@ struct SizeTimes {
     /// `(phase, time)`, phases in the same order for every size.
     phases: Vec<(String, Duration)>,
     gvn_alone: GvnAlone,
+    /// What similar-function merging did, and where its time went.
+    fmerge: (FmergeStats, FmergeTimes),
 }
 
 /// GVN without the size guard over every function of a module.
@@ -224,6 +229,74 @@ fn search_workload(base: &[Vec<u32>], n: usize) -> Vec<Vec<u32>> {
         .collect()
 }
 
+/// The distinct F3M encodings (of at least 3 instructions) of every
+/// function of the programs in `dir`, if it holds a benchmark corpus.
+fn corpus_encodings(dir: &Path) -> Result<Option<Vec<Vec<u32>>>> {
+    let Ok(programs) = super::discover(dir, &[]) else {
+        return Ok(None);
+    };
+    if programs.is_empty() {
+        return Ok(None);
+    }
+    let mut base = Vec::new();
+    for program in programs {
+        let modules =
+            match pipeline::lower_for_aot(std::slice::from_ref(&program.main), Target::Aarch64) {
+                Ok(modules) => modules,
+                Err(Failure::Reported) => bail!("`{}` has errors", program.main.display()),
+                Err(Failure::Error(e)) => return Err(e),
+            };
+        base.extend(encodings_of(&modules));
+    }
+    base.sort();
+    base.dedup();
+    Ok(Some(base))
+}
+
+/// The distinct encodings of the 1,000-function synthetic module.
+fn synthetic_encodings() -> Result<Vec<Vec<u32>>> {
+    let dir = tempfile::Builder::new()
+        .prefix("parec-scaling-")
+        .tempdir()
+        .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+    let main = dir.path().join("main.pare");
+    std::fs::write(&main, synthetic_module(1_000))
+        .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
+    let modules = match pipeline::lower_for_aot(std::slice::from_ref(&main), Target::Aarch64) {
+        Ok(modules) => modules,
+        Err(Failure::Reported) => bail!("the synthetic module has errors"),
+        Err(Failure::Error(e)) => return Err(e),
+    };
+    let mut base = encodings_of(&modules);
+    base.sort();
+    base.dedup();
+    Ok(base)
+}
+
+fn encodings_of(modules: &[ClifModule]) -> Vec<Vec<u32>> {
+    modules
+        .iter()
+        .flat_map(|m| &m.functions)
+        .map(|d| fingerprint::encodings(&d.func))
+        .filter(|e| e.len() >= 3)
+        .collect()
+}
+
+/// The CPU time of the calling thread: the search table measures work, not
+/// wall time, so that other processes on the machine do not inflate it.
+fn thread_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` only writes the `timespec` it is given.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    if !ok {
+        return Duration::ZERO;
+    }
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
 /// Times one search over `functions`: index, then rank every function
 /// (or every `stride`-th, scaled).
 fn time_search(search: Search, functions: &[Vec<u32>]) -> SearchTime {
@@ -237,22 +310,22 @@ fn time_search(search: Search, functions: &[Vec<u32>]) -> SearchTime {
     } else {
         1
     };
-    let start = Instant::now();
+    let start = thread_cpu_time();
     let mut index = SearchIndex::new(search, n, 5);
     for e in functions {
         let frequency = (search == Search::ExhaustiveFrequency)
             .then(|| fingerprint::OpcodeFrequency::from_encodings(e));
         index.insert(e, frequency);
     }
-    let build = start.elapsed();
-    let start = Instant::now();
+    let build = thread_cpu_time() - start;
+    let start = thread_cpu_time();
     let mut found = 0;
     let mut queries = 0;
     for id in (0..n).step_by(stride) {
         found += index.candidates(id).len();
         queries += 1;
     }
-    let ranking = start.elapsed();
+    let ranking = thread_cpu_time() - start;
     SearchTime {
         time: build + ranking.mul_f64(n as f64 / queries as f64),
         comparisons: index.comparisons as f64 / queries as f64,
@@ -266,24 +339,13 @@ pub fn search_scaling(sizes: &[usize]) -> Result<String> {
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
     sizes.dedup();
-    let dir = tempfile::Builder::new()
-        .prefix("parec-scaling-")
-        .tempdir()
-        .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
-    let main = dir.path().join("main.pare");
-    std::fs::write(&main, synthetic_module(1_000))
-        .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
-    let modules = match pipeline::lower_for_aot(std::slice::from_ref(&main), Target::Aarch64) {
-        Ok(modules) => modules,
-        Err(Failure::Reported) => bail!("the synthetic module has errors"),
-        Err(Failure::Error(e)) => return Err(e),
+    let (base, source) = match corpus_encodings(Path::new("bench"))? {
+        Some(base) => (base, "the bench/ corpus"),
+        None => (
+            synthetic_encodings()?,
+            "the lowered 1,000-function synthetic module",
+        ),
     };
-    let base: Vec<Vec<u32>> = modules
-        .iter()
-        .flat_map(|m| &m.functions)
-        .map(|d| fingerprint::encodings(&d.func))
-        .filter(|e| e.len() >= 3)
-        .collect();
     let searches = [
         ("LSH adaptive (F3M)", Search::LshAdaptive),
         ("LSH static k=200 b=100", Search::LshStatic),
@@ -345,8 +407,8 @@ pub fn search_scaling(sizes: &[usize]) -> Result<String> {
     let _ = writeln!(
         out,
         "\n* extrapolated from {EXHAUSTIVE_SAMPLE} evenly spaced queries. Times include \
-         fingerprinting and indexing; {} base functions (F3M encodings of the lowered \
-         1,000-function synthetic module), copies perturbed in every tenth encoding.",
+         fingerprinting and indexing; {} distinct base functions (F3M encodings of {source}), \
+         copies perturbed in every tenth encoding.",
         base.len()
     );
     Ok(out)
@@ -368,6 +430,7 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         Err(Failure::Error(e)) => return Err(e),
     };
     let mut phases = vec![("frontend".to_string(), start.elapsed())];
+    let mut fmerge = (FmergeStats::default(), FmergeTimes::default());
     let functions = modules.iter().map(|m| m.functions.len()).sum();
 
     let isa = Target::Aarch64.isa(OptLevel::Oz)?;
@@ -379,6 +442,15 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         let mut copy: Vec<ClifModule> = modules.clone();
         let start = Instant::now();
         for module in &mut copy {
+            if pass == Pass::Fmerge {
+                // The same work as the pass, keeping its report.
+                let report = crate::rounds::run_fmerge(module, Some(&*isa));
+                fmerge.0.accumulate(&report.stats);
+                fmerge.1.search += report.times.search;
+                fmerge.1.merge += report.times.merge;
+                fmerge.1.measure += report.times.measure;
+                continue;
+            }
             pipeline
                 .run(module, Some(&*isa))
                 .map_err(|e| anyhow!("pass `{}`: {e}", pass.name()))?;
@@ -404,6 +476,7 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         functions,
         phases,
         gvn_alone,
+        fmerge,
     })
 }
 
@@ -459,6 +532,25 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
             g.largest.0,
             g.largest.1.as_secs_f64() * 1000.0,
             per_k(g.largest.1, g.largest.0)
+        );
+    }
+    for r in results {
+        let (stats, times) = &r.fmerge;
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let _ = writeln!(
+            out,
+            "\nfmerge alone, {} fns: search {:.1} ms, alignment and code generation {:.1} ms, \
+             measurement {:.1} ms; {} candidates, {} attempted, {} merged, {} rejected by the \
+             model, {} by measurement.",
+            r.functions,
+            ms(times.search),
+            ms(times.merge),
+            ms(times.measure),
+            stats.candidates,
+            stats.attempted,
+            stats.merged,
+            stats.rejected_by_model,
+            stats.rejected_by_measurement
         );
     }
     let _ = writeln!(

@@ -23,12 +23,18 @@
 //!   zero-extended (and missing ones are zero) on return, and its callers
 //!   narrow them. Any other difference refuses the merge.
 //! - *Instructions*: a matched pair is emitted once, with `select fid, b, a`
-//!   for each operand pair `a`, `b` that differs. A run of unmatched
-//!   instructions becomes `brif fid, side1, side0` to blocks holding each
-//!   side's part and a join. Unmatched terminators end their block the same
-//!   way, without a join. Constants (see `fingerprint::is_constant`) are
-//!   rematerialised where used, so two different constants cost one
-//!   `select`.
+//!   for each operand pair `a`, `b` that differs (two integer `return`s of
+//!   different widths match: each side's value is extended first). A run
+//!   of unmatched instructions that are all pure and cannot trap is
+//!   *speculated*: both sides' parts run in the shared block and a
+//!   `select` joins each pair of results that share a variable. Any other
+//!   run becomes `brif fid, side1, side0` to blocks holding each side's
+//!   part and a join. Unmatched terminators end their block the same way,
+//!   without a join. Speculation matters beyond the branch it saves:
+//!   Cranelift's e-graph places a pure value at its uses, so a value both
+//!   arms of a dispatch use is computed once in each arm. Constants (see
+//!   `fingerprint::is_constant`) are rematerialised where used, so two
+//!   different constants cost one `select`.
 //! - *Control flow*: a matched branch goes to `rep(0, t0)` when its two
 //!   targets are paired; otherwise to a dispatch block `brif fid, e1, e0`.
 //!   Block arguments travel through edge blocks (or, before a `jump`, the
@@ -48,15 +54,22 @@
 //! al., *Simple and Efficient Construction of Static Single Assignment
 //! Form*, CC 2013) inserts a block parameter wherever definitions from two
 //! paths meet, exactly SalSSA's phi placement. Two values *share* a
-//! variable (union-find) when they are the results of a matched pair, the
-//! parameters at one position of paired blocks (same type), function
-//! parameters at one position, or the results of same-opcode, same-type
-//! instructions of one unmatched run. A shared variable is only ever
-//! defined by code that runs for both sides with a merged value, or by code
-//! of one side with that side's value; a private variable may be defined
-//! anywhere, because the other side never reads it. A variable not defined
-//! on some path reads as zero there (the builder's default). Such a path is
-//! one of the other side, where the value is never used.
+//! variable (union-find) when the alignment says so — the results of a
+//! matched pair, the parameters at one position of paired blocks (same
+//! type), function parameters at one position — or, to save `select`s and
+//! block parameters, when they are *private* values (results of unmatched
+//! instructions, parameters of unpaired blocks, function parameters) that
+//! a matched instruction uses at the same operand, or results of the same
+//! type in one unmatched run. A shared variable is only ever defined by
+//! code that runs for both sides with a merged value, or by code of one
+//! side with that side's value; a private variable may be defined anywhere,
+//! because the other side never reads it. A variable not defined on some
+//! path reads as zero there (the builder's default). Such a path is one of
+//! the other side, where the value is never used. Afterwards what
+//! Cranelift's `optimize` starts with is done here too (unreachable blocks,
+//! block parameters with a single incoming value, aliases), and blocks that
+//! only forward control are removed, so that the model prices the function
+//! Cranelift will compile.
 //!
 //! This is where F3M §III-E found HyFM's bugs: HyFM repairs the SSA
 //! violations it cannot solve with phis by storing to and reloading from
