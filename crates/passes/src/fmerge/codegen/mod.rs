@@ -83,14 +83,20 @@ use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::instructions::InstructionMapper;
 use cranelift_codegen::ir::{
     self, types, AbiParam, Block, BlockArg, BlockCall, ExtFuncData, ExternalName, FuncRef,
-    Function, GlobalValue, GlobalValueData, Inst, InstBuilder, InstBuilderBase, InstructionData,
-    Opcode, SigRef, Signature, StackSlot, Type, UserFuncName, Value, ValueList,
+    Function, Inst, InstBuilder, InstBuilderBase, InstructionData, Opcode, Signature, StackSlot,
+    Type, UserFuncName, Value, ValueList,
 };
 use cranelift_codegen::isa::{CallConv, TargetFrontendConfig};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use hashbrown::HashMap;
 
 use crate::clif_module::ClifModule;
+
+mod cleanup;
+mod copy;
+
+use cleanup::clean_up;
+use copy::{Entities, Mapper};
 
 use super::align::{member_callee, Alignment, BlockAlignment, ConstKey, FuncView, Step};
 
@@ -180,124 +186,6 @@ pub fn generate(pair: &Pair) -> Result<Merged, String> {
         selects: stats.0,
         dispatches: stats.1,
     })
-}
-
-/// What Cranelift's `optimize` does first, done here so that `M` reads
-/// clearly and the model prices what will be compiled: unreachable blocks
-/// removed, block parameters with one incoming value removed, aliases
-/// resolved (the SSA construction leaves many).
-fn clean_up(func: &mut Function) {
-    let mut context =
-        cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-    context.compute_cfg();
-    context.compute_domtree();
-    // Neither step can fail: the verifier is off in default flags.
-    let _ = context.eliminate_unreachable_code(&flags);
-    let _ = context.remove_constant_phis(&flags);
-    context.func.dfg.resolve_all_aliases();
-    *func = context.func;
-    simplify_control_flow(func);
-}
-
-/// Removes the blocks the construction leaves that only forward control:
-/// branches to a block that only jumps on (no parameters, no arguments)
-/// go to its target instead, a `brif` whose two targets agree becomes a
-/// `jump`, and a block reached only by a `jump` from one predecessor is
-/// appended to it. (Cranelift's lowering threads some of these too; the
-/// model prices the function as it is.)
-fn simplify_control_flow(func: &mut Function) {
-    let Some(entry) = func.layout.entry_block() else {
-        return;
-    };
-    let bare_jump = |func: &Function, inst: Inst| -> Option<Block> {
-        match func.dfg.insts[inst] {
-            InstructionData::Jump { destination, .. }
-                if destination.len(&func.dfg.value_lists) == 0 =>
-            {
-                Some(destination.block(&func.dfg.value_lists))
-            }
-            _ => None,
-        }
-    };
-    // Forwarding blocks and where they lead.
-    let blocks: Vec<Block> = func.layout.blocks().collect();
-    let mut forward: HashMap<Block, Block> = HashMap::new();
-    for &b in &blocks {
-        let mut insts = func.layout.block_insts(b);
-        if let (Some(only), None) = (insts.next(), insts.next()) {
-            if b != entry && func.dfg.block_params(b).is_empty() {
-                if let Some(t) = bare_jump(func, only) {
-                    forward.insert(b, t);
-                }
-            }
-        }
-    }
-    let target = |mut b: Block| {
-        for _ in 0..forward.len() {
-            match forward.get(&b) {
-                Some(&t) if t != b => b = t,
-                _ => break,
-            }
-        }
-        b
-    };
-    for &b in &blocks {
-        let Some(last) = func.layout.last_inst(b) else {
-            continue;
-        };
-        let dfg = &mut func.dfg;
-        for call in
-            dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
-        {
-            if call.len(&dfg.value_lists) == 0 {
-                let t = target(call.block(&dfg.value_lists));
-                call.set_block(t, &mut dfg.value_lists);
-            }
-        }
-        if let InstructionData::Brif {
-            blocks: [a, b2], ..
-        } = func.dfg.insts[last]
-        {
-            let pool = &func.dfg.value_lists;
-            if a.block(pool) == b2.block(pool) && a.len(pool) == 0 && b2.len(pool) == 0 {
-                let t = a.block(pool);
-                func.replace(last).jump(t, &[]);
-            }
-        }
-    }
-    // Append single-predecessor blocks to the block that jumps to them.
-    loop {
-        let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
-        let mergeable = func.layout.blocks().find_map(|b| {
-            if b == entry || !func.dfg.block_params(b).is_empty() {
-                return None;
-            }
-            let mut preds = cfg.pred_iter(b);
-            let (Some(pred), None) = (preds.next(), preds.next()) else {
-                return None;
-            };
-            (pred.block != b && bare_jump(func, pred.inst) == Some(b))
-                .then_some((pred.block, pred.inst, b))
-        });
-        let Some((into, jump, block)) = mergeable else {
-            break;
-        };
-        func.layout.remove_inst(jump);
-        let insts: Vec<Inst> = func.layout.block_insts(block).collect();
-        for inst in insts {
-            func.layout.remove_inst(inst);
-            func.layout.append_inst(inst, into);
-        }
-        func.layout.remove_block(block);
-    }
-    let mut context =
-        cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-    context.compute_cfg();
-    context.compute_domtree();
-    let _ = context.eliminate_unreachable_code(&flags);
-    *func = context.func;
 }
 
 /// Whether an instruction may run on the other side's path too: no
@@ -408,178 +296,6 @@ fn map_parameters(pair: &Pair) -> Result<([Vec<usize>; 2], Vec<Type>), String> {
         })
         .collect();
     Ok(([(0..params[0].len()).collect(), side1], types))
-}
-
-/// Entity references of either side copied into `M`, each once.
-#[derive(Default)]
-struct Entities {
-    func_refs: HashMap<(usize, FuncRef), FuncRef>,
-    sig_refs: HashMap<(usize, SigRef), SigRef>,
-    globals: HashMap<(usize, GlobalValue), GlobalValue>,
-    slots: [SecondaryMap<StackSlot, Option<StackSlot>>; 2],
-}
-
-/// Copies one instruction of `src` into `dst`: operands from `args`, branch
-/// destinations from `dests`, entities through [`Entities`].
-struct Mapper<'a> {
-    src: &'a Function,
-    side: usize,
-    dst: &'a mut Function,
-    entities: &'a mut Entities,
-    args: std::vec::IntoIter<Value>,
-    dests: std::vec::IntoIter<Block>,
-}
-
-impl Mapper<'_> {
-    fn name(&mut self, name: &ExternalName) -> ExternalName {
-        match name {
-            ExternalName::User(r) => {
-                let user = self.src.params.user_named_funcs()[*r].clone();
-                ExternalName::user(self.dst.declare_imported_user_function(user))
-            }
-            other => other.clone(),
-        }
-    }
-}
-
-impl InstructionMapper for Mapper<'_> {
-    fn map_value(&mut self, _: Value) -> Value {
-        self.args.next().expect("a merged value per operand")
-    }
-
-    fn map_value_list(&mut self, list: ValueList) -> ValueList {
-        let n = list.len(&self.src.dfg.value_lists);
-        let values: Vec<Value> = (0..n)
-            .map(|_| self.args.next().expect("a merged value per operand"))
-            .collect();
-        ValueList::from_slice(&values, &mut self.dst.dfg.value_lists)
-    }
-
-    fn map_global_value(&mut self, gv: GlobalValue) -> GlobalValue {
-        if let Some(&g) = self.entities.globals.get(&(self.side, gv)) {
-            return g;
-        }
-        let mut data = self.src.global_values[gv].clone();
-        match &mut data {
-            GlobalValueData::Symbol { name, .. } => *name = self.name(&name.clone()),
-            GlobalValueData::Load { base, flags, .. } => {
-                *base = self.map_global_value(*base);
-                *flags = self.map_mem_flags(*flags);
-            }
-            GlobalValueData::IAddImm { base, .. } => *base = self.map_global_value(*base),
-            // Ineligible functions (special parameters) never get here.
-            _ => {}
-        }
-        let g = self.dst.create_global_value(data);
-        self.entities.globals.insert((self.side, gv), g);
-        g
-    }
-
-    fn map_jump_table(&mut self, _: ir::JumpTable) -> ir::JumpTable {
-        unreachable!("functions with jump tables are not merged")
-    }
-
-    fn map_exception_table(&mut self, _: ir::ExceptionTable) -> ir::ExceptionTable {
-        unreachable!("functions with exception tables are not merged")
-    }
-
-    fn map_block_call(&mut self, _: BlockCall) -> BlockCall {
-        let block = self.dests.next().expect("a destination per branch target");
-        BlockCall::new(
-            block,
-            std::iter::empty::<BlockArg>(),
-            &mut self.dst.dfg.value_lists,
-        )
-    }
-
-    fn map_block(&mut self, _: Block) -> Block {
-        unreachable!("functions with exception handler addresses are not merged")
-    }
-
-    fn map_func_ref(&mut self, func_ref: FuncRef) -> FuncRef {
-        if let Some(&f) = self.entities.func_refs.get(&(self.side, func_ref)) {
-            return f;
-        }
-        let ext = self.src.dfg.ext_funcs[func_ref].clone();
-        let signature = self.map_sig_ref(ext.signature);
-        let name = self.name(&ext.name);
-        let data = ExtFuncData {
-            name,
-            signature,
-            colocated: ext.colocated,
-            patchable: ext.patchable,
-        };
-        let existing = self.dst.dfg.ext_funcs.iter().find(|(_, e)| {
-            e.name == data.name
-                && e.signature == data.signature
-                && e.colocated == data.colocated
-                && e.patchable == data.patchable
-        });
-        let f = match existing {
-            Some((r, _)) => r,
-            None => self.dst.import_function(data),
-        };
-        self.entities.func_refs.insert((self.side, func_ref), f);
-        f
-    }
-
-    fn map_sig_ref(&mut self, sig_ref: SigRef) -> SigRef {
-        if let Some(&s) = self.entities.sig_refs.get(&(self.side, sig_ref)) {
-            return s;
-        }
-        let signature = &self.src.dfg.signatures[sig_ref];
-        let existing = self
-            .dst
-            .dfg
-            .signatures
-            .iter()
-            .find(|(_, s)| *s == signature)
-            .map(|(r, _)| r);
-        let s = existing.unwrap_or_else(|| self.dst.import_signature(signature.clone()));
-        self.entities.sig_refs.insert((self.side, sig_ref), s);
-        s
-    }
-
-    fn map_stack_slot(&mut self, slot: StackSlot) -> StackSlot {
-        self.entities.slots[self.side][slot].expect("every stack slot is copied")
-    }
-
-    fn map_dynamic_stack_slot(&mut self, _: ir::DynamicStackSlot) -> ir::DynamicStackSlot {
-        unreachable!("functions with dynamic stack slots are not merged")
-    }
-
-    fn map_constant(&mut self, constant: ir::Constant) -> ir::Constant {
-        let data = self.src.dfg.constants.get(constant).clone();
-        self.dst.dfg.constants.insert(data)
-    }
-
-    fn map_immediate(&mut self, immediate: ir::Immediate) -> ir::Immediate {
-        let data = self
-            .src
-            .dfg
-            .immediates
-            .get(immediate)
-            .cloned()
-            .unwrap_or_default();
-        self.dst.dfg.immediates.push(data)
-    }
-
-    fn map_mem_flags(&mut self, flags: ir::MemFlags) -> ir::MemFlags {
-        let mut data = self.src.dfg.mem_flags[flags];
-        if let Some(region) = data.alias_region() {
-            let region = self
-                .dst
-                .dfg
-                .alias_regions
-                .insert(self.src.dfg.alias_regions[region].clone());
-            data.set_alias_region(Some(region));
-        }
-        self.dst
-            .dfg
-            .mem_flags
-            .insert(data)
-            .expect("no more memory-flag sets than the two functions have together")
-    }
 }
 
 /// Where a branch of `M` goes (see the module doc).
