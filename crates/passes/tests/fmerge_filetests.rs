@@ -4,7 +4,8 @@
 //! function is verified; each `; run:` / `; print:` line is executed with
 //! cranelift-interpreter before and after (results and traps must agree);
 //! a second run must merge nothing; `; expect:` lines state what the file
-//! is about (`merged N`, `thunks N`, `deleted N`, `remark TEXT`); the
+//! is about (`merged N`, `thunks N`, `deleted N`, `folded N`, `remark
+//! TEXT`); the
 //! result and the remarks are snapshotted in `snapshots/fmerge/`.
 //!
 //! Further tests run every search and alignment mode, with and without
@@ -91,6 +92,7 @@ fn check(expect: &str, report: &FmergeReport) -> Result<(), String> {
         "merged" => count(report.stats.merged),
         "thunks" => count(report.stats.thunks),
         "deleted" => count(report.stats.deleted),
+        "folded" => count(report.stats.folded),
         "remark" if report.remarks.iter().any(|r| r.contains(value)) => Ok(()),
         "remark" => Err(format!("no remark contains `{value}`")),
         _ => Err(format!("unknown expectation `{expect}`")),
@@ -100,7 +102,7 @@ fn check(expect: &str, report: &FmergeReport) -> Result<(), String> {
 #[test]
 fn fmerge_filetests() {
     let cases = load_cases();
-    assert!(cases.len() >= 12, "expected at least 12 fmerge filetests");
+    assert!(cases.len() >= 14, "expected at least 14 fmerge filetests");
     let isa = aarch64();
     let options = FmergeOptions::default();
     let mut failures = Vec::new();

@@ -29,12 +29,13 @@
 //! # Algorithm (the thesis' exploration framework with F3M's search)
 //!
 //! 1. Candidates are fingerprinted and indexed ([`search`], in name order,
-//!    so results do not depend on the module's function order).
+//!    so results do not depend on the module's function order). Functions
+//!    the linker's identical-code folding shares with another are left to
+//!    it ([`icf`]).
 //! 2. Worklist in name order: for a live candidate `f0`, rank its
 //!    candidates by estimated similarity and try the first `N`
 //!    ([`FmergeOptions::exploration`]), stopping at the first merge that
-//!    pays. Each try: skip pairs the linker's ICF folds anyway (identical
-//!    by `merge`'s stable hash); align; generate `M`; verify it; choose
+//!    pays. Each try: align; generate `M`; verify it; choose
 //!    thunk or deletion per side; the model's `Δ` must be positive; then
 //!    the measured bytes must shrink. One remark per try.
 //! 3. On success `f0` and `f1` leave the index and `M` enters it and the
@@ -69,6 +70,7 @@
 pub mod align;
 pub mod codegen;
 pub mod fingerprint;
+pub mod icf;
 pub mod profit;
 pub mod rewrite;
 pub mod search;
@@ -149,8 +151,8 @@ pub struct FmergeStats {
     pub candidates: usize,
     /// Fingerprint comparisons in the search.
     pub comparisons: u64,
-    /// Pairs skipped because they are identical (the linker folds them).
-    pub identical: usize,
+    /// Functions left out because the linker folds them with another.
+    pub folded: usize,
     /// Pairs aligned and given to code generation.
     pub attempted: usize,
     /// Pairs code generation refused (types, parameters, nothing aligned).
@@ -174,7 +176,7 @@ impl FmergeStats {
         self.functions += o.functions;
         self.candidates += o.candidates;
         self.comparisons += o.comparisons;
-        self.identical += o.identical;
+        self.folded += o.folded;
         self.attempted += o.attempted;
         self.refused += o.refused;
         self.rejected_by_model += o.rejected_by_model;
@@ -193,13 +195,13 @@ impl fmt::Display for FmergeStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} functions, {} candidates, {} comparisons, {} identical, {} attempted, {} refused, \
+            "{} functions, {} candidates ({} left to ICF), {} comparisons, {} attempted, {} refused, \
              {} rejected by the model, {} rejected by measurement, {} merged ({} thunks, {} deleted, \
              {} calls redirected), predicted {} bytes, measured {} bytes",
             self.functions,
             self.candidates,
+            self.folded,
             self.comparisons,
-            self.identical,
             self.attempted,
             self.refused,
             self.rejected_by_model,
@@ -222,7 +224,6 @@ impl fmt::Display for FmergeStats {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     Merged,
-    Identical,
     Refused(String),
     RejectedByModel,
     RejectedByMeasurement,
@@ -403,8 +404,6 @@ struct Pass<'m> {
     index: SearchIndex,
     /// Index id → function index in `module.functions`.
     ids: Vec<usize>,
-    /// Index id → `merge`'s stable hash and location hashes (identity).
-    shapes: Vec<(u64, Vec<u64>)>,
     /// Index id → how many original functions it stands for.
     members: Vec<usize>,
     /// Measured bytes per function index (dropped when it changes).
@@ -425,22 +424,30 @@ impl<'m> Pass<'m> {
         options: &'m FmergeOptions,
     ) -> Pass<'m> {
         let start = Instant::now();
-        let mut candidates: Vec<(&str, usize)> = module
-            .functions
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| ineligible(module, &d.func, d.symbol, options).is_none())
-            .map(|(i, d)| (module.symbols[d.symbol as usize].name.as_str(), i))
-            .collect();
+        let classes = icf::classes(module);
+        let mut class_sizes: HashMap<u32, usize> = HashMap::new();
+        for &c in &classes {
+            *class_sizes.entry(c).or_default() += 1;
+        }
+        let mut folded = 0;
+        let mut candidates: Vec<(&str, usize)> = Vec::new();
+        for (i, d) in module.functions.iter().enumerate() {
+            if ineligible(module, &d.func, d.symbol, options).is_some() {
+                continue;
+            }
+            if class_sizes[&classes[i]] > 1 {
+                folded += 1;
+                continue;
+            }
+            candidates.push((module.symbols[d.symbol as usize].name.as_str(), i));
+        }
         candidates.sort();
         let mut index = SearchIndex::new(options.search, candidates.len(), options.exploration);
         let mut ids = Vec::with_capacity(candidates.len());
-        let mut shapes = Vec::with_capacity(candidates.len());
         for &(_, i) in &candidates {
             let func = &module.functions[i].func;
             index.insert(&fingerprint::encodings(func), frequency(options, func));
             ids.push(i);
-            shapes.push(identity(module, func));
         }
         let mut referrers: HashMap<u32, BTreeSet<usize>> = HashMap::new();
         for (i, def) in module.functions.iter().enumerate() {
@@ -449,6 +456,7 @@ impl<'m> Pass<'m> {
         let mut report = FmergeReport::default();
         report.stats.functions = module.functions.len();
         report.stats.candidates = candidates.len();
+        report.stats.folded = folded;
         report.times.search = start.elapsed();
         Pass {
             module,
@@ -457,7 +465,6 @@ impl<'m> Pass<'m> {
             index,
             members: vec![1; ids.len()],
             ids,
-            shapes,
             sizes: HashMap::new(),
             referrers,
             deleted: BTreeSet::new(),
@@ -507,14 +514,9 @@ impl<'m> Pass<'m> {
             similarity,
             predicted: None,
             measured: None,
-            decision: Decision::Identical,
+            decision: Decision::Merged,
             detail: String::new(),
         };
-        if self.shapes[a] == self.shapes[b] {
-            self.report.stats.identical += 1;
-            self.record(attempt);
-            return None;
-        }
         self.report.stats.attempted += 1;
         let start = Instant::now();
         let planned = self.plan(ia, ib);
@@ -803,7 +805,6 @@ impl<'m> Pass<'m> {
             .insert(&fingerprint::encodings(func), frequency(self.options, func));
         self.report.times.search += start.elapsed();
         self.ids.push(index);
-        self.shapes.push(identity(self.module, func));
         self.members.push(members);
         Some(id)
     }
@@ -853,13 +854,6 @@ fn frequency(options: &FmergeOptions, func: &Function) -> Option<fingerprint::Op
     (options.search == Search::ExhaustiveFrequency).then(|| fingerprint::OpcodeFrequency::of(func))
 }
 
-/// `merge`'s stable hash with its location hashes: equal for functions the
-/// linker's identical-code folding merges anyway.
-fn identity(module: &ClifModule, func: &Function) -> (u64, Vec<u64>) {
-    let shape = hash::shape(module, func);
-    (shape.hash, shape.locations.iter().map(|l| l.hash).collect())
-}
-
 /// Cranelift's verifier on a merged function; a failure is a bug of this
 /// pass, counted, and the merge is not made.
 fn verified(
@@ -899,7 +893,6 @@ fn remark(a: &Attempt) -> String {
     line.push_str(": ");
     match &a.decision {
         Decision::Merged => line.push_str(&format!("merged {}", a.detail)),
-        Decision::Identical => line.push_str("identical (left to the linker's ICF)"),
         Decision::Refused(why) => line.push_str(&format!("refused: {why}")),
         Decision::RejectedByModel => line.push_str("rejected by the model"),
         Decision::RejectedByMeasurement => line.push_str("rejected by measurement"),
