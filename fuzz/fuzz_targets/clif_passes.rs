@@ -2,16 +2,16 @@
 //! each followed by Cranelift's verifier and, for functions the CLIF
 //! interpreter can run on their own, a comparison of results and traps
 //! before and after the pass on pseudo-random arguments
-//! (`parec::difftest::clif_check`). Everything runs in process.
+//! (`parec_tools::difftest::clif_check`). Everything runs in process.
 //!
 //! Run: `cargo fuzz run --sanitizer none clif_passes` (from the repository root).
 #![no_main]
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use pare_frontend::gen::{generate, GenConfig};
-use parec::clif_pipeline::Pass;
-use parec::difftest::{check_program, clif_check};
+use parec::pipeline::{Pass, Pipeline};
+use parec_tools::difftest::{check_program, clif_check};
+use parec_tools::gen::{generate, GenConfig};
 
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
@@ -26,7 +26,8 @@ fuzz_target!(|data: &[u8]| {
         ),
     };
     let seed = data.len() as u64;
-    let (_, failures) = clif_check::check_program(&checked, Pass::ALL, seed);
+    let clif_passes = Pipeline::from_passes(Pass::ALL).clif;
+    let (_, failures) = clif_check::check_program(&checked, &clif_passes, seed);
     assert!(
         failures.is_empty(),
         "{}\n{}",

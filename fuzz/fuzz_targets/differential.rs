@@ -1,10 +1,12 @@
 //! Fuzzer bytes → program generator → the differential runner: the
-//! reference interpreter (in process) against the JIT (`parec run`, a child
-//! process, since a trapping program ends its process), under every pass
-//! configuration. `PAREC_FUZZ_AOT=1` adds AOT builds run under qemu.
+//! reference interpreter (in process) against the JIT (`parec-tools
+//! exec-jit`, a child process, since a trapping program ends its process),
+//! under every pass configuration. `PAREC_FUZZ_AOT=1` adds AOT builds run
+//! under qemu.
 //!
-//! The `parec` binary comes from `PAREC_BIN`, else `target/release/parec`
-//! (build it first: `cargo build --release -p parec`). On a mismatch the
+//! The `parec-tools` binary comes from `PAREC_TOOLS_BIN`, else
+//! `target/release/parec-tools` (build it first: `cargo build --release -p
+//! parec-tools`). On a mismatch the
 //! program is reduced and saved under `fuzz/artifacts/differential-repro/`,
 //! and the target panics so libFuzzer keeps the input.
 //!
@@ -16,26 +18,26 @@ use std::sync::OnceLock;
 
 use arbitrary::Unstructured;
 use libfuzzer_sys::fuzz_target;
-use pare_frontend::gen::{generate, GenConfig};
-use parec::difftest::{Executor, Runner};
+use parec_tools::difftest::{Executor, Runner};
+use parec_tools::gen::{generate, GenConfig};
 
 fn runner() -> &'static Runner {
     static RUNNER: OnceLock<Runner> = OnceLock::new();
     RUNNER.get_or_init(|| {
-        let parec = std::env::var_os("PAREC_BIN")
+        let tools = std::env::var_os("PAREC_TOOLS_BIN")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
                 PathBuf::from(concat!(
                     env!("CARGO_MANIFEST_DIR"),
-                    "/../target/release/parec"
+                    "/../target/release/parec-tools"
                 ))
             });
         assert!(
-            parec.exists(),
-            "no parec binary at {}: build it (cargo build --release -p parec) or set PAREC_BIN",
-            parec.display()
+            tools.exists(),
+            "no parec-tools binary at {}: build it (cargo build --release -p parec-tools) or set PAREC_TOOLS_BIN",
+            tools.display()
         );
-        let mut runner = Runner::new(parec);
+        let mut runner = Runner::new(tools);
         runner.executors = vec![Executor::Interp, Executor::Jit];
         if std::env::var("PAREC_FUZZ_AOT").is_ok_and(|v| v == "1") {
             runner.executors.push(Executor::Aot);

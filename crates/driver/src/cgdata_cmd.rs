@@ -8,7 +8,8 @@ use parec_passes::cgdata::CgData;
 use parec_passes::merge::{self, Summary};
 use parec_passes::outline::global::OutlineTree;
 
-use crate::rounds::{merge_options, read_cgdata, write_cgdata};
+use crate::cgdata_file;
+use crate::target::merge_options;
 use crate::Failure;
 
 /// Merges cgdata files (any order gives the same bytes) into `out`.
@@ -16,10 +17,10 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
     let Some(first) = inputs.first() else {
         return Err(anyhow!("`cgdata merge` needs at least one input").into());
     };
-    let first_data = read_cgdata(first, None)?;
+    let first_data = cgdata_file::read(first, None)?;
     let mut merged = CgData::new(&first_data.target);
     for path in inputs {
-        let next = read_cgdata(path, Some(&merged.target))?;
+        let next = cgdata_file::read(path, Some(&merged.target))?;
         let section_error = |e| anyhow!("cgdata `{}`: {e}", path.display());
         merged
             .merge_section::<Summary>(&next)
@@ -28,7 +29,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
             .merge_section::<OutlineTree>(&next)
             .map_err(section_error)?;
     }
-    write_cgdata(out, &merged.encode())?;
+    cgdata_file::write(out, &merged.encode())?;
     Ok(0)
 }
 
@@ -36,7 +37,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
 /// combines into (members, parameters, estimated benefit), and the outline
 /// tree's sequences.
 pub fn show(path: &Path) -> Result<i32, Failure> {
-    let data = read_cgdata(path, None)?;
+    let data = cgdata_file::read(path, None)?;
     print!(
         "{}",
         describe(&data).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))?
@@ -65,7 +66,7 @@ pub fn describe(data: &CgData) -> Result<String, parec_passes::cgdata::CgDataErr
     let Some(summary) = data.get::<Summary>()? else {
         return Ok(s);
     };
-    let plan = merge::combine(&summary, &merge_options());
+    let plan = merge::combine(&summary, &merge_options(None));
     let st = &plan.stats;
     let _ = writeln!(
         s,

@@ -71,7 +71,7 @@ impl ClifFile {
             }
             // User input: reject malformed functions here rather than let them
             // reach code generation (which only verifies in debug builds).
-            crate::clif_pipeline::verify_function(&func, None)
+            crate::pipeline::verify_function(&func, None)
                 .map_err(|e| anyhow!("{name}: function {} fails verification:\n{e}", func.name))?;
             let func = file.rename_function(func)?;
             let symbol = match &func.name {

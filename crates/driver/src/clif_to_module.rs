@@ -16,8 +16,13 @@
 //! - every external name in a function and every data relocation refers to an
 //!   existing symbol; data alignments are powers of two.
 //!
-//! The CLIF passes ([`crate::clif_pipeline`]) run on the ClifModule before it
-//! comes here; this module only translates and compiles.
+//! The CLIF passes ([`crate::pipeline`]) run on the ClifModule before it
+//! comes here; this module only translates and compiles. For the JIT it
+//! compiles and defines each function ([`ModuleDefiner::define`]); for
+//! objects it compiles every function to machine code first
+//! ([`ModuleDefiner::compile_functions`]), so the machine passes can rewrite
+//! it, and defines the result from bytes
+//! ([`ModuleDefiner::define_machine_code`]).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -186,25 +191,28 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         Ok(out)
     }
 
-    /// Declares the outlined functions of `result` (local, one section
-    /// each) and defines them and the rewritten functions from bytes.
-    pub fn define_outlined(
+    /// Defines the module's functions from machine code: `functions[i]` is
+    /// the code of `compiled[i]` after the machine passes, and `outlined`
+    /// are the functions the outliner created (declared here: local, one
+    /// section each, referred to by [`outline::RelocTarget::Outlined`]).
+    pub fn define_machine_code(
         &mut self,
         compiled: &[CompiledFunction],
-        result: &outline::OutlineResult,
+        functions: &[outline::lift::Emitted],
+        outlined: &[outline::OutlinedFunction],
         targets: &RelocTargets,
     ) -> Result<()> {
         let sig = ir::Signature::new(self.module.isa().default_call_conv());
-        let mut outlined_ids = Vec::with_capacity(result.outlined.len());
-        for f in &result.outlined {
+        let mut outlined_ids = Vec::with_capacity(outlined.len());
+        for f in outlined {
             let id = self
                 .module
                 .declare_function(&f.name, ModLinkage::Local, &sig)
                 .with_context(|| format!("cannot declare outlined function `{}`", f.name))?;
             outlined_ids.push(id);
         }
-        let bodies = result.outlined.iter().zip(&outlined_ids);
-        let functions = compiled.iter().map(|c| c.id).zip(&result.functions);
+        let bodies = outlined.iter().zip(&outlined_ids);
+        let functions = compiled.iter().map(|c| c.id).zip(functions);
         for (id, code) in functions.chain(bodies.map(|(f, id)| (*id, &f.code))) {
             let relocs: Vec<ModuleReloc> = code
                 .relocs
@@ -229,12 +237,6 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 .map_err(|e| anyhow!("cannot define function: {}", describe_module_error(&e)))?;
         }
         Ok(())
-    }
-
-    /// Declares and defines one ClifModule (the AOT case).
-    pub fn declare_and_define(&mut self, clif: &ClifModule) -> Result<()> {
-        self.declare(clif)?;
-        self.define(clif)
     }
 
     /// Names of symbols referenced other than by a direct call or jump.
@@ -490,6 +492,7 @@ fn map_linkage(linkage: Linkage) -> ModLinkage {
         Linkage::Import => ModLinkage::Import,
         Linkage::Local => ModLinkage::Local,
         Linkage::Export => ModLinkage::Export,
+        Linkage::Weak => ModLinkage::Preemptible,
     }
 }
 
@@ -563,7 +566,7 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
     for (i, sym) in clif.symbols.iter().enumerate() {
         let count = definitions.get(&(i as u32)).copied().unwrap_or(0);
         match (sym.linkage, count) {
-            (Linkage::Import, 0) | (Linkage::Local | Linkage::Export, 1) => {}
+            (Linkage::Import, 0) | (Linkage::Local | Linkage::Export | Linkage::Weak, 1) => {}
             (Linkage::Import, _) => bail!(
                 "`{}` is an import but module `{}` defines it",
                 sym.name,

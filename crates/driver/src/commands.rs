@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context as _};
 use parec_passes::clif_module::ClifModule;
 
+use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output};
 use crate::clif_file::ClifFile;
-use crate::clif_pipeline::{OptLevel, Pipeline};
+use crate::codegen::{self, CompiledObject};
+use crate::io_error;
 use crate::link::{self, Icf};
-use crate::object::{self, CompiledObject, ObjectOptions};
-use crate::rounds::{self, MergeOutcome, MergeSetup};
-use crate::target::Target;
-use crate::{asm, jit, pipeline, Failure};
+use crate::pipeline::Pipeline;
+use crate::target::{OptLevel, Target};
+use crate::{asm, frontend, jit, link_report, Failure};
 
 /// What `parec build` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -41,24 +42,12 @@ pub struct BuildOptions {
     pub icf: Icf,
     /// A pass list replacing the level's (`--passes`, for testing).
     pub passes: Option<String>,
-    /// Cross-module merging: cgdata and rounds.
-    pub merge: MergeSetup,
+    /// Cross-module merging and outlining: cgdata and rounds.
+    pub mode: ModeFlags,
     /// Print one line per merge decision (`--remarks`).
     pub remarks: bool,
     /// Print the machine outliner's statistics to stderr.
     pub outline_stats: bool,
-}
-
-impl BuildOptions {
-    /// The options of the AOT compilation of this build, with `pipeline`.
-    fn object_options(&self, pipeline: Pipeline) -> ObjectOptions {
-        ObjectOptions {
-            target: self.target,
-            level: self.level,
-            pipeline,
-            jobs: self.jobs,
-        }
-    }
 }
 
 /// The kind of the input files.
@@ -96,26 +85,11 @@ fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
     }
 }
 
-/// Reads a file, with the CLI's error message.
-pub fn read_source(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_reason(&e)))
-}
-
-/// An I/O error's reason without the "(os error N)" suffix.
-pub fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
-
 fn parse_clif_files(files: &[PathBuf]) -> anyhow::Result<Vec<ClifFile>> {
     files
         .iter()
         .map(|path| {
-            let text = read_source(path)?;
+            let text = io_error::read_text(path)?;
             ClifFile::parse(&path.display().to_string(), &text)
         })
         .collect()
@@ -141,20 +115,44 @@ pub fn run_with_passes(
     passes: Option<&str>,
 ) -> Result<i32, Failure> {
     let pipeline = choose_pipeline(level, passes)?;
-    let modules = match classify(files)? {
-        Inputs::Pare => pipeline::lower_for_jit(files)?,
-        Inputs::Clif => parse_clif_files(files)?
-            .into_iter()
-            .map(|f| f.module)
-            .collect(),
+    run_with_pipeline(files, level, pipeline)
+}
+
+/// `parec run` with a pipeline of the caller's (which may hold custom passes).
+pub fn run_with_pipeline(
+    files: &[PathBuf],
+    level: OptLevel,
+    pipeline: Pipeline,
+) -> Result<i32, Failure> {
+    let input = match classify(files)? {
+        Inputs::Pare => Input::Pare(files.to_vec()),
+        Inputs::Clif => Input::Modules(
+            parse_clif_files(files)?
+                .into_iter()
+                .map(|f| f.module)
+                .collect(),
+        ),
     };
-    Ok(jit::run(modules, &pipeline, level)?)
+    let build = Build {
+        pipeline,
+        level,
+        mode: BuildMode::Local,
+        backend: Backend::Jit,
+        jobs: available_jobs(),
+    };
+    let output = build.run(input)?;
+    Ok(jit::execute(output.modules, level)?)
+}
+
+/// The number of threads a compilation uses unless told otherwise.
+pub fn available_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// `parec interp`: run with the reference interpreter.
 pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
     match classify(files)? {
-        Inputs::Pare => pipeline::interpret(files),
+        Inputs::Pare => frontend::interpret(files),
         Inputs::Clif => Err(anyhow!(
             "`parec interp` runs Pare programs; for .clif files use `parec opt --run`"
         )
@@ -164,29 +162,52 @@ pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
 
 /// `parec build`.
 pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
-    let (modules, clif_files) = match classify(&opts.files)? {
-        Inputs::Pare => (pipeline::lower_for_aot(&opts.files, opts.target)?, None),
+    let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
+    build_with_pipeline(opts, pipeline)
+}
+
+/// `parec build` with a pipeline of the caller's (which may hold custom passes).
+pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i32, Failure> {
+    let (input, clif_files) = match classify(&opts.files)? {
+        Inputs::Pare => (Input::Pare(opts.files.clone()), None),
         Inputs::Clif => {
             let files = parse_clif_files(&opts.files)?;
-            (
-                files.iter().map(|f| f.module.clone()).collect(),
-                Some(files),
-            )
+            let modules = files.iter().map(|f| f.module.clone()).collect();
+            (Input::Modules(modules), Some(files))
         }
     };
-    let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
+    let mode = BuildMode::settle(&opts.mode, opts.target, &pipeline)?;
+    let backend = match opts.emit {
+        Emit::Clif => Backend::Clif(Some(opts.target)),
+        Emit::Exe | Emit::Obj | Emit::Asm => Backend::Objects(opts.target),
+    };
+    let build = Build {
+        pipeline,
+        level: opts.level,
+        mode,
+        backend,
+        jobs: opts.jobs,
+    };
+    let output = build.run(input)?;
+    if opts.remarks {
+        for remark in output.remarks() {
+            eprintln!("remark: {remark}");
+        }
+        if let Some((stats, _)) = output.fmerge_stats() {
+            eprintln!("fmerge: {stats}");
+        }
+    }
+    if opts.outline_stats && opts.emit != Emit::Clif {
+        eprint!("{}", codegen::outline_report(&output.objects));
+    }
     match opts.emit {
         Emit::Clif => {
-            let options = opts.object_options(pipeline);
-            let (modules, outcome) = rounds::run_all_passes(modules, &options, &opts.merge)?;
-            print_remarks(outcome.as_ref(), opts.remarks);
-            let text = clif_text(&modules, clif_files.as_deref());
+            let text = clif_text(&output.modules, clif_files.as_deref());
             write_output(opts.out.as_deref(), text.as_bytes())?;
         }
         Emit::Asm => {
-            let (objects, _) = compile_objects(modules, opts, pipeline)?;
             let mut text = String::new();
-            for obj in &objects {
+            for obj in &output.objects {
                 text.push_str(&format!("; module {}\n", obj.name));
                 text.push_str(&asm::disassemble_object(&obj.bytes, opts.target)?);
             }
@@ -197,52 +218,50 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
-            let (objects, _) = compile_objects(modules, opts, pipeline)?;
-            write_object_dir(dir, &objects)?;
+            write_object_dir(dir, &output.objects)?;
         }
         Emit::Exe => {
             let out = opts
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
-            let (objects, merged) = compile_objects(modules, opts, pipeline)?;
-            let tmp = tempfile::Builder::new()
-                .prefix("parec-")
-                .tempdir()
-                .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
-            let paths = write_object_files(tmp.path(), &objects)?;
-            link::link_executable(&paths, out, opts.target, opts.icf)?;
-            if let Some(outcome) = merged.filter(|_| opts.merge.is_global() || opts.remarks) {
-                eprintln!("{}", rounds::link_report(out, &outcome)?);
-            }
+            link_objects(&output.objects, out, opts.target, opts.icf)?;
+            report_merging(&output, &build.mode, out, opts.remarks)?;
         }
     }
     Ok(0)
 }
 
-/// Compiles through [`rounds`] (merging as `opts.merge` says), printing
-/// merge remarks if asked.
-fn compile_objects(
-    modules: Vec<ClifModule>,
-    opts: &BuildOptions,
-    pipeline: Pipeline,
-) -> anyhow::Result<(Vec<CompiledObject>, Option<MergeOutcome>)> {
-    let options = opts.object_options(pipeline);
-    let (objects, outcome) = rounds::compile_objects(modules, &options, &opts.merge)?;
-    print_remarks(outcome.as_ref(), opts.remarks);
-    if opts.outline_stats {
-        eprint!("{}", object::outline_report(&objects));
-    }
-    Ok((objects, outcome))
+/// Links `objects` into the executable `out` through a temporary directory.
+pub fn link_objects(
+    objects: &[CompiledObject],
+    out: &Path,
+    target: Target,
+    icf: Icf,
+) -> anyhow::Result<()> {
+    let tmp = tempfile::Builder::new()
+        .prefix("parec-")
+        .tempdir()
+        .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+    let paths = write_object_files(tmp.path(), objects)?;
+    link::link_executable(&paths, out, target, icf)
 }
 
-/// Prints merge remarks to stderr if asked (`--remarks`).
-fn print_remarks(outcome: Option<&MergeOutcome>, remarks: bool) {
-    if let Some(outcome) = outcome.filter(|_| remarks) {
-        for remark in &outcome.remarks {
-            eprintln!("remark: {remark}");
-        }
+/// After linking: what the linker made of merging, when the build merged
+/// across modules or remarks were asked for.
+fn report_merging(
+    output: &Output,
+    mode: &BuildMode,
+    exe: &Path,
+    remarks: bool,
+) -> anyhow::Result<()> {
+    if let Some(stats) = output.merge_stats().filter(|_| mode.is_global() || remarks) {
+        eprintln!(
+            "{}",
+            link_report::merge_report(exe, &mode.describe(), stats)?
+        );
     }
+    Ok(())
 }
 
 /// The modules' functions as CLIF text (names restored for `.clif` inputs).
@@ -268,8 +287,7 @@ fn clif_text(modules: &[ClifModule], clif_files: Option<&[ClifFile]>) -> String 
 /// Writes to `out`, or to stdout if absent or `-`.
 fn write_output(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match out {
-        Some(path) if path != Path::new("-") => std::fs::write(path, bytes)
-            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e))),
+        Some(path) if path != Path::new("-") => io_error::write(path, bytes),
         _ => {
             let mut stdout = std::io::stdout().lock();
             stdout
@@ -288,8 +306,7 @@ fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Ve
             dir.display()
         );
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))?;
+    io_error::create_dir_all(dir)?;
     write_object_files(dir, objects)
 }
 
@@ -312,8 +329,7 @@ pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Res
         if paths.contains(&path) {
             path = dir.join(format!("{stem}.{i}.o"));
         }
-        std::fs::write(&path, &obj.bytes)
-            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))?;
+        io_error::write(&path, &obj.bytes)?;
         paths.push(path);
     }
     Ok(paths)
@@ -321,7 +337,7 @@ pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Res
 
 /// `parec opt`: returns 0, or 1 if a `--run` check failed.
 pub fn opt(file: &Path, passes: Option<&str>, run: bool, stats: bool) -> Result<i32, Failure> {
-    let text = read_source(file)?;
+    let text = io_error::read_text(file)?;
     let pipeline = Pipeline::from_names(passes.unwrap_or("")).map_err(|e| anyhow!(e))?;
     let report = crate::opt::opt(&file.display().to_string(), &text, &pipeline, run, stats)?;
     write_output(None, report.clif.as_bytes())?;
@@ -338,57 +354,4 @@ pub fn opt(file: &Path, passes: Option<&str>, run: bool, stats: bool) -> Result<
         eprintln!("{} run command(s) agree", report.runs);
     }
     Ok(0)
-}
-
-/// Options of `parec fuzz`.
-#[derive(Clone, Debug)]
-pub struct FuzzOptions {
-    pub seed: u64,
-    pub count: u64,
-    pub executors: String,
-    pub configs: String,
-    pub out: PathBuf,
-    pub timeout_secs: u64,
-    pub clif_checks: bool,
-    pub shrink: bool,
-    /// The parec binary for child processes (default: this executable).
-    pub parec: Option<PathBuf>,
-}
-
-/// `parec fuzz`: a differential-testing campaign; 0 if every program agreed,
-/// 1 (after printing the reproducer paths) otherwise.
-pub fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
-    use crate::difftest::{check_tools, Executor, PassConfig, Runner};
-    let parec = match &opts.parec {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().context("cannot find the parec executable")?,
-    };
-    let mut runner = Runner::new(parec);
-    runner.executors = Executor::parse_list(&opts.executors).map_err(|e| anyhow!(e))?;
-    runner.configs = PassConfig::parse_list(&opts.configs).map_err(|e| anyhow!(e))?;
-    runner.timeout = std::time::Duration::from_secs(opts.timeout_secs.max(1));
-    runner.clif_checks = opts.clif_checks;
-    if !opts.shrink {
-        runner.shrink_tests = 0;
-    }
-    check_tools(&runner)?;
-    let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
-    eprintln!(
-        "fuzz: seeds {}..{}, executors {}, configurations {}",
-        opts.seed,
-        opts.seed.saturating_add(opts.count),
-        opts.executors,
-        configs.join(", ")
-    );
-    let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
-    eprintln!("fuzz: {}", report.summary());
-    eprintln!("fuzz: {}", report.rates());
-    if report.failures.is_empty() {
-        Ok(0)
-    } else {
-        for dir in &report.reproducers {
-            println!("{}", dir.display());
-        }
-        Ok(1)
-    }
 }

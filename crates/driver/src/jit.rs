@@ -9,7 +9,8 @@
 //! PC-relative reach. All JIT code and data live in one arena so that
 //! colocated references between them always reach.
 //!
-//! `main` is called through the C ABI; afterwards all C streams are flushed.
+//! `main` is called through the C ABI, on a thread of its own with a fixed
+//! stack ([`PROGRAM_STACK_SIZE`]); afterwards all C streams are flushed.
 //! A program that traps or calls `exit` ends this process from inside the
 //! runtime (`pare_trap` / `pare_exit` call libc `exit`).
 
@@ -22,9 +23,8 @@ use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
-use crate::clif_pipeline::{OptLevel, Pipeline};
 use crate::clif_to_module::{Colocation, ModuleDefiner};
-use crate::target::host_jit_isa;
+use crate::target::{host_jit_isa, OptLevel};
 
 /// Address space reserved for JIT code and data.
 const ARENA_SIZE: usize = 1 << 30;
@@ -37,15 +37,11 @@ enum MainKind {
     I64,
 }
 
-/// Runs the passes of `pipeline` on `modules`, JIT-compiles them, calls
-/// `main` and returns its status (0 for a `main` without result).
-pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -> Result<i32> {
+/// JIT-compiles `modules` (whose CLIF passes have run: see
+/// [`crate::build::Backend::Jit`]), calls `main` and returns its status (0
+/// for a `main` without result).
+pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
     let isa = host_jit_isa(level)?;
-    for m in &mut modules {
-        pipeline
-            .run(m, Some(&*isa))
-            .map_err(|e| anyhow!("module `{}`: {e}", m.name))?;
-    }
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
     uniquify_locals(&mut modules);
 
@@ -72,10 +68,50 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
         bail!("the program has no `main` function");
     };
     let code = jit.get_finalized_function(main_id);
-    // SAFETY: `main` was compiled for the host with the platform C calling
-    // convention and the signature checked by `main_kind`.
-    let status = unsafe {
-        match main_kind {
+    let status = call_main_on_program_stack(code, main_kind)?;
+    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+    }
+    Ok(status)
+}
+
+/// Stack of the thread the JIT runs `main` on: the main thread's stack of an
+/// executable under the default `ulimit -s`, so that JIT-compiled and built
+/// programs recurse about equally deep, whatever stack parec's own thread
+/// has left. Its guard page turns overflow into the runtime's `stack
+/// overflow` trap (Pare's `main` installs the handler first).
+const PROGRAM_STACK_SIZE: usize = 8 << 20;
+
+/// Calls `main` (at `code`) on a thread with a [`PROGRAM_STACK_SIZE`] stack
+/// and returns its status.
+fn call_main_on_program_stack(code: *const u8, kind: MainKind) -> Result<i32> {
+    // A raw pointer is not `Send`; the address is.
+    let address = code as usize;
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("pare-main".into())
+            .stack_size(PROGRAM_STACK_SIZE)
+            // SAFETY: `main` was compiled for the host with the platform C
+            // calling convention and the signature `kind` was checked against.
+            .spawn_scoped(scope, move || unsafe {
+                call_main(address as *const u8, kind)
+            })
+            .map_err(|e| anyhow!("cannot start the program's thread: {e}"))?
+            .join()
+            .map_err(|_| anyhow!("the program's thread panicked"))
+    })
+}
+
+/// Calls the JIT-compiled `main` at `code`.
+///
+/// # Safety
+/// `code` must be a function with the platform C calling convention and the
+/// signature `kind` describes.
+unsafe fn call_main(code: *const u8, kind: MainKind) -> i32 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match kind {
             MainKind::Unit => {
                 std::mem::transmute::<*const u8, extern "C" fn()>(code)();
                 0
@@ -85,12 +121,7 @@ pub fn run(mut modules: Vec<ClifModule>, pipeline: &Pipeline, level: OptLevel) -
                 std::mem::transmute::<*const u8, extern "C" fn() -> i64>(code)() as i32
             }
         }
-    };
-    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
     }
-    Ok(status)
 }
 
 /// Renames `Local` symbols whose names occur in another module (two modules'

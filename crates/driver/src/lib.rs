@@ -1,30 +1,63 @@
 //! parec: the compiler driver for Pare and for CLIF.
 //!
-//! Data flows one way (see DESIGN.md): sources → [`ClifModule`]s (the Pare
-//! frontend's lowering, or [`clif_file`] for `.clif` text) → the CLIF pass
-//! [`clif_pipeline`] → either the JIT ([`jit`]) or AOT objects ([`object`],
-//! one per module, with `.llvm_addrsig`) → [`link`] (static, `ld.lld --icf`)
-//! → run (under qemu for aarch64). [`clif_to_module`] is the single bridge
-//! from ClifModules to cranelift-module; [`commands`] implements the CLI.
+//! Data flows one way (docs/DESIGN.md has the whole picture):
+//!
+//! ```text
+//! .pare ─ frontend ─┐
+//!                   ├─▶ ClifModules ─ CLIF passes ─┬─▶ jit (run on the host)
+//! .clif ─ clif_file ┘      (pipeline, build)       └─▶ codegen: Cranelift ─ machine passes ─ object
+//!                                                        ─▶ link (ld.lld --icf) ─▶ qemu / the host
+//! ```
+//!
+//! [`build::Build::run`] is the one function every compilation goes through;
+//! [`pipeline`] says which passes it runs, [`build::BuildMode`] what they
+//! know of the rest of the program (cgdata, rounds). [`clif_to_module`] is
+//! the single bridge from ClifModules to cranelift-module; [`commands`]
+//! implements the command line.
+//!
+//! Modules and what they use (no cycles; `cargo test -p parec --test
+//! module_graph` checks it):
+//!
+//! | module          | role                                               |
+//! |-----------------|----------------------------------------------------|
+//! | [`commands`]    | `parec run`, `interp`, `build`, `opt`              |
+//! | [`cgdata_cmd`]  | `parec cgdata show`, `merge`                        |
+//! | [`build`]       | [`build::Build::run`], build modes, stage times    |
+//! | [`pipeline`]    | CLIF and machine passes, the verifier              |
+//! | [`codegen`]     | Cranelift, machine passes, objects per module      |
+//! | [`object`]      | ELF writing with `.llvm_addrsig`                   |
+//! | [`clif_to_module`] | ClifModule → cranelift-module                   |
+//! | [`jit`]         | running in-process                                 |
+//! | [`frontend`]    | the Pare front end: load, interpret, lower         |
+//! | [`clif_file`]   | `.clif` text as a ClifModule                       |
+//! | [`opt`]         | `parec opt`: passes on a `.clif` file, run lines   |
+//! | [`link`], [`link_report`] | linking, running; the post-link merge report |
+//! | [`cgdata_file`] | cgdata file I/O                                    |
+//! | [`target`]      | targets, levels, ISAs, per-target pass options     |
+//! | [`asm`]         | `--emit asm`                                       |
+//! | [`io_error`]    | I/O error messages                                 |
+//! | [`parallel`]    | the thread pool of a compilation                   |
 //!
 //! [`ClifModule`]: parec_passes::clif_module::ClifModule
 
 pub mod asm;
-pub mod bench;
+pub mod build;
 pub mod cgdata_cmd;
+pub mod cgdata_file;
 pub mod clif_file;
-pub mod clif_pipeline;
 pub mod clif_to_module;
+pub mod codegen;
 pub mod commands;
-pub mod difftest;
+pub mod frontend;
+pub mod io_error;
 pub mod jit;
 pub mod link;
+pub mod link_report;
 pub mod object;
 pub mod opt;
-pub mod rounds;
-pub mod target;
-
+pub mod parallel;
 pub mod pipeline;
+pub mod target;
 
 /// How a command failed.
 #[derive(Debug)]
@@ -38,5 +71,15 @@ pub enum Failure {
 impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Self {
         Failure::Error(e)
+    }
+}
+
+/// For callers that only report: diagnostics were already printed.
+impl From<Failure> for anyhow::Error {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Reported => anyhow::anyhow!("the program has errors (reported above)"),
+            Failure::Error(e) => e,
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Linking objects into static executables and running them.
 //!
-//! Executables are static and non-PIE (see DESIGN.md: cranelift-object's
+//! Executables are static and non-PIE (docs/DESIGN.md, toolchain facts: cranelift-object's
 //! non-PIC code crashes in a PIE). The link is driven by `ld.lld-19` directly,
 //! with the C start files and libraries located through the target's gcc
 //! (`-print-file-name`):

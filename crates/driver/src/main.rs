@@ -8,12 +8,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use parec::bench::{self, BenchOptions};
-use parec::clif_pipeline::OptLevel;
+use parec::build::ModeFlags;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
-use parec::rounds::MergeSetup;
-use parec::target::Target;
+use parec::target::{OptLevel, Target};
 use parec::Failure;
 
 #[derive(Parser)]
@@ -99,36 +97,12 @@ enum Command {
         #[command(subcommand)]
         command: CgdataCommand,
     },
-    /// Differential testing: generated programs must behave the same in the
-    /// interpreter, the JIT and under qemu, under every pass configuration.
+    /// Differential testing of generated programs (runs `parec-tools fuzz`).
+    #[command(disable_help_flag = true)]
     Fuzz {
-        /// First generator seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Number of programs (seeds SEED..SEED+COUNT).
-        #[arg(long, default_value_t = 100)]
-        count: u64,
-        /// Executors compared with the interpreter: interp, jit, aot.
-        #[arg(long, default_value = "interp,jit,aot")]
-        executors: String,
-        /// Pass configurations: all (O2, each pass alone, Oz), O0, O2, Oz, or pass names.
-        #[arg(long, default_value = "all")]
-        configs: String,
-        /// Directory for reproducers of failing programs.
-        #[arg(long, default_value = "fuzz-out")]
-        out: PathBuf,
-        /// Time limit of each compile and run, in seconds.
-        #[arg(long, default_value_t = 10)]
-        timeout: u64,
-        /// Skip the CLIF-level verifier and interpreter checks.
-        #[arg(long)]
-        no_clif: bool,
-        /// Save failing programs without reducing them.
-        #[arg(long)]
-        no_shrink: bool,
-        /// The parec binary to run programs with (default: this one).
-        #[arg(long, hide = true)]
-        parec: Option<PathBuf>,
+        /// Arguments of `parec-tools fuzz` (see `parec fuzz --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Run CLIF passes on a .clif file and print the result.
     Opt {
@@ -143,33 +117,12 @@ enum Command {
         #[arg(long)]
         stats: bool,
     },
-    /// Measure code size, compile time and run time of the benchmark corpus
-    /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
+    /// Benchmarks: code size, compile and run time (runs `parec-tools bench`).
+    #[command(disable_help_flag = true)]
     Bench {
-        /// Also write the results as JSON to this file.
-        #[arg(long)]
-        json: Option<PathBuf>,
-        /// One compilation and one run per measurement (default: median of 5).
-        #[arg(long)]
-        quick: bool,
-        /// Only programs whose name contains NAME (repeatable, or comma-separated).
-        #[arg(long, value_name = "NAME", value_delimiter = ',')]
-        filter: Vec<String>,
-        /// The corpus directory (NAME/main.pare, NAME/NAME.c, NAME/expected.out).
-        #[arg(long, default_value = "bench")]
-        dir: PathBuf,
-        /// Instead: time the frontend, each pass and Cranelift on synthetic
-        /// modules of growing size, per function.
-        #[arg(long, conflicts_with_all = ["json", "filter", "quick"])]
-        scaling: bool,
-        /// Function counts of the --scaling modules.
-        #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
-        sizes: Vec<usize>,
-        /// Function counts of the --scaling table of similar-function
-        /// merging's candidate search, which needs no frontend (default:
-        /// the --sizes; the F3M comparison uses 1000,10000,100000).
-        #[arg(long, value_delimiter = ',', requires = "scaling")]
-        search_sizes: Option<Vec<usize>>,
+        /// Arguments of `parec-tools bench` (see `parec bench --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 
@@ -206,6 +159,52 @@ fn opt_level(s: &str) -> OptLevel {
         "0" => OptLevel::O0,
         "2" => OptLevel::O2,
         _ => OptLevel::Oz,
+    }
+}
+
+/// `parec fuzz` and `parec bench`: the test tooling lives in its own crate
+/// and binary, `parec-tools` (crates/tools), beside the compiler; these
+/// commands run it.
+mod tools {
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use anyhow::anyhow;
+    use parec::Failure;
+
+    /// The name of the tooling binary.
+    const TOOLS: &str = "parec-tools";
+
+    /// Runs `parec-tools COMMAND ARGS...` with this process's stdio and
+    /// returns its exit status.
+    pub fn forward(command: &str, args: &[String]) -> Result<i32, Failure> {
+        let tools = locate().ok_or_else(|| {
+            anyhow!(
+                "`parec {command}` runs `{TOOLS}`, which is not built: run `cargo build --release -p parec-tools` (or `-p parec-tools` with the profile of this parec)"
+            )
+        })?;
+        let status = Command::new(&tools)
+            .arg(command)
+            .args(args)
+            .status()
+            .map_err(|e| anyhow!("cannot run `{}`: {e}", tools.display()))?;
+        Ok(parec::link::exit_code(status))
+    }
+
+    /// `parec-tools` next to this executable (cargo builds both into one
+    /// directory), else on `PATH`.
+    fn locate() -> Option<PathBuf> {
+        let beside = std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.join(TOOLS)))
+            .filter(|p| p.is_file());
+        beside.or_else(|| {
+            std::env::var_os("PATH").and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|dir| dir.join(TOOLS))
+                    .find(|p| p.is_file())
+            })
+        })
     }
 }
 
@@ -251,11 +250,7 @@ fn execute(cli: Cli) -> ExitCode {
             remarks,
             outline_stats,
         } => {
-            let jobs = jobs.map(|j| j as usize).unwrap_or_else(|| {
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(1)
-            });
+            let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
             let emit = match emit {
                 EmitArg::Exe => Emit::Exe,
                 EmitArg::Obj => Emit::Obj,
@@ -271,7 +266,7 @@ fn execute(cli: Cli) -> ExitCode {
                 jobs,
                 icf,
                 passes,
-                merge: MergeSetup {
+                mode: ModeFlags {
                     generate: cgdata_generate,
                     use_file: cgdata_use,
                     ignore_errors: cgdata_ignore_errors,
@@ -287,60 +282,14 @@ fn execute(cli: Cli) -> ExitCode {
         Command::Cgdata {
             command: CgdataCommand::Show { file },
         } => parec::cgdata_cmd::show(&file),
-        Command::Fuzz {
-            seed,
-            count,
-            executors,
-            configs,
-            out,
-            timeout,
-            no_clif,
-            no_shrink,
-            parec,
-        } => commands::fuzz(&commands::FuzzOptions {
-            seed,
-            count,
-            executors,
-            configs,
-            out,
-            timeout_secs: timeout,
-            clif_checks: !no_clif,
-            shrink: !no_shrink,
-            parec,
-        }),
+        Command::Fuzz { args } => tools::forward("fuzz", &args),
         Command::Opt {
             file,
             passes,
             run,
             stats,
         } => commands::opt(&file, passes.as_deref(), run, stats),
-        Command::Bench {
-            json,
-            quick,
-            filter,
-            dir,
-            scaling: true,
-            sizes,
-            search_sizes,
-        } => {
-            let _ = (json, quick, filter, dir);
-            let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
-            bench::scaling::scaling(&sizes, &search_sizes)
-        }
-        Command::Bench {
-            json,
-            quick,
-            filter,
-            dir,
-            scaling: false,
-            sizes: _,
-            search_sizes: _,
-        } => bench::bench(&BenchOptions {
-            dir,
-            quick,
-            filter,
-            json,
-        }),
+        Command::Bench { args } => tools::forward("bench", &args),
     };
     match result {
         Ok(status) => ExitCode::from((status & 0xff) as u8),

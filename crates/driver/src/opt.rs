@@ -23,9 +23,10 @@ use cranelift_interpreter::step::ControlFlow;
 use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
+use crate::build::{Backend, Build, BuildMode, Input};
 use crate::clif_file::ClifFile;
-use crate::clif_pipeline::{OptLevel, Pipeline};
-use crate::target::Target;
+use crate::pipeline::Pipeline;
+use crate::target::{OptLevel, Target};
 
 /// Instructions the interpreter may execute per run command.
 const FUEL: u64 = 50_000_000;
@@ -52,10 +53,21 @@ pub fn opt(
 ) -> Result<OptReport> {
     let file = ClifFile::parse(name, text)?;
     let before = file.module.clone();
-    let mut after = file.module.clone();
-    let reports = pipeline
-        .run_reporting(&mut after, None)
-        .map_err(|e| anyhow!("{name}: {e}"))?;
+    let build = Build {
+        pipeline: pipeline.clone(),
+        level: OptLevel::Oz,
+        mode: BuildMode::Local,
+        backend: Backend::Clif(None),
+        jobs: 1,
+    };
+    let output = build
+        .run(Input::Modules(vec![file.module.clone()]))
+        .map_err(|e| anyhow!("{name}: {}", anyhow::Error::from(e)))?;
+    let after = output
+        .modules
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("{name}: the passes lost the module"))?;
 
     let mut clif = String::new();
     for def in &after.functions {
@@ -67,8 +79,8 @@ pub fn opt(
     }
     let stats = if stats {
         let mut text = instruction_stats(&file, &before, &after)?;
-        for (pass, report) in &reports {
-            let _ = writeln!(text, "{pass}: {report}");
+        for run in &output.passes {
+            let _ = writeln!(text, "{}: {}", run.pass.name(), run.outcome.stats);
         }
         Some(text)
     } else {

@@ -1,114 +1,468 @@
-//! The Pare frontend glue: loading a program, interpreting it, lowering it.
+//! What parec's passes are, and in which order they run.
 //!
-//! This is the only part of the driver that knows Pare. It turns source files
-//! into a checked [`Program`] (rendering diagnostics to stderr, coloured when
-//! stderr is a terminal) and the program into [`ClifModule`]s: for the JIT the
-//! whole program plus the runtime; for AOT one module per source module plus
-//! the runtime, each to become one object.
+//! A [`Pipeline`] holds the passes of a compilation as what they are:
+//! [`ClifPass`]es, which rewrite [`ClifModule`]s before Cranelift compiles
+//! them, and [`MachinePass`]es, which rewrite the machine code Cranelift
+//! emitted, before it becomes an object. `-O0` / `-O2` / `-Oz` and the
+//! `--passes` list only choose the lists; [`crate::build::Build::run`] is the
+//! one function that runs them, with everything else a compilation does
+//! (front end, Cranelift, objects, build rounds).
+//!
+//! The order at `-Oz` ([`Pass::ALL`]):
+//!
+//! ```text
+//! gvn      CLIF, per function          parec_passes::gvn
+//! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
+//! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
+//!   ── Cranelift: e-graph, lowering, register allocation, emission ──
+//! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
+//! ```
+//!
+//! Machine passes run only where they apply: the outliner reads and writes
+//! aarch64 code, so builds for other targets and the JIT skip it.
+//!
+//! Invariants:
+//! - passes see modules in [`ClifModule`] form (external names are
+//!   `UserExternalName { namespace: 0, index: symbol }`), never the
+//!   cranelift-module ids;
+//! - when [`Pipeline::verify`] is set (always in debug builds and tests),
+//!   Cranelift's verifier runs on every function after every CLIF pass
+//!   ([`verify_modules`]), and a verifier error stops the compilation naming
+//!   the pass, the module and the function;
+//! - with a target ISA, size passes keep a function's rewrite only if its
+//!   machine code does not grow (see `parec_passes::gvn::run_for_size`).
+//!
+//! Levels: `-O0` and `-O2` run no parec pass (`-O2` is Cranelift alone, the
+//! baseline every size figure is compared to); `-Oz` runs [`Pass::ALL`].
+//!
+//! Passes outside parec (a test's deliberate miscompile, a user's own pass)
+//! join a pipeline as [`ClifPass::Custom`]; they have no command-line name.
 
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::fmt;
 
-use anyhow::anyhow;
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use cranelift_codegen::ir::types;
-use pare_frontend::interp::{self, Exit};
-use pare_frontend::lower::{self, LowerConfig};
-use pare_frontend::source::{Diagnostics, SourceMap};
-use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
-use pare_frontend::LoadError;
+use cranelift_codegen::ir;
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
+use parec_passes::gvn::{self, GvnStats};
+use parec_passes::merge::{self, MergePlan, MergeStats};
 
-use crate::target::Target;
-use crate::Failure;
+use crate::target::{OptLevel, Target};
 
-/// Stack size of the interpreter thread.
-const INTERPRETER_STACK: usize = 1 << 30;
+/// A pass on CLIF, run on every module before Cranelift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClifPass {
+    /// Optimistic global value numbering with PRE (`parec_passes::gvn`).
+    Gvn,
+    /// Stable-hash global function merging (`parec_passes::merge`). Its plan
+    /// comes from the build mode: local, round 1, or cgdata.
+    Merge,
+    /// Similar-function merging (`parec_passes::fmerge`): F3M search, HyFM
+    /// alignment, measured profitability; on what `Merge` left.
+    Fmerge,
+    /// A pass from outside parec.
+    Custom(CustomPass),
+}
 
-/// Writes diagnostics to stderr, in colour if stderr is a terminal.
-pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
-    let choice = if std::io::stderr().is_terminal() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
+/// A CLIF pass that is not one of parec's: a name for reports and verifier
+/// errors, and a function that rewrites one module and returns a statistics
+/// line.
+#[derive(Clone, Copy)]
+pub struct CustomPass {
+    pub name: &'static str,
+    pub run: fn(&mut ClifModule) -> String,
+}
+
+impl fmt::Debug for CustomPass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CustomPass({})", self.name)
+    }
+}
+
+/// Custom passes are told apart by name (function pointers have no
+/// reliable identity).
+impl PartialEq for CustomPass {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for CustomPass {}
+
+impl ClifPass {
+    /// The name in `--passes` lists, reports and errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClifPass::Gvn => "gvn",
+            ClifPass::Merge => "merge",
+            ClifPass::Fmerge => "fmerge",
+            ClifPass::Custom(custom) => custom.name,
+        }
+    }
+
+    /// Runs the pass on `module`. With `isa`, rewrites that grow machine code
+    /// are undone. Merging works with `plan` (`None`: the module merges on
+    /// its own).
+    pub fn run(
+        self,
+        module: &mut ClifModule,
+        isa: Option<&dyn TargetIsa>,
+        plan: Option<&MergePlan>,
+    ) -> PassOutcome {
+        match self {
+            ClifPass::Gvn => PassOutcome::stats(PassStats::Gvn(run_gvn(module, isa))),
+            ClifPass::Merge => {
+                let report = merge::run(module, plan, &crate::target::merge_options(isa));
+                PassOutcome {
+                    stats: PassStats::Merge(report.stats),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Fmerge => {
+                let report = run_fmerge(module, isa);
+                PassOutcome {
+                    stats: PassStats::Fmerge(report.stats, report.times),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Custom(custom) => {
+                PassOutcome::stats(PassStats::Custom(vec![(custom.run)(module)]))
+            }
+        }
+    }
+}
+
+/// GVN on every function of `module`, with the size guard when `isa` is given.
+fn run_gvn(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> GvnStats {
+    let mut total = GvnStats::default();
+    for def in &mut module.functions {
+        let stats = match isa {
+            Some(isa) => gvn::run_for_size(&mut def.func, isa),
+            None => gvn::run(&mut def.func),
+        };
+        total.accumulate(&stats);
+    }
+    total
+}
+
+/// Similar-function merging on `module`. Merges are measured in aarch64
+/// bytes whatever the target, so that the JIT and builds for every target
+/// merge alike (the host ISA, when it is not aarch64, only decides whether
+/// thunks may tail-call); with no ISA at all (`parec opt` without a target)
+/// the aarch64 ISA still measures.
+fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> fmerge::FmergeReport {
+    let options = crate::target::fmerge_options(isa);
+    let aarch64 = Target::Aarch64.triple().architecture;
+    match isa.filter(|isa| isa.triple().architecture == aarch64) {
+        Some(isa) => fmerge::run(module, Some(isa), &options),
+        None => {
+            let measure = Target::Aarch64.isa(OptLevel::Oz).ok();
+            fmerge::run(module, measure.as_deref(), &options)
+        }
+    }
+}
+
+/// What a CLIF pass did to one module, or, summed, to all of them.
+#[derive(Clone, Debug)]
+pub struct PassOutcome {
+    pub stats: PassStats,
+    /// One line per decision (`--remarks`), in module order.
+    pub remarks: Vec<String>,
+}
+
+impl PassOutcome {
+    /// What `pass` did when it had no module to work on.
+    pub fn nothing(pass: ClifPass) -> PassOutcome {
+        PassOutcome::stats(match pass {
+            ClifPass::Gvn => PassStats::Gvn(GvnStats::default()),
+            ClifPass::Merge => PassStats::Merge(MergeStats::default()),
+            ClifPass::Fmerge => {
+                PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default())
+            }
+            ClifPass::Custom(_) => PassStats::Custom(Vec::new()),
+        })
+    }
+
+    fn stats(stats: PassStats) -> PassOutcome {
+        PassOutcome {
+            stats,
+            remarks: Vec::new(),
+        }
+    }
+
+    /// Adds `other`'s statistics and remarks (of the same pass) to these.
+    pub fn accumulate(&mut self, other: PassOutcome) {
+        self.stats.accumulate(other.stats);
+        self.remarks.extend(other.remarks);
+    }
+}
+
+/// The statistics of a CLIF pass, summed over modules.
+#[derive(Clone, Debug)]
+pub enum PassStats {
+    Gvn(GvnStats),
+    Merge(MergeStats),
+    /// Similar-function merging's counts, and where its time went.
+    Fmerge(FmergeStats, FmergeTimes),
+    /// A custom pass's statistics lines, one per module.
+    Custom(Vec<String>),
+}
+
+impl PassStats {
+    fn accumulate(&mut self, other: PassStats) {
+        match (self, other) {
+            (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
+            (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
+            (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
+                a.accumulate(&b);
+                ta.accumulate(&tb);
+            }
+            (PassStats::Custom(a), PassStats::Custom(b)) => a.extend(b),
+            // Outcomes of one pass are always of one kind.
+            (a, b) => unreachable!("statistics of different passes: {a:?} and {b:?}"),
+        }
+    }
+}
+
+impl fmt::Display for PassStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PassStats::Gvn(s) => write!(f, "{s}"),
+            PassStats::Merge(s) => write!(f, "{s}"),
+            PassStats::Fmerge(s, _) => write!(f, "{s}"),
+            PassStats::Custom(lines) => write!(f, "{}", lines.join("; ")),
+        }
+    }
+}
+
+/// A pass on the machine code Cranelift emitted, run on every module after
+/// code generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachinePass {
+    /// The aarch64 machine outliner (`parec_passes::outline`), local or
+    /// against the prefix tree of an earlier round.
+    Outline,
+}
+
+impl MachinePass {
+    pub fn name(self) -> &'static str {
+        match self {
+            MachinePass::Outline => "outline",
+        }
+    }
+
+    /// Whether the pass can run on code for `arch`.
+    pub fn applies_to(self, arch: target_lexicon::Architecture) -> bool {
+        match self {
+            MachinePass::Outline => matches!(arch, target_lexicon::Architecture::Aarch64(_)),
+        }
+    }
+}
+
+/// One of parec's own passes, by kind: the names a `--passes` list may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Clif(ClifPass),
+    Machine(MachinePass),
+}
+
+impl Pass {
+    /// Every pass, in the order `-Oz` runs them.
+    pub const ALL: &'static [Pass] = &[
+        Pass::Clif(ClifPass::Gvn),
+        Pass::Clif(ClifPass::Merge),
+        Pass::Clif(ClifPass::Fmerge),
+        Pass::Machine(MachinePass::Outline),
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Clif(p) => p.name(),
+            Pass::Machine(p) => p.name(),
+        }
+    }
+
+    /// Looks one of parec's passes up by its command-line name.
+    pub fn from_name(name: &str) -> Option<Pass> {
+        Self::ALL.iter().copied().find(|p| p.name() == name)
+    }
+}
+
+/// The passes of a compilation, in order, and whether to verify after each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pipeline {
+    /// CLIF passes, run before Cranelift.
+    pub clif: Vec<ClifPass>,
+    /// Machine-code passes, run after Cranelift on the targets they apply to.
+    pub machine: Vec<MachinePass>,
+    /// Run Cranelift's verifier on every function after every CLIF pass.
+    pub verify: bool,
+}
+
+impl Pipeline {
+    /// No pass at all (`-O0`, `-O2`).
+    pub fn empty() -> Pipeline {
+        Pipeline::from_passes(&[])
+    }
+
+    /// The pipeline of an optimization level: no parec pass below `-Oz`.
+    pub fn for_level(level: OptLevel) -> Pipeline {
+        match level {
+            OptLevel::O0 | OptLevel::O2 => Pipeline::empty(),
+            OptLevel::Oz => Pipeline::from_passes(Pass::ALL),
+        }
+    }
+
+    /// The pipeline of `passes`, each kind in the given order.
+    pub fn from_passes(passes: &[Pass]) -> Pipeline {
+        let mut pipeline = Pipeline {
+            clif: Vec::new(),
+            machine: Vec::new(),
+            verify: cfg!(debug_assertions),
+        };
+        for &pass in passes {
+            match pass {
+                Pass::Clif(p) => pipeline.clif.push(p),
+                Pass::Machine(p) => pipeline.machine.push(p),
+            }
+        }
+        pipeline
+    }
+
+    /// Parses a comma-separated pass list (`""` is the empty pipeline).
+    pub fn from_names(list: &str) -> Result<Pipeline, String> {
+        let mut passes = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match Pass::from_name(name) {
+                Some(p) => passes.push(p),
+                None => {
+                    return Err(format!(
+                        "unknown pass `{name}`; available: {}",
+                        available_passes()
+                    ))
+                }
+            }
+        }
+        Ok(Pipeline::from_passes(&passes))
+    }
+
+    /// The pass names, CLIF passes first, as a `--passes` list.
+    pub fn names(&self) -> String {
+        let clif = self.clif.iter().map(|p| p.name());
+        let machine = self.machine.iter().map(|p| p.name());
+        clif.chain(machine).collect::<Vec<_>>().join(",")
+    }
+
+    /// Whether the constant merger runs.
+    pub fn merges(&self) -> bool {
+        self.clif.contains(&ClifPass::Merge)
+    }
+
+    /// Whether the machine outliner runs on code for `arch`.
+    pub fn outlines(&self, arch: target_lexicon::Architecture) -> bool {
+        self.machine
+            .iter()
+            .any(|p| *p == MachinePass::Outline && p.applies_to(arch))
+    }
+}
+
+/// The names of all passes, for error messages.
+pub fn available_passes() -> String {
+    Pass::ALL
+        .iter()
+        .map(|p| p.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Runs Cranelift's verifier on every function of `modules`; `after` names
+/// what ran last, for the error.
+pub fn verify_modules(
+    modules: &[ClifModule],
+    isa: Option<&dyn TargetIsa>,
+    after: &str,
+) -> Result<(), String> {
+    for module in modules {
+        verify_module(module, isa)
+            .map_err(|e| format!("module `{}`: after pass `{after}`: {e}", module.name))?;
+    }
+    Ok(())
+}
+
+/// Runs Cranelift's verifier on every function of `module`.
+pub fn verify_module(module: &ClifModule, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+    for def in &module.functions {
+        verify_function(&def.func, isa).map_err(|e| {
+            let name = module
+                .symbols
+                .get(def.symbol as usize)
+                .map_or("?", |s| s.name.as_str());
+            format!("function `{name}` fails verification:\n{e}")
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs Cranelift's verifier on one function.
+pub fn verify_function(func: &ir::Function, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+    let flags = settings::Flags::new(settings::builder());
+    let result = match isa {
+        Some(isa) => cranelift_codegen::verify_function(func, isa),
+        None => cranelift_codegen::verify_function(func, &flags),
     };
-    let mut stderr = StandardStream::stderr(choice);
-    diags.emit(sources, &mut stderr);
-    let _ = stderr.flush();
+    result.map_err(|errors| {
+        cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors)
+    })
 }
 
-/// Reads, parses and checks the program rooted at `paths[0]`.
-pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
-    let mut sources = SourceMap::new();
-    match pare_frontend::load_program(paths, &mut sources) {
-        Ok(program) => Ok(program),
-        Err(LoadError::Diagnostics(diags)) => {
-            emit_diagnostics(&diags, &sources);
-            Err(Failure::Reported)
-        }
-        Err(LoadError::Message(message)) => Err(Failure::Error(anyhow!("{message}"))),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_list_is_empty_pipeline() {
+        assert_eq!(Pipeline::from_names("").unwrap(), Pipeline::empty());
+        assert_eq!(Pipeline::from_names(" , ").unwrap(), Pipeline::empty());
     }
-}
 
-/// Runs the program with the reference interpreter; returns the exit status.
-/// A trap prints `trap: <reason>` to stderr and gives status 101.
-pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
-    let program = load(paths)?;
-    // A tree-walking interpreter needs far more stack per Pare call than
-    // compiled code; give it a large (lazily committed) stack of its own.
-    let exit = std::thread::scope(|scope| -> anyhow::Result<Exit> {
-        let handle = std::thread::Builder::new()
-            .name("pare-interp".into())
-            .stack_size(INTERPRETER_STACK)
-            .spawn_scoped(scope, || {
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
-                let exit = interp::run(&program, &mut out);
-                let _ = out.flush();
-                exit
-            })
-            .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?;
-        // A panic in the interpreter is a parec bug: let `main` report it.
-        Ok(handle
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    })?;
-    match exit {
-        Exit::Status(status) => Ok(status),
-        Exit::Trap(kind) => {
-            eprintln!("trap: {}", kind.message());
-            Ok(TRAP_EXIT_STATUS)
-        }
-        Exit::Error(message) => Err(Failure::Error(anyhow!("{message}"))),
+    #[test]
+    fn unknown_pass_is_rejected() {
+        let err = Pipeline::from_names("gvn,nope").unwrap_err();
+        assert_eq!(
+            err,
+            "unknown pass `nope`; available: gvn, merge, fmerge, outline"
+        );
     }
-}
 
-fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv) -> LowerConfig {
-    LowerConfig {
-        pointer_type: types::I64,
-        c_call_conv: target_c_conv,
+    #[test]
+    fn passes_land_in_their_kind() {
+        let p = Pipeline::from_names("outline,gvn").unwrap();
+        assert_eq!(p.clif, vec![ClifPass::Gvn]);
+        assert_eq!(p.machine, vec![MachinePass::Outline]);
+        assert_eq!(p.names(), "gvn,outline");
     }
-}
 
-/// The whole program plus the runtime, for the host JIT.
-pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
-    let program = load(paths)?;
-    let host_conv =
-        cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
-    let cfg = lower_config(host_conv);
-    Ok(vec![
-        lower::lower_program(&program, &cfg),
-        lower::runtime_module(&cfg),
-    ])
-}
+    #[test]
+    fn levels_choose_passes() {
+        assert_eq!(Pipeline::for_level(OptLevel::O0), Pipeline::empty());
+        assert_eq!(
+            Pipeline::for_level(OptLevel::O2),
+            Pipeline::empty(),
+            "-O2 is Cranelift alone"
+        );
+        let oz = Pipeline::for_level(OptLevel::Oz);
+        assert_eq!(
+            oz.clif,
+            vec![ClifPass::Gvn, ClifPass::Merge, ClifPass::Fmerge]
+        );
+        assert_eq!(oz.machine, vec![MachinePass::Outline]);
+    }
 
-/// One module per source module, then the runtime, for AOT objects.
-pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Vec<ClifModule>, Failure> {
-    let program = load(paths)?;
-    let cfg = lower_config(target.c_call_conv());
-    let mut modules: Vec<ClifModule> = (0..program.modules.len())
-        .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
-        .collect();
-    modules.push(lower::runtime_module(&cfg));
-    Ok(modules)
+    #[test]
+    fn outlining_applies_to_aarch64_only() {
+        let oz = Pipeline::for_level(OptLevel::Oz);
+        assert!(oz.outlines(crate::target::Target::Aarch64.triple().architecture));
+        assert!(!oz.outlines(crate::target::Target::X86_64.triple().architecture));
+    }
 }

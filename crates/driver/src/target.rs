@@ -1,4 +1,5 @@
-//! Compilation targets and their Cranelift ISAs.
+//! Compilation targets, optimization levels and what they decide: the
+//! Cranelift ISA and the options each pass takes from the target.
 //!
 //! parec builds static Linux executables for aarch64 (the point of the
 //! project; run under `qemu-aarch64-static`) and x86_64 (the host). Every ISA
@@ -8,11 +9,42 @@
 use std::str::FromStr;
 
 use anyhow::{anyhow, Result};
-use cranelift_codegen::isa::{self, CallConv, OwnedTargetIsa};
+use cranelift_codegen::isa::{self, CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
-use target_lexicon::Triple;
+use parec_passes::fmerge::{self, FmergeOptions};
+use parec_passes::merge::MergeOptions;
+use target_lexicon::{Architecture, Triple};
 
-use crate::clif_pipeline::OptLevel;
+/// Optimization level of a build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OptLevel {
+    /// No parec passes, Cranelift `opt_level=none`.
+    O0,
+    /// Speed: Cranelift `opt_level=speed`, parec's passes that never cost speed.
+    O2,
+    /// Size (the default): Cranelift `opt_level=speed`, all of parec's size passes.
+    #[default]
+    Oz,
+}
+
+impl OptLevel {
+    /// The value of Cranelift's `opt_level` setting for this level.
+    pub fn cranelift_opt_level(self) -> &'static str {
+        match self {
+            OptLevel::O0 => "none",
+            OptLevel::O2 | OptLevel::Oz => "speed",
+        }
+    }
+
+    /// The command-line flag (`-O0`, `-O2`, `-Oz`).
+    pub fn flag(self) -> &'static str {
+        match self {
+            OptLevel::O0 => "-O0",
+            OptLevel::O2 => "-O2",
+            OptLevel::Oz => "-Oz",
+        }
+    }
+}
 
 /// A target parec can build executables for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -33,6 +65,20 @@ impl Target {
     pub fn triple(self) -> Triple {
         // Both strings are valid triples known to target-lexicon.
         Triple::from_str(self.triple_str()).unwrap_or_else(|_| Triple::host())
+    }
+
+    /// The name cgdata files record for this target: a summary or outline
+    /// tree made for one target is refused by builds for another.
+    pub fn cgdata_name(self) -> String {
+        self.triple().architecture.to_string()
+    }
+
+    /// The architecture, as the Pare lowering names it.
+    pub fn arch(self) -> pare_frontend::lower::Arch {
+        match self {
+            Target::Aarch64 => pare_frontend::lower::Arch::Aarch64,
+            Target::X86_64 => pare_frontend::lower::Arch::X86_64,
+        }
     }
 
     /// The platform C calling convention (for `main` and `extern` functions).
@@ -111,4 +157,82 @@ pub fn host_jit_isa(level: OptLevel) -> Result<OwnedTargetIsa> {
     isa_builder
         .finish(settings::Flags::new(b))
         .map_err(|e| anyhow!("cannot configure Cranelift for the host: {e}"))
+}
+
+/// Testing: every function hashes alike (`PAREC_MERGE_FORCE_COLLISIONS=1`).
+pub const FORCE_COLLISIONS_ENV: &str = "PAREC_MERGE_FORCE_COLLISIONS";
+
+/// The merger's options for code generation by `isa` (or for no particular
+/// ISA): defaults, plus the forced-collision test mode and the tunable
+/// thresholds `PAREC_MERGE_MIN_INSTS` / `PAREC_MERGE_MIN_BENEFIT` (bytes)
+/// from the environment. Thunks call and return instead of tail-calling
+/// where Cranelift's tail calls need frame pointers that the ISA does not
+/// keep (x86-64).
+pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
+    let mut options = MergeOptions {
+        force_collisions: std::env::var(FORCE_COLLISIONS_ENV).is_ok_and(|v| v == "1"),
+        ..MergeOptions::default()
+    };
+    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = number("PAREC_MERGE_MIN_INSTS") {
+        options.min_insts = n.min(u64::from(u32::MAX)) as u32;
+    }
+    if let Some(n) = number("PAREC_MERGE_MIN_BENEFIT") {
+        options.min_benefit = n;
+    }
+    if let Some(isa) = isa {
+        options.tail_calls = isa.triple().architecture != Architecture::X86_64
+            || isa.flags().preserve_frame_pointers();
+    }
+    options
+}
+
+/// The similar-function merger's options for code generation by `isa`:
+/// defaults, the tail-call rule of [`merge_options`], and from the
+/// environment (unparsable values are ignored, as for `PAREC_MERGE_*`):
+/// `PAREC_FMERGE_SEARCH` (`adaptive`, `static`, `exhaustive`,
+/// `exhaustive-frequency`), `PAREC_FMERGE_EXPLORATION` (candidates tried per
+/// function), `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`),
+/// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
+/// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
+/// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
+/// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
+/// to touch: the hook for hot code).
+pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
+    let var = |name: &str| std::env::var(name).ok();
+    let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
+    let mut options = FmergeOptions {
+        tail_calls: merge_options(isa).tail_calls,
+        ..FmergeOptions::default()
+    };
+    if let Some(search) = var("PAREC_FMERGE_SEARCH").and_then(|v| fmerge::Search::from_name(&v)) {
+        options.search = search;
+    }
+    if let Some(n) = number("PAREC_FMERGE_EXPLORATION").filter(|&n| n > 0) {
+        options.exploration = n as usize;
+    }
+    match var("PAREC_FMERGE_ALIGN").as_deref() {
+        Some("nw") => options.align = fmerge::AlignMode::NeedlemanWunsch,
+        Some("pairwise") => options.align = fmerge::AlignMode::Pairwise,
+        _ => {}
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_INSTS").filter(|&n| n >= 0) {
+        options.min_insts = n as usize;
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_BENEFIT") {
+        options.min_benefit = n;
+    }
+    if let Some(n) = number("PAREC_FMERGE_MAX_MEMBERS").filter(|&n| n >= 2) {
+        options.max_members = n as usize;
+    }
+    options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
+        options.exclude = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    options
 }

@@ -391,3 +391,62 @@ fn icf_modes_fold_as_the_addrsig_section_allows() {
     let n = twin_addresses("none");
     assert!(n[0] != n[1] && n[1] != n[2] && n[0] != n[2], "{n:x?}");
 }
+
+/// The differential tester's planted miscompile is not a pass of the
+/// compiler: only `parec-tools` knows it.
+#[test]
+fn planted_miscompile_is_not_a_parec_pass() {
+    let o = run(parec()
+        .args(["run", "--passes", "planted-iadd-isub"])
+        .arg(data("arith.clif")));
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown pass `planted-iadd-isub`; available: gvn, merge, outline"),
+        "stderr: {}",
+        stderr(&o)
+    );
+}
+
+/// `parec fuzz` and `parec bench` run `parec-tools` from parec's own
+/// directory with the same arguments and exit with its status; without it,
+/// they say how to build it.
+#[test]
+fn fuzz_and_bench_forward_to_parec_tools() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("parec");
+    std::fs::copy(env!("CARGO_BIN_EXE_parec"), &copy).unwrap();
+
+    let alone = run(Command::new(&copy)
+        .args(["bench", "--quick"])
+        .env("PATH", ""));
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(
+        stderr(&alone).contains("cargo build --release -p parec-tools"),
+        "stderr: {}",
+        stderr(&alone)
+    );
+
+    let log = dir.path().join("args");
+    let tools = dir.path().join("parec-tools");
+    std::fs::write(
+        &tools,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nexit 3\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tools, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (command, args) in [
+        ("fuzz", &["--seed", "5", "--configs", "Oz"][..]),
+        ("bench", &["--quick", "--filter", "a,b", "--help"][..]),
+    ] {
+        let o = run(Command::new(&copy).arg(command).args(args));
+        assert_eq!(o.status.code(), Some(3), "stderr: {}", stderr(&o));
+        let seen = std::fs::read_to_string(&log).unwrap();
+        let mut expected = vec![command];
+        expected.extend(args);
+        assert_eq!(seen.lines().collect::<Vec<_>>(), expected);
+    }
+}

@@ -10,100 +10,14 @@
 //! `qemu-aarch64-static`; every mismatch of any of them is reported, then the
 //! test fails. Missing qemu or lld is a failure, not a skip.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod support;
-use support::{parec, workspace_root};
-
-struct Example {
-    name: String,
-    /// The root source file.
-    source: PathBuf,
-    stdout: String,
-    status: i32,
-    stderr: String,
-}
-
-fn read_optional(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path).ok()
-}
-
-fn parse_status(path: &Path) -> i32 {
-    read_optional(path).map_or(0, |s| {
-        s.trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{}: not an exit status", path.display()))
-    })
-}
-
-/// Every program under `subdir` (`examples`, `bench`) with its expectations,
-/// sorted by name.
-fn programs_in(subdir: &str) -> Vec<Example> {
-    let dir = workspace_root().join(subdir);
-    let mut out = Vec::new();
-    let entries =
-        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry.expect("directory entry").path();
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() && path.join("main.pare").exists() {
-            let expected_out = path.join("expected.out");
-            out.push(Example {
-                source: path.join("main.pare"),
-                stdout: read_optional(&expected_out)
-                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
-                status: parse_status(&path.join("expected.status")),
-                stderr: read_optional(&path.join("expected.err")).unwrap_or_default(),
-                name,
-            });
-        } else if path.extension().is_some_and(|e| e == "pare") {
-            let expected_out = path.with_extension("out");
-            out.push(Example {
-                source: path.clone(),
-                stdout: read_optional(&expected_out)
-                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
-                status: parse_status(&path.with_extension("status")),
-                stderr: read_optional(&path.with_extension("err")).unwrap_or_default(),
-                name,
-            });
-        }
-    }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
+use support::{compare, parec, programs_in, workspace_root, Example};
 
 fn output(cmd: &mut Command, what: &str) -> Result<Output, String> {
     cmd.output()
         .map_err(|e| format!("{what}: cannot start: {e}"))
-}
-
-/// Compares one executor's result with the expectations; returns the mismatches.
-fn compare(example: &Example, executor: &str, o: &Output) -> Vec<String> {
-    let mut problems = Vec::new();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    if stdout != example.stdout {
-        problems.push(format!(
-            "{} [{executor}]: stdout differs\n--- expected\n{}--- actual\n{}---",
-            example.name, example.stdout, stdout
-        ));
-    }
-    if o.status.code() != Some(example.status) {
-        problems.push(format!(
-            "{} [{executor}]: exit status {:?}, expected {}",
-            example.name,
-            o.status.code(),
-            example.status
-        ));
-    }
-    if stderr != example.stderr {
-        problems.push(format!(
-            "{} [{executor}]: stderr differs\n--- expected\n{}--- actual\n{}---",
-            example.name, example.stderr, stderr
-        ));
-    }
-    problems
 }
 
 fn check_tool(tool: &str, arg: &str) {

@@ -7,10 +7,9 @@
 //! is normalized out, so snapshots do not depend on where the tree lives.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 mod support;
-use support::workspace_root;
+use support::{parec, workspace_root};
 
 #[test]
 fn frontend_diagnostics_match_snapshots() {
@@ -30,7 +29,7 @@ fn frontend_diagnostics_match_snapshots() {
     settings.bind(|| {
         for file in &files {
             let relative = file.strip_prefix(&root).expect("file under the workspace");
-            let o = Command::new(env!("CARGO_BIN_EXE_parec"))
+            let o = parec()
                 .arg("interp")
                 .arg(relative)
                 .current_dir(&root)

@@ -5,10 +5,10 @@
 use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, MemFlagsData, Signature};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use parec::clif_pipeline::{OptLevel, Pipeline};
+use parec::build::{Backend, Build, BuildMode, Input};
 use parec::link::{self, Icf};
-use parec::object::{compile_module, ObjectOptions};
-use parec::target::Target;
+use parec::pipeline::Pipeline;
+use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::{ClifModule, DataDef, DataReloc, FunctionDef, Linkage, SymbolKind};
 
 fn sig(params: &[ir::Type], returns: &[ir::Type], conv: CallConv) -> Signature {
@@ -161,29 +161,41 @@ fn module(c_conv: CallConv) -> ClifModule {
 
 #[test]
 fn handmade_module_verifies() {
-    parec::clif_pipeline::verify_module(&module(CallConv::SystemV), None).unwrap();
+    parec::pipeline::verify_module(&module(CallConv::SystemV), None).unwrap();
+}
+
+/// A build of hand-made modules at `level`, ending at `backend`.
+fn build(level: OptLevel, backend: Backend) -> Build {
+    Build {
+        pipeline: Pipeline::for_level(level),
+        level,
+        mode: BuildMode::Local,
+        backend,
+        jobs: 1,
+    }
+}
+
+/// Runs `modules` in the JIT after `level`'s passes.
+fn jit(
+    modules: Vec<parec_passes::clif_module::ClifModule>,
+    level: OptLevel,
+) -> anyhow::Result<i32> {
+    let output = build(level, Backend::Jit).run(Input::Modules(modules))?;
+    parec::jit::execute(output.modules, level)
 }
 
 #[test]
 fn handmade_module_runs_in_the_jit() {
-    let status = parec::jit::run(
-        vec![module(CallConv::SystemV)],
-        &Pipeline::for_level(OptLevel::Oz),
-        OptLevel::Oz,
-    )
-    .unwrap();
+    let status = jit(vec![module(CallConv::SystemV)], OptLevel::Oz).unwrap();
     assert_eq!(status, 7);
 }
 
 #[test]
 fn handmade_module_runs_under_qemu() {
-    let opts = ObjectOptions {
-        target: Target::Aarch64,
-        level: OptLevel::Oz,
-        pipeline: Pipeline::for_level(OptLevel::Oz),
-        jobs: 1,
-    };
-    let obj = compile_module(module(Target::Aarch64.c_call_conv()), &opts).unwrap();
+    let output = build(OptLevel::Oz, Backend::Objects(Target::Aarch64))
+        .run(Input::Modules(vec![module(Target::Aarch64.c_call_conv())]))
+        .unwrap();
+    let obj = &output.objects[0];
     let dir = tempfile::tempdir().unwrap();
     let o = dir.path().join("handmade.o");
     std::fs::write(&o, &obj.bytes).unwrap();
@@ -219,7 +231,6 @@ fn malformed_modules_are_errors_not_panics() {
     // No `main`.
     let mut m = module(CallConv::SystemV);
     m.symbols[0].name = "not_main".into();
-    let err =
-        parec::jit::run(vec![m], &Pipeline::for_level(OptLevel::O0), OptLevel::O0).unwrap_err();
+    let err = jit(vec![m], OptLevel::O0).unwrap_err();
     assert!(err.to_string().contains("no `main`"), "{err}");
 }

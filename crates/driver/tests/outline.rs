@@ -16,10 +16,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use parec::clif_pipeline::{OptLevel, Pipeline};
-use parec::object::{self, ObjectOptions};
-use parec::pipeline::lower_for_aot;
-use parec::target::Target;
+use parec::build::{Backend, Build, BuildMode, Input};
+use parec::codegen::{self, CodegenOptions, CompiledObject};
+use parec::object;
+use parec::pipeline::Pipeline;
+use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::outline::decode::{self, Decoder, Form};
 use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
@@ -49,16 +50,28 @@ fn corpus() -> Vec<PathBuf> {
     out
 }
 
-fn modules_of(root: &Path) -> Vec<ClifModule> {
-    lower_for_aot(&[root.to_path_buf()], Target::Aarch64)
+/// The modules of the program `root` after the CLIF passes of `level`:
+/// what Cranelift compiles.
+fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
+    let build = Build {
+        pipeline: Pipeline::for_level(level),
+        level,
+        mode: BuildMode::Local,
+        backend: Backend::Clif(Some(Target::Aarch64)),
+        jobs: 1,
+    };
+    build
+        .run(Input::Pare(vec![root.to_path_buf()]))
         .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
+        .modules
 }
 
-fn options(level: OptLevel) -> ObjectOptions {
-    ObjectOptions {
+/// Code generation as `level` does it: with its machine passes.
+fn options(level: OptLevel) -> CodegenOptions {
+    CodegenOptions {
         target: Target::Aarch64,
         level,
-        pipeline: Pipeline::for_level(level),
+        machine: Pipeline::for_level(level).machine,
         jobs: 1,
     }
 }
@@ -67,10 +80,11 @@ fn options(level: OptLevel) -> ObjectOptions {
 fn compiled_corpus(level: OptLevel) -> Vec<(String, Vec<MachFunction>, Vec<String>)> {
     let mut out = Vec::new();
     for root in corpus() {
-        for module in modules_of(&root) {
+        for module in modules_of(&root, level) {
             let name = format!("{}:{}", root.display(), module.name);
-            let (functions, names) = object::machine_functions(module, &options(level))
-                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            let (functions, names) =
+                codegen::machine_functions(&module, Target::Aarch64, level, true)
+                    .unwrap_or_else(|e| panic!("{name}: {e:#}"));
             out.push((name, functions, names));
         }
     }
@@ -114,10 +128,12 @@ fn every_function_lifts_and_lays_out_to_its_exact_bytes() {
 #[test]
 fn block_start_recording_does_not_change_code() {
     for root in corpus() {
-        for module in modules_of(&root) {
-            let opts = options(OptLevel::Oz);
-            let (with, _) = object::machine_functions_with(module.clone(), &opts, true).unwrap();
-            let (without, _) = object::machine_functions_with(module, &opts, false).unwrap();
+        for module in modules_of(&root, OptLevel::Oz) {
+            let machine = |cfg_info| {
+                codegen::machine_functions(&module, Target::Aarch64, OptLevel::Oz, cfg_info)
+                    .unwrap()
+            };
+            let ((with, _), (without, _)) = (machine(true), machine(false));
             assert_eq!(with.len(), without.len());
             for (a, b) in with.iter().zip(&without) {
                 assert_eq!(a.bytes, b.bytes, "{}: {}", root.display(), a.name);
@@ -220,8 +236,8 @@ fn decoding_agrees_with_objdump() {
     for root in corpus() {
         let program = root.display().to_string();
         for level in [OptLevel::O2, OptLevel::Oz] {
-            let modules = modules_of(&root);
-            let objects = object::compile_all(modules, &options(level)).unwrap();
+            let modules = modules_of(&root, level);
+            let objects = codegen::compile_all(&modules, &options(level), None).unwrap();
             for obj in &objects {
                 let path = tmp.path().join("module.o");
                 std::fs::write(&path, &obj.bytes).unwrap();
@@ -349,7 +365,7 @@ fn text_size(exe: &Path) -> u64 {
 }
 
 /// Links `objects` and runs the result under qemu; returns stdout and size.
-fn link_and_run(objects: &[object::CompiledObject], dir: &Path, name: &str) -> (String, u64) {
+fn link_and_run(objects: &[CompiledObject], dir: &Path, name: &str) -> (String, u64) {
     let sub = dir.join(name);
     std::fs::create_dir_all(&sub).unwrap();
     let paths = parec::commands::write_object_files(&sub, objects).unwrap();
@@ -366,7 +382,7 @@ fn link_and_run(objects: &[object::CompiledObject], dir: &Path, name: &str) -> (
     )
 }
 
-/// Two-round global outlining (paper §2.2) on every multi-module program:
+/// Two-round global outlining ([GFO], [GFM] §2.2 in docs/DESIGN.md) on every multi-module program:
 /// round 1 publishes the outlined sequences of every module, round 2
 /// outlines single local occurrences that the combined tree has. The programs
 /// still print what they should, and round 2 does outline by the tree.
@@ -378,7 +394,8 @@ fn two_round_global_outlining_keeps_programs_correct() {
     let opts = options(OptLevel::Oz);
     let empty = tmp.path().join("empty.pare");
     std::fs::write(&empty, "fn main() {\n}\n").unwrap();
-    let empty_objects = object::compile_all(modules_of(&empty), &opts).unwrap();
+    let empty_objects =
+        codegen::compile_all(&modules_of(&empty, OptLevel::Oz), &opts, None).unwrap();
     let (_, empty_size) = link_and_run(&empty_objects, tmp.path(), "empty");
     let mut programs: Vec<PathBuf> = corpus()
         .into_iter()
@@ -394,11 +411,11 @@ fn two_round_global_outlining_keeps_programs_correct() {
             .display()
             .to_string();
         let expected = std::fs::read_to_string(dir.join("expected.out")).unwrap();
-        let modules = modules_of(&dir.join("main.pare"));
-        let round1 = object::compile_all(modules.clone(), &opts).unwrap();
-        let tree = object::combined_outline_tree(&round1);
+        let modules = modules_of(&dir.join("main.pare"), OptLevel::Oz);
+        let round1 = codegen::compile_all(&modules, &opts, None).unwrap();
+        let tree = codegen::combined_outline_tree(&round1);
         let round2 =
-            object::compile_all_with_tree(modules, &opts, Some(std::sync::Arc::new(tree))).unwrap();
+            codegen::compile_all(&modules, &opts, Some(std::sync::Arc::new(tree))).unwrap();
         let stats: Vec<_> = round2.iter().filter_map(|o| o.outline.clone()).collect();
         by_tree += stats.iter().map(|s| s.global_sequences).sum::<usize>();
         let name = program.replace('/', "_");
@@ -443,40 +460,6 @@ fn build_reports_outline_statistics() {
     assert!(o2.contains("outline: graph: not run"), "{o2}");
 }
 
-/// Generated programs (the differential tester's corpus, seeds 11000..11040):
-/// outlining never grows a module and shrinks the corpus. (That they still
-/// run correctly is `parec fuzz`'s job: its `outline` and `Oz`
-/// configurations run the outliner under qemu.)
-#[test]
-fn generated_programs_shrink_and_never_grow() {
-    use pare_frontend::gen::{generate_from_seed, GenConfig};
-    let tmp = tempfile::tempdir().unwrap();
-    let (mut before, mut after, mut replaced) = (0u64, 0u64, 0usize);
-    for seed in 11000..11040u64 {
-        let program = generate_from_seed(seed, &GenConfig::default());
-        let paths = program
-            .write_to_dir(&tmp.path().join(seed.to_string()))
-            .unwrap();
-        let Ok(modules) = lower_for_aot(&paths, Target::Aarch64) else {
-            panic!("seed {seed} does not compile");
-        };
-        for module in modules {
-            let (functions, names) =
-                object::machine_functions(module, &options(OptLevel::Oz)).unwrap();
-            let result = outline::outline_module(&functions, &names, &OutlineOptions::default());
-            assert!(
-                result.stats.bytes_after <= result.stats.bytes_before,
-                "seed {seed}"
-            );
-            before += result.stats.bytes_before;
-            after += result.stats.bytes_after;
-            replaced += result.stats.sequences_replaced;
-        }
-    }
-    eprintln!("generated corpus: code {before} -> {after} bytes, {replaced} sequences replaced");
-    assert!(after < before);
-}
-
 /// The names an object's `.llvm_addrsig` section lists.
 fn address_significant(bytes: &[u8]) -> std::collections::BTreeSet<String> {
     use ::object::{Object as _, ObjectSection as _, ObjectSymbol as _};
@@ -507,13 +490,13 @@ fn address_significance_survives_outlining() {
         "bench/lisp/main.pare",
         "bench/vm/main.pare",
     ] {
-        let modules = modules_of(&workspace_root().join(program));
-        // Everything -Oz runs except the outliner (merging takes addresses:
-        // a thunk passes its callees to the body).
+        // Everything -Oz runs, with and without the outliner (merging takes
+        // addresses: a thunk passes its callees to the body).
+        let modules = modules_of(&workspace_root().join(program), OptLevel::Oz);
         let mut without = options(OptLevel::Oz);
-        without.pipeline = Pipeline::from_names("gvn,merge").unwrap();
-        let plain = object::compile_all(modules.clone(), &without).unwrap();
-        let outlined = object::compile_all(modules, &options(OptLevel::Oz)).unwrap();
+        without.machine.clear();
+        let plain = codegen::compile_all(&modules, &without, None).unwrap();
+        let outlined = codegen::compile_all(&modules, &options(OptLevel::Oz), None).unwrap();
         for (a, b) in plain.iter().zip(&outlined) {
             let (sa, sb) = (address_significant(&a.bytes), address_significant(&b.bytes));
             assert_eq!(sa, sb, "{program} {}", a.name);

@@ -216,7 +216,7 @@ pub enum GenericArg {
     Path(Path, Vec<GenericArg>),
     /// `[T]`
     ArrayType(Box<TypeExpr>),
-    /// A constant expression: `3`, `-1`, `K`, `K + 1`, `(N * 2)`.
+    /// A constant expression: `3`, `-1`, `'a'`, `K`, `K + 1`, `(N * 2)`.
     Const(Box<Expr>),
 }
 
@@ -256,4 +256,23 @@ pub enum ExprKind {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+}
+
+/// Dropping a chain `e1 + e2 + ... + en` recursively would take a stack
+/// frame per operator; binary operands are dropped from a work list instead.
+/// (Every other kind of node nests at most [`crate::parser::MAX_DEPTH`] deep.)
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let placeholder = || ExprKind::Int(0, None);
+        let ExprKind::Binary(_, l, r) = std::mem::replace(&mut self.kind, placeholder()) else {
+            return;
+        };
+        let mut pending = vec![l, r];
+        while let Some(mut e) = pending.pop() {
+            if let ExprKind::Binary(_, l, r) = std::mem::replace(&mut e.kind, placeholder()) {
+                pending.push(l);
+                pending.push(r);
+            }
+        }
+    }
 }

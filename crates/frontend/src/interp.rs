@@ -19,13 +19,13 @@
 //!
 //! Recursion: each Pare call uses a few Rust frames of the evaluator, and
 //! deeply nested expressions recurse too. Calls deeper than [`MAX_CALL_DEPTH`]
-//! end the run with [`Exit::Error`]; to reach that depth the interpreter needs a
-//! large Rust stack, which [`run_with_big_stack`] provides. [`run`] uses the
-//! caller's thread and stack.
+//! trap `stack overflow`, as compiled code does when its stack is full; to
+//! reach that depth the interpreter needs a large Rust stack, which
+//! [`run_with_big_stack`] provides. [`run`] uses the caller's thread and stack.
 //!
-//! Strings: literals with the same bytes share one read-only object (compiled
-//! code may merge equal literals too), so `==` on `str` compares identity like
-//! on other references.
+//! Strings: literals with the same bytes are one read-only object in the
+//! whole program, as in compiled code (LANGUAGE.md), and `==` on `str`
+//! compares identity like on other references.
 //!
 //! Out of memory: the heap traps `out of memory` once the program has
 //! allocated more than 4 GiB, and on array sizes whose `8 + len * elem_size`
@@ -55,18 +55,24 @@ pub enum Exit {
     Status(i32),
     /// The program trapped (compiled code exits with status 101).
     Trap(TrapKind),
-    /// The interpreter could not run the program to the end (recursion too deep,
-    /// an extern it does not implement, output failure, malformed TIR).
+    /// The interpreter could not run the program to the end (an extern it does
+    /// not implement, output failure, malformed TIR).
     Error(String),
 }
 
-/// Deepest Pare call nesting the interpreter allows.
-pub const MAX_CALL_DEPTH: u32 = 100_000;
+/// Deepest Pare call nesting the interpreter allows (`main` is the first
+/// call); one more traps `stack overflow`. Compiled code has an 8 MiB stack
+/// and overflows when its frames fill it: a small recursive function uses
+/// 32-byte frames (the return address and frame pointer, a saved register
+/// or spill slot), so it reaches this depth, 8 MiB / 32; functions with
+/// more values live across calls overflow earlier, smaller frames later
+/// (see LANGUAGE.md, "Traps and exit status").
+pub const MAX_CALL_DEPTH: u32 = 1 << 18;
 
 /// Stack size of the thread [`run_with_big_stack`] runs the interpreter on;
 /// enough for [`MAX_CALL_DEPTH`] calls in unoptimized builds. Only the pages
 /// actually used are committed.
-pub const BIG_STACK_SIZE: usize = 1 << 30;
+pub const BIG_STACK_SIZE: usize = 4 << 30;
 
 /// Runs `program` on the current thread, writing its output to `stdout`.
 /// Everything the program printed has been written (not flushed) on return.
@@ -272,17 +278,25 @@ impl<'p, 'w> Machine<'p, 'w> {
         let program = self.program;
         for (slot, global) in program.globals.iter().enumerate() {
             self.globals[slot] = match &global.init {
-                GlobalInit::Int(v) => ops::normalize(&global.ty, *v),
-                GlobalInit::Null => 0,
                 GlobalInit::Array(elem, values) => {
                     let values: Vec<i64> =
-                        values.iter().map(|&v| ops::normalize(elem, v)).collect();
+                        values.iter().map(|v| self.scalar_init(elem, v)).collect();
                     self.heap.static_array(elem, &values)
                 }
-                GlobalInit::Str(bytes) => self.intern(bytes),
+                init => self.scalar_init(&global.ty, init),
             };
         }
         Ok(())
+    }
+
+    /// The value of a global (or static array element) of type `ty`
+    /// initialized with `init`, which is not an array.
+    fn scalar_init(&mut self, ty: &Ty, init: &'p GlobalInit) -> i64 {
+        match init {
+            GlobalInit::Int(v) => ops::normalize(ty, *v),
+            GlobalInit::Str(bytes) => self.intern(bytes),
+            GlobalInit::Null | GlobalInit::Array(..) => 0,
+        }
     }
 
     /// Calls `main` and turns its result into the exit status.
@@ -552,10 +566,7 @@ impl<'p, 'w> Machine<'p, 'w> {
         let base = self.push_args(args)?;
         if self.depth >= MAX_CALL_DEPTH {
             self.stack.truncate(base);
-            return Err(self.fail(format!(
-                "stack overflow: recursion deeper than {MAX_CALL_DEPTH} calls (in `{}`)",
-                func.symbol
-            )));
+            return Err(Flow::Trap(TrapKind::StackOverflow));
         }
         self.stack.resize(base + func.locals.len(), 0);
         let caller_frame = std::mem::replace(&mut self.frame, base);

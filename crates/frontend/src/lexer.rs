@@ -210,6 +210,11 @@ impl TokenKind {
     }
 }
 
+/// Whether `word` is a keyword (and so not an identifier).
+pub fn is_keyword(word: &str) -> bool {
+    keyword(word).is_some()
+}
+
 /// The keyword spelled `word`, if it is one.
 fn keyword(word: &str) -> Option<TokenKind> {
     use TokenKind::*;

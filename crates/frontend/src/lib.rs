@@ -7,7 +7,6 @@
 
 pub mod ast;
 pub mod check;
-pub mod gen;
 pub mod interp;
 pub mod lexer;
 pub mod load;
@@ -15,6 +14,7 @@ pub mod lower;
 pub mod ops;
 pub mod parser;
 pub mod source;
+pub mod stack;
 pub mod tir;
 
 pub use load::{check_sources, check_texts, load_modules, load_program, LoadError};

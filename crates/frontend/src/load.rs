@@ -156,6 +156,13 @@ fn module_name(path: &Path) -> Result<String, LoadError> {
             path.display()
         )));
     }
+    // A keyword could never be imported or named in a path (`fn::f`).
+    if crate::lexer::is_keyword(&name) {
+        return Err(LoadError::Message(format!(
+            "`{}`: the module name `{name}` (the file name without extension) is a keyword; rename the file",
+            path.display()
+        )));
+    }
     Ok(name)
 }
 
@@ -202,4 +209,32 @@ fn imports(module: &ast::Module) -> impl Iterator<Item = String> + '_ {
         ast::Item::Import(i) => Some(i.module.name.clone()),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejection(path: &str) -> String {
+        match module_name(Path::new(path)) {
+            Ok(name) => panic!("`{path}` accepted as module `{name}`"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn module_names_are_identifiers_that_are_not_keywords() {
+        assert_eq!(module_name(Path::new("dir/util.pare")).unwrap(), "util");
+        assert_eq!(module_name(Path::new("fns.pare")).unwrap(), "fns");
+        assert_eq!(module_name(Path::new("_for.pare")).unwrap(), "_for");
+        assert_eq!(
+            rejection("dir/fn.pare"),
+            "`dir/fn.pare`: the module name `fn` (the file name without extension) is a keyword; rename the file"
+        );
+        for keyword in ["struct", "null", "true", "const", "as"] {
+            assert!(rejection(&format!("{keyword}.pare")).contains("is a keyword"));
+        }
+        assert!(rejection("1st.pare").contains("must be an identifier"));
+        assert!(rejection("a-b.pare").contains("must be an identifier"));
+    }
 }

@@ -18,10 +18,14 @@
 //! - Every node gets a span covering its source text.
 //! - The parser never panics and always terminates: every loop consumes a
 //!   token or leaves, and nesting (expressions, blocks, types, generic
-//!   arguments) is limited to [`MAX_DEPTH`] levels, reported as "expression
-//!   nested too deeply". Each operator of a binary or postfix chain counts
-//!   as a level too, so the tree is at most about [`MAX_DEPTH`] deep and
-//!   later phases may walk it recursively.
+//!   arguments, postfix operations) is limited to [`MAX_DEPTH`] levels,
+//!   reported as "expression nested too deeply". A chain of binary
+//!   operators (`1 + 1 + ... + 1`) is parsed by a loop, not by recursion, so
+//!   it is not nesting; but it builds a tree as deep as it is long, which
+//!   later phases walk recursively, so the depth of an expression tree
+//!   (nesting levels plus the binary operators along the way) is limited to
+//!   [`MAX_EXPR_DEPTH`], reported as "expression too long". Later phases
+//!   run on threads with stacks sized for that ([`crate::stack`]).
 //! - Parsing time is linear in the input (speculation is memoized, and its
 //!   depth bounded).
 //! - Errors are reported as "expected X, found Y" at the offending token;
@@ -38,9 +42,17 @@ use crate::source::{Diagnostic, Diagnostics, FileId, Span};
 /// Deepest nesting of expressions, blocks, types and generic arguments.
 pub const MAX_DEPTH: u32 = 256;
 
+/// Deepest expression tree: nesting levels plus the binary operators of
+/// chains along the way (`1 + 1 + ... + 1` of 50,000 terms is accepted).
+pub const MAX_EXPR_DEPTH: u32 = 50_000;
+
 /// Nesting limit when the parser must run on the caller's stack (no thread
 /// could be started): small enough for a 2 MiB stack in unoptimized builds.
 const FALLBACK_MAX_DEPTH: u32 = 64;
+
+/// [`MAX_EXPR_DEPTH`] on the caller's stack (later phases may then have to
+/// run there too).
+const FALLBACK_MAX_EXPR_DEPTH: u32 = 128;
 
 /// Stack for the parsing thread: deep enough for [`MAX_DEPTH`] nesting
 /// levels even in unoptimized builds (about 10 KiB per level there), whatever
@@ -61,10 +73,30 @@ pub fn parse_module(name: &str, file: FileId, text: &str, diags: &mut Diagnostic
             .stack_size(PARSER_STACK_SIZE);
         // On spawn failure the closure is dropped unrun and `module` stays `None`.
         let _ = builder.spawn_scoped(scope, || {
-            module = Some(parse_here(name, file, text, diags, MAX_DEPTH))
+            module = Some(parse_here(name, file, text, diags, Limits::FULL))
         });
     });
-    module.unwrap_or_else(|| parse_here(name, file, text, diags, FALLBACK_MAX_DEPTH))
+    module.unwrap_or_else(|| parse_here(name, file, text, diags, Limits::FALLBACK))
+}
+
+/// How deep the parser lets the syntax tree grow.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// Nesting levels, see [`MAX_DEPTH`].
+    nesting: u32,
+    /// Expression tree depth, see [`MAX_EXPR_DEPTH`].
+    expr: u32,
+}
+
+impl Limits {
+    const FULL: Limits = Limits {
+        nesting: MAX_DEPTH,
+        expr: MAX_EXPR_DEPTH,
+    };
+    const FALLBACK: Limits = Limits {
+        nesting: FALLBACK_MAX_DEPTH,
+        expr: FALLBACK_MAX_EXPR_DEPTH,
+    };
 }
 
 /// [`parse_module`] on the current thread.
@@ -76,12 +108,12 @@ fn parse_here(
     file: FileId,
     text: &str,
     diags: &mut Diagnostics,
-    max_depth: u32,
+    limits: Limits,
 ) -> Module {
     let mut found = Diagnostics::default();
     let tokens = lex(file, text, &mut found);
     let mut parser_diags = Diagnostics::default();
-    let mut parser = Parser::new(tokens, &mut parser_diags, max_depth);
+    let mut parser = Parser::new(tokens, &mut parser_diags, limits);
     let items = parser.parse_items();
     found.list.append(&mut parser_diags.list);
     found.list.sort_by_key(|d| d.span.start);
@@ -142,8 +174,11 @@ struct Parser<'d> {
     diags: &'d mut Diagnostics,
     /// Current nesting depth, see [`MAX_DEPTH`].
     depth: u32,
-    /// The nesting limit: [`MAX_DEPTH`], or less on a small stack.
-    max_depth: u32,
+    /// Current expression tree depth, see [`MAX_EXPR_DEPTH`]: `depth` plus
+    /// the binary operators folded into chains on the way here.
+    expr_depth: u32,
+    /// The limits of both: [`Limits::FULL`], or less on a small stack.
+    limits: Limits,
     /// Start offset of the last reported error, to drop cascades.
     last_error_at: Option<u32>,
     /// `args_failed[i]`: generic arguments starting at token `i` do not
@@ -155,7 +190,7 @@ struct Parser<'d> {
 }
 
 impl<'d> Parser<'d> {
-    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics, max_depth: u32) -> Self {
+    fn new(tokens: Vec<Token>, diags: &'d mut Diagnostics, limits: Limits) -> Self {
         let count = tokens.len();
         Parser {
             tokens,
@@ -164,7 +199,8 @@ impl<'d> Parser<'d> {
             open_braces: 0,
             diags,
             depth: 0,
-            max_depth,
+            expr_depth: 0,
+            limits,
             last_error_at: None,
             args_failed: vec![false; count],
             call_failed: vec![false; count],
@@ -330,25 +366,50 @@ impl<'d> Parser<'d> {
 
     /// Runs `f` one nesting level deeper, failing beyond the nesting limit.
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
-        let outer_depth = self.depth;
-        self.deepen()?;
-        let result = f(self);
-        self.depth = outer_depth;
+        let outer = self.save_depth();
+        let result = self.deepen().and_then(|()| f(self));
+        self.restore_depth(outer);
         result
     }
 
-    /// Goes one nesting level deeper; the caller restores the depth.
+    /// Both depths, to restore after a nested parse or a chain.
+    fn save_depth(&self) -> (u32, u32) {
+        (self.depth, self.expr_depth)
+    }
+
+    fn restore_depth(&mut self, (depth, expr_depth): (u32, u32)) {
+        self.depth = depth;
+        self.expr_depth = expr_depth;
+    }
+
+    /// Goes one nesting level deeper; the caller restores the depths.
     fn deepen(&mut self) -> PResult<()> {
-        if self.depth >= self.max_depth {
+        if self.depth >= self.limits.nesting {
             let span = self.span();
             self.report(
                 Diagnostic::error(span, "expression nested too deeply")
-                    .with_label(format!("more than {} nested levels", self.max_depth))
-                    .with_note("long chains of operators count as nesting; split them with `let`"),
+                    .with_label(format!("more than {} nested levels", self.limits.nesting))
+                    .with_note("blocks, parentheses, operands and postfix operations nest; split the expression with `let`"),
             );
             return Err(Reported);
         }
         self.depth += 1;
+        self.lengthen()
+    }
+
+    /// Makes the expression tree one level deeper (a binary operator folded
+    /// into a chain, or a nesting level); the caller restores the depths.
+    fn lengthen(&mut self) -> PResult<()> {
+        if self.expr_depth >= self.limits.expr {
+            let span = self.span();
+            self.report(
+                Diagnostic::error(span, "expression too long")
+                    .with_label(format!("more than {} operators deep", self.limits.expr))
+                    .with_note("split the expression with `let`"),
+            );
+            return Err(Reported);
+        }
+        self.expr_depth += 1;
         Ok(())
     }
 
@@ -919,15 +980,15 @@ impl<'d> Parser<'d> {
     /// Precedence climbing: operators of precedence `>= min_prec`, left
     /// associative, except that comparisons do not chain.
     fn parse_binary(&mut self, min_prec: u8) -> PResult<Expr> {
-        let outer_depth = self.depth;
+        let outer = self.save_depth();
         let result = self.parse_binary_chain(min_prec);
-        self.depth = outer_depth;
+        self.restore_depth(outer);
         result
     }
 
     /// The loop of [`Parser::parse_binary`]; each operator folded in makes
-    /// the tree one level deeper on the left, so it counts as nesting (this
-    /// bounds the depth of the tree, which later phases walk recursively).
+    /// the tree one level deeper on the left: not nesting, but it counts
+    /// against [`MAX_EXPR_DEPTH`] (later phases walk the tree recursively).
     fn parse_binary_chain(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.parse_unary()?;
         // The first comparison of this chain: its span and token index.
@@ -936,7 +997,7 @@ impl<'d> Parser<'d> {
             if prec < min_prec {
                 break;
             }
-            self.deepen()?;
+            self.lengthen()?;
             let op_index = self.pos;
             let op_span = self.bump();
             if prec == PREC_CMP {
@@ -989,14 +1050,14 @@ impl<'d> Parser<'d> {
     }
 
     fn parse_postfix(&mut self) -> PResult<Expr> {
-        let outer_depth = self.depth;
+        let outer = self.save_depth();
         let result = self.parse_postfix_chain();
-        self.depth = outer_depth;
+        self.restore_depth(outer);
         result
     }
 
-    /// The loop of [`Parser::parse_postfix`]; like binary operators, each
-    /// postfix operation counts as one nesting level.
+    /// The loop of [`Parser::parse_postfix`]; each postfix operation counts
+    /// as one nesting level.
     fn parse_postfix_chain(&mut self) -> PResult<Expr> {
         let mut expr = self.parse_primary()?;
         loop {
@@ -1180,7 +1241,7 @@ impl<'d> Parser<'d> {
                 };
                 Ok(GenericArg::Path(path, args))
             }
-            TokenKind::Int { .. } | TokenKind::True | TokenKind::False => {
+            TokenKind::Int { .. } | TokenKind::Char(_) | TokenKind::True | TokenKind::False => {
                 Ok(GenericArg::Const(Box::new(self.parse_primary()?)))
             }
             TokenKind::Minus if matches!(self.peek_at(1), TokenKind::Int { .. }) => {
@@ -1875,7 +1936,7 @@ fn f<const N: i64>() { f<(N + 1)>(); }
         }
         let text = format!("fn f() {{ let x = f<{}1(x); }}", "g<".repeat(20_000));
         let _ = errors(&text);
-        for chain in ["1 + ", "a < ", "(x)", ".x", " as i64", "[0]"] {
+        for chain in ["(x)", ".x", " as i64", "[0]"] {
             let text = format!("fn f() {{ let x = y{}; }}", chain.repeat(20_000));
             let errs = errors(&text);
             assert!(
@@ -1883,6 +1944,32 @@ fn f<const N: i64>() { f<(N + 1)>(); }
                 "{chain}: {errs:?}"
             );
         }
+        for chain in ["1 + ", "2 * ", "x & ", "1 + 2 * "] {
+            let text = format!("fn f() {{ let x = y{}1; }}", chain.repeat(60_000));
+            assert_eq!(errors(&text), ["expression too long"], "{chain}");
+        }
+    }
+
+    #[test]
+    fn long_flat_chains_are_not_nesting() {
+        for chain in ["1 + ", "1 * 2 - ", "x | ", "(1 + 2) << "] {
+            let text = format!("fn f() {{ let x = {}1; }}", chain.repeat(10_000));
+            assert_eq!(errors(&text), Vec::<String>::new(), "{chain}");
+        }
+        // Nesting still counts inside a chain: each parenthesized operand is
+        // one level deeper than the chain.
+        let text = format!(
+            "fn f() {{ let x = 1 + {}1{}; }}",
+            "(1 + ".repeat(MAX_DEPTH as usize),
+            ")".repeat(MAX_DEPTH as usize)
+        );
+        assert_eq!(errors(&text), ["expression nested too deeply"]);
+        // The tree depth limit counts nesting levels and chain operators.
+        let within = MAX_EXPR_DEPTH as usize - 10;
+        let text = format!("fn f() {{ let x = {}1; }}", "1 + ".repeat(within));
+        assert_eq!(errors(&text), Vec::<String>::new());
+        let text = format!("fn f() {{ let x = {}1; }}", "1 + ".repeat(within + 10));
+        assert_eq!(errors(&text), ["expression too long"]);
     }
 
     #[test]
@@ -1896,12 +1983,11 @@ fn f<const N: i64>() { f<(N + 1)>(); }
         texts.push(format!("fn f() {{ let x = y{}; }}", ".b(1)".repeat(1000)));
         for text in texts {
             let mut diags = Diagnostics::default();
-            parse_here("t", FileId(0), &text, &mut diags, FALLBACK_MAX_DEPTH);
-            let nested = diags
-                .list
-                .iter()
-                .any(|d| d.message == "expression nested too deeply");
-            assert!(nested, "{}", &text[..40]);
+            parse_here("t", FileId(0), &text, &mut diags, Limits::FALLBACK);
+            let too_deep = diags.list.iter().any(|d| {
+                d.message == "expression nested too deeply" || d.message == "expression too long"
+            });
+            assert!(too_deep, "{}", &text[..40]);
         }
     }
 

@@ -163,8 +163,9 @@ pub enum GlobalInit {
     /// The null reference.
     Null,
     /// A fixed-size array `[T; N]`: the global's type is `[T]` and it refers
-    /// to a static array block with these elements (each wrapped to T).
-    Array(Ty, Vec<i64>),
+    /// to a static array block with these elements: `Int` (wrapped to `T`),
+    /// `Null` or `Str`, never `Array`.
+    Array(Ty, Vec<GlobalInit>),
     /// A string literal (type `str`).
     Str(Vec<u8>),
 }
@@ -328,16 +329,20 @@ pub enum TrapKind {
     NullDereference,
     NegativeLength,
     OutOfMemory,
+    /// Recursion deeper than the stack allows (compiled code: a fault on the
+    /// stack's guard page; the interpreter: [`crate::interp::MAX_CALL_DEPTH`]).
+    StackOverflow,
 }
 
 impl TrapKind {
-    pub const ALL: [TrapKind; 6] = [
+    pub const ALL: [TrapKind; 7] = [
         TrapKind::DivisionByZero,
         TrapKind::DivisionOverflow,
         TrapKind::IndexOutOfBounds,
         TrapKind::NullDereference,
         TrapKind::NegativeLength,
         TrapKind::OutOfMemory,
+        TrapKind::StackOverflow,
     ];
     /// The code passed to the runtime's trap function.
     pub fn code(self) -> i32 {
@@ -355,6 +360,7 @@ impl TrapKind {
             TrapKind::NullDereference => "null dereference",
             TrapKind::NegativeLength => "negative array length",
             TrapKind::OutOfMemory => "out of memory",
+            TrapKind::StackOverflow => "stack overflow",
         }
     }
 }
@@ -399,4 +405,23 @@ pub enum ExprKind {
     NewStruct(StructId, Vec<(u32, Expr)>),
     If(Box<Expr>, Block, Option<Block>),
     Block(Block),
+}
+
+/// Dropping a chain `e1 + e2 + ... + en` recursively would take a stack
+/// frame per operator; binary operands are dropped from a work list instead.
+/// (Every other kind of node nests at most [`crate::parser::MAX_DEPTH`] deep.)
+impl Drop for Expr {
+    fn drop(&mut self) {
+        let placeholder = || ExprKind::Const(0);
+        let ExprKind::Binary(_, l, r) = std::mem::replace(&mut self.kind, placeholder()) else {
+            return;
+        };
+        let mut pending = vec![l, r];
+        while let Some(mut e) = pending.pop() {
+            if let ExprKind::Binary(_, l, r) = std::mem::replace(&mut e.kind, placeholder()) {
+                pending.push(l);
+                pending.push(r);
+            }
+        }
+    }
 }

@@ -331,22 +331,43 @@ fn globals_are_folded() {
         global g: P = null;
         global h: [u8; 2] = ['a', 0x1ff];
         global k: i64 = 7 / 2 % 3;
+        global names: [str; 3] = [\"one\", null, \"two\"];
+        global ps: [P; 2] = [null, null];
         fn main() { print(a); print(len(e)); }");
     let inits: Vec<&tir::GlobalInit> = p.globals.iter().map(|g| &g.init).collect();
     assert_eq!(inits[0], &tir::GlobalInit::Int(7));
     assert_eq!(inits[1], &tir::GlobalInit::Int(4));
     assert_eq!(inits[2], &tir::GlobalInit::Int(1));
     assert_eq!(inits[3], &tir::GlobalInit::Int(i32::MIN as i64));
-    assert_eq!(inits[4], &tir::GlobalInit::Array(Ty::I64, vec![1, -2, 12]));
+    let ints = |values: &[i64]| values.iter().map(|&v| tir::GlobalInit::Int(v)).collect();
+    assert_eq!(
+        inits[4],
+        &tir::GlobalInit::Array(Ty::I64, ints(&[1, -2, 12]))
+    );
     assert_eq!(p.globals[4].ty, Ty::Array(Box::new(Ty::I64)));
     assert_eq!(p.globals[4].linkage, Linkage::Export);
     assert_eq!(p.globals[0].linkage, Linkage::Local);
     assert_eq!(inits[5], &tir::GlobalInit::Str(b"hi".to_vec()));
     assert_eq!(inits[6], &tir::GlobalInit::Null);
-    assert_eq!(inits[7], &tir::GlobalInit::Array(Ty::U8, vec![97, 255]));
+    assert_eq!(inits[7], &tir::GlobalInit::Array(Ty::U8, ints(&[97, 255])));
     assert_eq!(inits[8], &tir::GlobalInit::Int(0));
+    assert_eq!(
+        inits[9],
+        &tir::GlobalInit::Array(
+            Ty::Str,
+            vec![
+                tir::GlobalInit::Str(b"one".to_vec()),
+                tir::GlobalInit::Null,
+                tir::GlobalInit::Str(b"two".to_vec())
+            ]
+        )
+    );
+    assert_eq!(
+        inits[10],
+        &tir::GlobalInit::Array(Ty::Struct(tir::StructId(0)), vec![tir::GlobalInit::Null; 2])
+    );
     assert_eq!(p.globals[0].name, "main::a");
-    assert_eq!(p.modules[0].globals.len(), 9);
+    assert_eq!(p.modules[0].globals.len(), 11);
 }
 
 #[test]
@@ -416,6 +437,18 @@ fn instances_are_memoized() {
     let p = ok("fn id<T>(x: T) -> T { x }
         fn main() { print(id(1)); print(id(2)); print(id<i64>(3)); print(id(true)); }");
     assert_eq!(symbols(&p), ["main", "main::id<i64>", "main::id<bool>"]);
+}
+
+#[test]
+fn character_literals_are_generic_arguments() {
+    let p = ok("fn count<const C: u8>(s: str) -> i64 {
+            let mut n = 0; for i in 0..len(s) { if s[i] == C { n += 1; } } n
+        }
+        fn main() { print(count<'l'>(\"hello\")); print(count<108>(\"hello\")); print(count<('o')>(\"hello\")); }");
+    assert_eq!(
+        symbols(&p),
+        ["main", "main::count<108>", "main::count<111>"]
+    );
 }
 
 #[test]
@@ -838,6 +871,14 @@ fn error_globals() {
     assert_error(
         "global g: [i64] = [1, 2]; fn main() { }",
         "needs a fixed-size array type",
+    );
+    assert_error(
+        "struct P { x: i64 } global g: [P; 1] = [new P { x: 1 }]; fn main() { }",
+        "not a compile-time constant",
+    );
+    assert_error(
+        "global g: [str; 1] = [1]; fn main() { }",
+        "mismatched types: expected `str`, found `i64`",
     );
     assert_error(
         "fn main() { let a: [i64; 3] = null; }",

@@ -333,3 +333,31 @@ fn checks_are_not_reused_across_joins() {
         0,
     );
 }
+
+/// A flat chain of 10,000 terms (issue 18) is not deep nesting: it is
+/// checked, interpreted, lowered and dropped on this 2 MiB test thread.
+#[test]
+fn a_flat_chain_of_ten_thousand_terms() {
+    let chain: Vec<String> = (0..10_000)
+        .map(|i| {
+            if i % 3 == 2 {
+                "2".to_string()
+            } else {
+                "1".to_string()
+            }
+        })
+        .collect();
+    let src = format!(
+        "fn main() {{ let x: i32 = {}; print(x); let y = {}; print(y); }}",
+        chain.join(" - "),
+        chain.join(" + ")
+    );
+    // 1 - (the other 9,999 terms: 3,333 twos and 6,666 ones), and the sum.
+    let expected = "-13331\n13333\n";
+    let program = support::check_src(&[("main", &src)]);
+    let mut out = Vec::new();
+    let exit = pare_frontend::interp::run_with_big_stack(&program, &mut out);
+    assert_eq!(exit, pare_frontend::interp::Exit::Status(0));
+    assert_eq!(String::from_utf8_lossy(&out), expected);
+    expect(&src, expected, 0);
+}

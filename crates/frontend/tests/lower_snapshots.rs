@@ -5,7 +5,9 @@
 #[path = "lower_support.rs"]
 mod support;
 
-use pare_frontend::lower::{lower_module, lower_program, runtime_module, verify_module};
+use pare_frontend::lower::{
+    lower_module, lower_program, runtime_module, string_literal_name, verify_module,
+};
 use pare_frontend::tir::{ModuleId, Program};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 use support::{check_src, snapshot_config};
@@ -79,6 +81,8 @@ fn snapshots_of_the_runtime() {
     assert_clif!("runtime_print_i64", snapshot(&rt, "pare_print_i64"));
     assert_clif!("runtime_new_array", snapshot(&rt, "pare_new_array"));
     assert_clif!("runtime_trap", snapshot(&rt, "pare_trap"));
+    assert_clif!("runtime_init", snapshot(&rt, "pare_init"));
+    assert_clif!("runtime_on_fault", snapshot(&rt, "pare_on_fault"));
 }
 
 #[test]
@@ -92,12 +96,26 @@ fn runtime_symbols() {
         "pare_alloc",
         "pare_trap",
         "pare_exit",
+        "pare_init",
     ] {
         let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
         assert_eq!(s.linkage, Linkage::Export, "{name}");
         assert!(rt.function(name).is_some());
     }
-    for name in ["fwrite", "fflush", "calloc", "exit", "stdout", "stderr"] {
+    let handler = &rt.symbols[rt.symbol_index("pare_on_fault").unwrap() as usize];
+    assert_eq!(handler.linkage, Linkage::Local);
+    assert!(rt.function("pare_on_fault").is_some());
+    for name in [
+        "fwrite",
+        "fflush",
+        "calloc",
+        "exit",
+        "sigaltstack",
+        "sigaction",
+        "signal",
+        "stdout",
+        "stderr",
+    ] {
         let s = &rt.symbols[rt.symbol_index(name).unwrap() as usize];
         assert_eq!(s.linkage, Linkage::Import, "{name}");
     }
@@ -153,14 +171,19 @@ fn module_objects_define_their_own_functions_and_import_the_rest() {
     assert_eq!(var_def.relocs[0].target, block);
     let block_def = util.data.iter().find(|d| d.symbol == block).unwrap();
     assert_eq!(block_def.bytes, vec![2, 0, 0, 0, 0, 0, 0, 0, 104, 105]);
-    // String literals: deterministic names, shared within a module.
+    // String literals: named by their contents, shared within a module and,
+    // through weak linkage, with every other module that has them.
     let strings: Vec<_> = main
         .symbols
         .iter()
-        .filter(|s| s.name.starts_with(".str.main."))
+        .filter(|s| s.name.starts_with(".str."))
         .collect();
     assert_eq!(strings.len(), 1, "{:?}", symbol_lines(&main));
-    assert_eq!(strings[0].linkage, Linkage::Local);
+    assert_eq!(strings[0].linkage, Linkage::Weak);
+    assert_eq!(strings[0].name, string_literal_name(b"x"));
+    let in_util = util.symbol_index(&strings[0].name).expect("util's \"x\"");
+    assert_eq!(util.symbols[in_util as usize].linkage, Linkage::Weak);
+    assert_ne!(string_literal_name(b"x"), string_literal_name(b"y"));
 }
 
 #[test]
@@ -203,9 +226,14 @@ fn compiles_for_aarch64_and_x86_64() {
             .unwrap()
             .finish(settings::Flags::new(flags))
             .unwrap();
+        let arch = match triple {
+            "aarch64-unknown-linux-gnu" => pare_frontend::lower::Arch::Aarch64,
+            _ => pare_frontend::lower::Arch::X86_64,
+        };
         let cfg = pare_frontend::lower::LowerConfig {
             pointer_type: isa.pointer_type(),
             c_call_conv: isa.default_call_conv(),
+            arch,
         };
         for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
             for def in &m.functions {

@@ -13,7 +13,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncOrDataId, Module};
-use pare_frontend::lower::LowerConfig;
+use pare_frontend::lower::{Arch, LowerConfig};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
@@ -23,6 +23,7 @@ pub fn host_config() -> LowerConfig {
     LowerConfig {
         pointer_type: isa.pointer_type(),
         c_call_conv: isa.default_call_conv(),
+        arch: Arch::host().expect("a supported host"),
     }
 }
 
@@ -31,6 +32,7 @@ pub fn snapshot_config() -> LowerConfig {
     LowerConfig {
         pointer_type: ir::types::I64,
         c_call_conv: CallConv::SystemV,
+        arch: Arch::Aarch64,
     }
 }
 
@@ -54,6 +56,7 @@ fn jit_linkage(l: Linkage) -> cranelift_module::Linkage {
         Linkage::Import => cranelift_module::Linkage::Import,
         Linkage::Local => cranelift_module::Linkage::Local,
         Linkage::Export => cranelift_module::Linkage::Export,
+        Linkage::Weak => cranelift_module::Linkage::Preemptible,
     }
 }
 

@@ -26,6 +26,11 @@ pub enum Linkage {
     Local,
     /// Defined here, visible to other objects.
     Export,
+    /// Defined here and possibly in other objects too, always with the same
+    /// contents: the linker keeps one definition and every object's
+    /// references resolve to it (an ELF weak symbol). For objects named by
+    /// their contents, such as Pare's string literals.
+    Weak,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,7 @@
 //! `snapshots/merge/`, a second run must change nothing, and each `; run:`
 //! line is executed with cranelift-interpreter before and after (results
 //! and traps must agree). Further tests pin down the hash (stable under
-//! renaming and renumbering), the parameter assignment of the paper's
+//! renaming and renumbering), the parameter assignment of [GFM]'s
 //! Figure 6, two-module merging through a summary, forced collisions and the
 //! cgdata section encoding.
 
@@ -197,7 +197,9 @@ fn cross_module_merging_through_a_summary() {
     verify_all(&b, "b");
     let body = |m: &ClifModule| {
         let def = m.functions.last().unwrap();
-        assert!(m.symbols[def.symbol as usize].name.ends_with(".Tgm"));
+        assert!(m.symbols[def.symbol as usize]
+            .name
+            .ends_with(merge::BODY_SUFFIX));
         // Declarations of callees the body no longer calls directly emit
         // nothing; leave them out of the comparison.
         let text = def.func.display().to_string();
@@ -267,7 +269,9 @@ fn call_and_return_thunks_without_tail_calls() {
         let after = to_testcase_functions(&module);
         for f in &after {
             let text = f.display().to_string();
-            if text.contains(".Tgm") && !f.name.to_string().ends_with(".Tgm") {
+            if text.contains(merge::BODY_SUFFIX)
+                && !f.name.to_string().ends_with(merge::BODY_SUFFIX)
+            {
                 assert!(!text.contains("return_call "), "{text}");
             }
         }

@@ -115,7 +115,7 @@ fn two_leaves_ending(body: &[u32]) -> Vec<MachFunction> {
         .collect()
 }
 
-/// The paper's Figure 2: `lsl; add; ret` ending three leaf functions.
+/// [GFM] Figure 2 (docs/DESIGN.md): `lsl; add; ret` ending three leaf functions.
 #[test]
 fn tail_call() {
     let lsl_x0_7 = 0xD379_E000;

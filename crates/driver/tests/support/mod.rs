@@ -13,9 +13,13 @@ pub fn workspace_root() -> PathBuf {
         .expect("workspace root")
 }
 
-/// A `parec` command (the binary under test).
+/// A `parec` command: the binary under test, or the one `PAREC_TEST_BIN`
+/// names (to show that a regression test fails on an older build).
 pub fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
+    match std::env::var_os("PAREC_TEST_BIN") {
+        Some(bin) => Command::new(bin),
+        None => Command::new(env!("CARGO_BIN_EXE_parec")),
+    }
 }
 
 /// Runs `cmd` to completion.
@@ -37,4 +41,90 @@ pub fn object_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .collect();
     files.sort();
     files
+}
+
+/// A program with its expected outcome.
+pub struct Example {
+    pub name: String,
+    /// The root source file.
+    pub source: PathBuf,
+    pub stdout: String,
+    pub status: i32,
+    pub stderr: String,
+}
+
+fn read_optional(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok()
+}
+
+fn parse_status(path: &Path) -> i32 {
+    read_optional(path).map_or(0, |s| {
+        s.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{}: not an exit status", path.display()))
+    })
+}
+
+/// Every program under `subdir` of the workspace (`examples`, `bench`,
+/// `filetests/executors`) with its expectations, sorted by name.
+pub fn programs_in(subdir: &str) -> Vec<Example> {
+    let dir = workspace_root().join(subdir);
+    let mut out = Vec::new();
+    let entries =
+        std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() && path.join("main.pare").exists() {
+            let expected_out = path.join("expected.out");
+            out.push(Example {
+                source: path.join("main.pare"),
+                stdout: read_optional(&expected_out)
+                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
+                status: parse_status(&path.join("expected.status")),
+                stderr: read_optional(&path.join("expected.err")).unwrap_or_default(),
+                name,
+            });
+        } else if path.extension().is_some_and(|e| e == "pare") {
+            let expected_out = path.with_extension("out");
+            out.push(Example {
+                source: path.clone(),
+                stdout: read_optional(&expected_out)
+                    .unwrap_or_else(|| panic!("{} is missing", expected_out.display())),
+                status: parse_status(&path.with_extension("status")),
+                stderr: read_optional(&path.with_extension("err")).unwrap_or_default(),
+                name,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Compares one executor's result with the expectations; returns the mismatches.
+pub fn compare(example: &Example, executor: &str, o: &Output) -> Vec<String> {
+    let mut problems = Vec::new();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if stdout != example.stdout {
+        problems.push(format!(
+            "{} [{executor}]: stdout differs\n--- expected\n{}--- actual\n{}---",
+            example.name, example.stdout, stdout
+        ));
+    }
+    if o.status.code() != Some(example.status) {
+        problems.push(format!(
+            "{} [{executor}]: exit status {:?}, expected {}",
+            example.name,
+            o.status.code(),
+            example.status
+        ));
+    }
+    if stderr != example.stderr {
+        problems.push(format!(
+            "{} [{executor}]: stderr differs\n--- expected\n{}--- actual\n{}---",
+            example.name, example.stderr, stderr
+        ));
+    }
+    problems
 }

@@ -14,6 +14,8 @@
 
 use std::rc::Rc;
 
+use hashbrown::HashMap;
+
 use super::consteval::{fold, normalize, Folded};
 use super::types::compatible;
 use super::{Checker, Env, GArg, GenericId, Item, ItemKind, Ns, PLACEHOLDER_FN};
@@ -42,6 +44,8 @@ pub(crate) struct FnCk<'c, 'a> {
     /// Instantiation depth of the function being checked.
     pub depth: u32,
     pub names_only: bool,
+    /// Which expressions take their type from the context.
+    pub untyped: Untyped,
 }
 
 /// Checks the body of function `id` (non-generic or instance).
@@ -150,6 +154,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
             loop_depth: 0,
             depth,
             names_only,
+            untyped: Untyped::default(),
         }
     }
 
@@ -381,17 +386,6 @@ impl<'c, 'a> FnCk<'c, 'a> {
     ) -> (Ty, tir::GlobalInit) {
         let elem_ty = self.resolve_type(elem);
         let ty = Ty::Array(Box::new(elem_ty.clone()));
-        if !(elem_ty.is_integer() || elem_ty == Ty::Bool || elem_ty == Ty::Never) {
-            let n = self.tn(&elem_ty);
-            self.type_err(
-                Diagnostic::error(
-                    elem.span,
-                    format!("a fixed-size array cannot have elements of type `{n}`"),
-                )
-                .with_label("elements must be integers or `bool`"),
-            );
-            return (ty, tir::GlobalInit::Null);
-        }
         let len_e = self.expr(len, Some(&Ty::I64));
         let len_e = self.coerce(len_e, &Ty::I64);
         let n = match self.fold_constant(&len_e) {
@@ -419,8 +413,11 @@ impl<'c, 'a> FnCk<'c, 'a> {
         for x in elems {
             let e = self.expr(x, Some(&elem_ty));
             let e = self.coerce(e, &elem_ty);
-            if let Some(Folded::Int(v)) = self.fold_constant(&e) {
-                values.push(v);
+            match self.fold_constant(&e) {
+                Some(Folded::Int(v)) => values.push(tir::GlobalInit::Int(v)),
+                Some(Folded::Null) => values.push(tir::GlobalInit::Null),
+                Some(Folded::Str(s)) => values.push(tir::GlobalInit::Str(s)),
+                None => {}
             }
         }
         if let Some(n) = n {
@@ -509,21 +506,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 body,
             } => {
                 let (start, end) = self.operands(start, end, None);
-                let ty = if start.ty == Ty::Never {
-                    end.ty.clone()
-                } else {
-                    start.ty.clone()
-                };
-                if !(ty.is_integer() || ty == Ty::Never) {
-                    let n = self.tn(&ty);
-                    self.type_err(
-                        Diagnostic::error(
-                            start.span.to(end.span),
-                            format!("`for` range bounds must be integers, found `{n}`"),
-                        )
-                        .with_label("not an integer range"),
-                    );
-                }
+                let ty = self.range_type(&start, &end);
                 self.scopes.push(Vec::new());
                 let v = self.new_local(&var.name, ty, false, LocalKind::ForVar, var.span);
                 self.loop_depth += 1;
@@ -558,6 +541,49 @@ impl<'c, 'a> FnCk<'c, 'a> {
                 self.return_stmt(value.as_ref(), s.span, out);
                 true
             }
+        }
+    }
+
+    /// The type of the variable of `for i in start..end`: both bounds must
+    /// be integers of one type (an untyped literal bound has already taken
+    /// the other bound's type, as an operand of a binary operator does).
+    /// Each bound that is not an integer is reported at that bound; after
+    /// an error the variable has the error type.
+    fn range_type(&mut self, start: &Expr, end: &Expr) -> Ty {
+        let mut ok = true;
+        for bound in [start, end] {
+            if !(bound.ty.is_integer() || bound.ty == Ty::Never) {
+                let n = self.tn(&bound.ty);
+                self.type_err(
+                    Diagnostic::error(
+                        bound.span,
+                        format!("`for` range bounds must be integers, found `{n}`"),
+                    )
+                    .with_label(format!("this is of type `{n}`")),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return Ty::Never;
+        }
+        if start.ty != end.ty && start.ty != Ty::Never && end.ty != Ty::Never {
+            let (s, e) = (self.tn(&start.ty), self.tn(&end.ty));
+            self.type_err(
+                Diagnostic::error(
+                    end.span,
+                    format!("mismatched `for` range bounds: `{s}` and `{e}`"),
+                )
+                .with_label(format!("this is of type `{e}`"))
+                .with_secondary(start.span, format!("this is of type `{s}`"))
+                .with_note("both bounds must have the same integer type; convert one with `as`"),
+            );
+            return Ty::Never;
+        }
+        if start.ty == Ty::Never {
+            end.ty.clone()
+        } else {
+            start.ty.clone()
         }
     }
 
@@ -1050,7 +1076,7 @@ impl<'c, 'a> FnCk<'c, 'a> {
     /// Checks two operands that must have the same type; the side that is an
     /// untyped literal takes the other side's type.
     fn operands(&mut self, l: &ast::Expr, r: &ast::Expr, hint: Option<&Ty>) -> (Expr, Expr) {
-        let (mut le, mut re) = if is_untyped(l) && !is_untyped(r) {
+        let (mut le, mut re) = if self.untyped.get(l) && !self.untyped.get(r) {
             let re = self.expr(r, hint);
             let h = concrete(&re.ty).or(hint.cloned());
             (self.expr(l, h.as_ref()), re)
@@ -1425,18 +1451,21 @@ impl<'c, 'a> FnCk<'c, 'a> {
             };
         };
         let h = concrete(&tb.ty).or(hint.cloned());
-        let ee = self.expr(els, h.as_ref());
-        let mut eb = match ee.kind {
-            ExprKind::Block(b) => b,
-            kind => {
+        let mut ee = self.expr(els, h.as_ref());
+        let mut eb = match &mut ee.kind {
+            ExprKind::Block(b) => std::mem::replace(
+                b,
+                Block {
+                    stmts: Vec::new(),
+                    tail: None,
+                    ty: Ty::Unit,
+                },
+            ),
+            _ => {
                 let ty = ee.ty.clone();
                 Block {
                     stmts: Vec::new(),
-                    tail: Some(Box::new(Expr {
-                        kind,
-                        ty: ee.ty,
-                        span: ee.span,
-                    })),
+                    tail: Some(Box::new(ee)),
                     ty,
                 }
             }
@@ -1475,32 +1504,47 @@ impl<'c, 'a> FnCk<'c, 'a> {
     }
 }
 
-/// Whether an expression's type comes from its context (an unsuffixed integer
-/// literal or `null`, possibly under operators).
-pub(crate) fn is_untyped(e: &ast::Expr) -> bool {
-    match &e.kind {
-        ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
-        ast::ExprKind::Unary(_, x) => is_untyped(x),
-        ast::ExprKind::Binary(op, l, r) => match op {
-            ast::BinOp::Shl | ast::BinOp::Shr => is_untyped(l),
-            ast::BinOp::Add
-            | ast::BinOp::Sub
-            | ast::BinOp::Mul
-            | ast::BinOp::Div
-            | ast::BinOp::Rem
-            | ast::BinOp::BitAnd
-            | ast::BinOp::BitOr
-            | ast::BinOp::BitXor => is_untyped(l) && is_untyped(r),
-            _ => false,
-        },
-        ast::ExprKind::If(_, then, Some(els)) => block_is_untyped(then) && is_untyped(els),
-        ast::ExprKind::Block(b) => block_is_untyped(b),
-        _ => false,
-    }
+/// Whether expressions' types come from their context (an unsuffixed
+/// integer literal or `null`, possibly under operators), remembered per
+/// syntax node: checking a chain `e1 + e2 + ... + en` asks about every
+/// prefix, which would cost quadratic time unmemoized.
+#[derive(Default)]
+pub(crate) struct Untyped {
+    known: HashMap<*const ast::Expr, bool>,
 }
 
-fn block_is_untyped(b: &ast::Block) -> bool {
-    b.tail.as_ref().is_some_and(|t| is_untyped(t))
+impl Untyped {
+    pub(crate) fn get(&mut self, e: &ast::Expr) -> bool {
+        let key: *const ast::Expr = e;
+        if let Some(&known) = self.known.get(&key) {
+            return known;
+        }
+        let untyped = match &e.kind {
+            ast::ExprKind::Int(_, None) | ast::ExprKind::Null => true,
+            ast::ExprKind::Unary(_, x) => self.get(x),
+            ast::ExprKind::Binary(op, l, r) => match op {
+                ast::BinOp::Shl | ast::BinOp::Shr => self.get(l),
+                ast::BinOp::Add
+                | ast::BinOp::Sub
+                | ast::BinOp::Mul
+                | ast::BinOp::Div
+                | ast::BinOp::Rem
+                | ast::BinOp::BitAnd
+                | ast::BinOp::BitOr
+                | ast::BinOp::BitXor => self.get(l) && self.get(r),
+                _ => false,
+            },
+            ast::ExprKind::If(_, then, Some(els)) => self.block(then) && self.get(els),
+            ast::ExprKind::Block(b) => self.block(b),
+            _ => false,
+        };
+        self.known.insert(key, untyped);
+        untyped
+    }
+
+    fn block(&mut self, b: &ast::Block) -> bool {
+        b.tail.as_ref().is_some_and(|t| self.get(t))
+    }
 }
 
 /// A type that can serve as a hint for the other operand.

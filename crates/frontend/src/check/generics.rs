@@ -15,7 +15,7 @@
 use std::rc::Rc;
 
 use super::consteval::Folded;
-use super::expr::{is_untyped, FnCk};
+use super::expr::FnCk;
 use super::types::compatible;
 use super::{
     Checker, Env, FnInfo, GArg, GenericId, Item, ItemKind, Ns, MAX_INSTANCES, MAX_INSTANCE_DEPTH,
@@ -765,9 +765,10 @@ impl<'c, 'a> FnCk<'c, 'a> {
             return None;
         }
         let mut bound: Vec<Option<Ty>> = vec![None; names.len()];
+        let untyped: Vec<bool> = args.iter().map(|a| self.untyped.get(a)).collect();
         let order: Vec<usize> = (0..args.len())
-            .filter(|&i| !is_untyped(&args[i]))
-            .chain((0..args.len()).filter(|&i| is_untyped(&args[i])))
+            .filter(|&i| !untyped[i])
+            .chain((0..args.len()).filter(|&i| untyped[i]))
             .collect();
         let mut checked: Vec<Option<Expr>> = vec![None; args.len()];
         for i in order {

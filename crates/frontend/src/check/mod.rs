@@ -49,28 +49,15 @@ const MAX_INSTANCES: usize = 50_000;
 /// Checks and monomorphizes a program; `modules[0]` is the root module.
 /// Returns `None` iff errors were reported.
 pub fn check_program(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
-    // The checker recurses over the syntax tree (up to the parser's nesting
-    // limit, with several frames per level): run it on a thread with its own
-    // stack, so that the caller's stack size does not matter.
-    let outcome = std::thread::scope(|scope| {
-        let diags_ref = &mut *diags;
-        std::thread::Builder::new()
-            .name("pare-check".into())
-            .stack_size(CHECKER_STACK_SIZE)
-            .spawn_scoped(scope, move || check_program_here(modules, diags_ref))
-            .ok()
-            .map(|handle| handle.join())
-    });
-    match outcome {
-        Some(Ok(program)) => program,
-        Some(Err(panic)) => std::panic::resume_unwind(panic),
+    // The checker recurses over the syntax tree: give it a stack of its own.
+    let diags_ref = &mut *diags;
+    match crate::stack::on_phase_stack("pare-check", move || check_program_here(modules, diags_ref))
+    {
+        Some(program) => program,
         // No thread could be started: check on this one.
         None => check_program_here(modules, diags),
     }
 }
-
-/// Stack size of the checking thread.
-const CHECKER_STACK_SIZE: usize = 64 << 20;
 
 fn check_program_here(modules: &[ast::Module], diags: &mut Diagnostics) -> Option<tir::Program> {
     let errors_before = count_errors(diags);

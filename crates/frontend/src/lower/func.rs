@@ -177,6 +177,9 @@ impl<'p> FnLower<'_, '_, 'p> {
             let var = clif_type(&local.ty, &cfg).map(|ty| self.b.declare_var(ty));
             self.vars.push(var);
         }
+        if self.f.is_main {
+            self.call_runtime(RuntimeFn::Init, &[]);
+        }
         let params: Vec<Value> = self.b.block_params(entry).to_vec();
         let mut param_values = params.into_iter();
         for i in 0..self.f.num_params as usize {

@@ -7,7 +7,7 @@
 //! else is imported); [`lower_program`] produces every function and global
 //! once, for the JIT.
 //!
-//! Conventions (see `docs/LANGUAGE.md` and `/work/shared/DESIGN.md`):
+//! Conventions (see `docs/LANGUAGE.md` and `docs/DESIGN.md`):
 //! - Pare functions use `CallConv::Tail`; `main` and `extern fn`s use the
 //!   platform C convention ([`LowerConfig::c_call_conv`]); `main` is
 //!   `() -> i32` whatever its Pare result type. C-ABI parameters and results
@@ -20,13 +20,19 @@
 //! - Globals: a data object named by [`tir::GlobalDef::name`] holding the
 //!   variable's value (1, 4 or 8 bytes). A fixed array global `[T; N]` is two
 //!   data objects: the local, writable block `<name>.data` (length header and
-//!   elements) and the variable itself, 8 bytes initialized with a relocation
-//!   to the block. A `str` global likewise points at its string literal.
-//! - String literals: read-only local data objects with the array layout,
-//!   named `.str.<module>.<fnv1a-64 of the bytes>` (identical literals in one
-//!   module share one object; the name depends only on module and content).
+//!   elements; a `str` element is a relocation to its literal) and the
+//!   variable itself, 8 bytes initialized with a relocation to the block. A
+//!   `str` global likewise points at its string literal.
+//! - String literals: read-only data objects with the array layout, named
+//!   by their contents ([`string_literal_name`]) and defined with
+//!   [`Linkage::Weak`] by every module that uses them, so that equal
+//!   literals are one object in the whole program (LANGUAGE.md: `==` on `str`
+//!   is identity), in the JIT's single module and across the objects of an
+//!   executable alike. The linker keeps one definition; identical-code
+//!   folding and the merging pass (which hashes read-only data by contents)
+//!   can only unify objects that are already equal.
 //! - Every reference to a symbol is `colocated`: executables are static and
-//!   non-PIC (DESIGN.md). A JIT must clear `colocated` on imports that
+//!   non-PIC (docs/DESIGN.md, toolchain facts). A JIT must clear `colocated` on imports that
 //!   resolve into shared libraries (see the JIT test).
 //! - Symbols are declared in a fixed order: defined functions, defined
 //!   globals, then whatever the function bodies reference, in lowering order.
@@ -55,6 +61,39 @@ pub struct LowerConfig {
     /// The target ISA's default calling convention, used for `main`, externs
     /// and the runtime.
     pub c_call_conv: CallConv,
+    /// The target architecture (Linux on either), for the runtime's signal
+    /// handler.
+    pub arch: Arch,
+}
+
+/// The architectures Pare compiles for, both on Linux with glibc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    Aarch64,
+    X86_64,
+}
+
+impl Arch {
+    /// The architecture this program runs on, if Pare supports it.
+    pub fn host() -> Option<Arch> {
+        if cfg!(target_arch = "aarch64") {
+            Some(Arch::Aarch64)
+        } else if cfg!(target_arch = "x86_64") {
+            Some(Arch::X86_64)
+        } else {
+            None
+        }
+    }
+
+    /// Offset of the interrupted stack pointer in the `ucontext_t` a Linux
+    /// `SA_SIGINFO` signal handler receives: `uc_mcontext.sp` on aarch64,
+    /// `uc_mcontext.gregs[REG_RSP]` on x86_64 (kernel and glibc layout).
+    pub(crate) fn ucontext_sp_offset(self) -> i32 {
+        match self {
+            Arch::Aarch64 => 432,
+            Arch::X86_64 => 160,
+        }
+    }
 }
 
 /// The runtime's entry points, callable from lowered code. All use the C
@@ -68,10 +107,12 @@ pub(crate) enum RuntimeFn {
     Alloc,
     Trap,
     Exit,
+    /// Called first by `main`: turns stack overflow into a trap.
+    Init,
 }
 
 impl RuntimeFn {
-    pub(crate) const ALL: [RuntimeFn; 7] = [
+    pub(crate) const ALL: [RuntimeFn; 8] = [
         RuntimeFn::PrintI64,
         RuntimeFn::PrintBool,
         RuntimeFn::PrintStr,
@@ -79,6 +120,7 @@ impl RuntimeFn {
         RuntimeFn::Alloc,
         RuntimeFn::Trap,
         RuntimeFn::Exit,
+        RuntimeFn::Init,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -90,6 +132,7 @@ impl RuntimeFn {
             RuntimeFn::Alloc => "pare_alloc",
             RuntimeFn::Trap => "pare_trap",
             RuntimeFn::Exit => "pare_exit",
+            RuntimeFn::Init => "pare_init",
         }
     }
 
@@ -106,6 +149,7 @@ impl RuntimeFn {
             ),
             RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
             RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
+            RuntimeFn::Init => (&[], &[]),
         };
         sig.params.extend_from_slice(params);
         sig.returns.extend_from_slice(rets);
@@ -292,22 +336,17 @@ impl<'p> ModuleBuilder<'p> {
     }
 
     /// The symbol of the read-only data object holding string literal
-    /// `bytes` (`{ len, bytes }`), defining it on first use.
+    /// `bytes` (`{ len, bytes }`), defining it on first use (see the module
+    /// doc for its name and linkage).
     pub(crate) fn string_symbol(&mut self, bytes: &[u8]) -> u32 {
         if let Some(&sym) = self.strings.get(bytes) {
             return sym;
         }
-        let base = format!(".str.{}.{:016x}", self.clif.name, fnv1a64(bytes));
-        // A hash collision between different contents gets a numbered suffix.
-        let mut name = base.clone();
-        let mut n = 1;
-        while self.clif.symbol_index(&name).is_some() {
-            name = format!("{base}.{n}");
-            n += 1;
-        }
-        let sym = self
-            .clif
-            .declare(&name, SymbolKind::Data { writable: false }, Linkage::Local);
+        let sym = self.clif.declare(
+            &string_literal_name(bytes),
+            SymbolKind::Data { writable: false },
+            Linkage::Weak,
+        );
         let mut data = (bytes.len() as i64).to_le_bytes().to_vec();
         data.extend_from_slice(bytes);
         self.clif.data.push(DataDef {
@@ -355,14 +394,29 @@ impl<'p> ModuleBuilder<'p> {
                 );
                 let size = elem.size().clamp(1, 8) as usize;
                 let mut block = (values.len() as i64).to_le_bytes().to_vec();
+                let mut block_relocs = Vec::new();
                 for v in values {
-                    block.extend_from_slice(&v.to_le_bytes()[..size]);
+                    match v {
+                        GlobalInit::Int(v) => block.extend_from_slice(&v.to_le_bytes()[..size]),
+                        GlobalInit::Str(s) => {
+                            let literal = self.string_symbol(s);
+                            block_relocs.push(DataReloc {
+                                offset: block.len() as u32,
+                                target: literal,
+                                addend: 0,
+                            });
+                            block.extend_from_slice(&[0; 8]);
+                        }
+                        GlobalInit::Null | GlobalInit::Array(..) => {
+                            block.resize(block.len() + size, 0)
+                        }
+                    }
                 }
                 self.clif.data.push(DataDef {
                     symbol: target,
                     bytes: block,
                     align: 8,
-                    relocs: Vec::new(),
+                    relocs: block_relocs,
                 });
                 (
                     vec![0; 8],
@@ -398,11 +452,12 @@ impl<'p> ModuleBuilder<'p> {
     }
 }
 
-/// FNV-1a, 64 bits: a stable content hash for data object names.
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// The symbol of string literal `bytes` in every object of the program:
+/// `.str.` and the 128-bit xxh3 hash of the bytes in hex, so that equal
+/// literals get one name everywhere and different ones (but for a 128-bit
+/// hash collision) different names.
+pub fn string_literal_name(bytes: &[u8]) -> String {
+    format!(".str.{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
 /// Runs Cranelift's verifier on `func` with ISA-independent default flags.
@@ -421,7 +476,15 @@ pub fn verify_module(m: &ClifModule) -> Result<(), String> {
 
 /// Lowers one source module: its `emit` functions, its globals and the string
 /// literals they use; every other symbol is an import.
+///
+/// Like [`lower_program`], runs on a thread of its own with a large stack
+/// (see [`crate::stack`]).
 pub fn lower_module(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
+    crate::stack::on_phase_stack("pare-lower", || lower_module_here(p, m, cfg))
+        .unwrap_or_else(|| lower_module_here(p, m, cfg))
+}
+
+fn lower_module_here(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
     let info = &p.modules[m.0 as usize];
     let mut mb = ModuleBuilder::new(p, cfg, &info.name);
     for &f in &info.emit {
@@ -438,7 +501,14 @@ pub fn lower_module(p: &Program, m: ModuleId, cfg: &LowerConfig) -> ClifModule {
 
 /// Lowers the whole program into one module (every function and global
 /// once), as the JIT wants it. The module is named `program`.
+/// The lowering recurses over expressions (as deep as the parser allows), so
+/// it runs on a thread of its own with a large stack (see [`crate::stack`]).
 pub fn lower_program(p: &Program, cfg: &LowerConfig) -> ClifModule {
+    crate::stack::on_phase_stack("pare-lower", || lower_program_here(p, cfg))
+        .unwrap_or_else(|| lower_program_here(p, cfg))
+}
+
+fn lower_program_here(p: &Program, cfg: &LowerConfig) -> ClifModule {
     let mut mb = ModuleBuilder::new(p, cfg, "program");
     let funcs = (0..p.funcs.len() as u32).map(FuncId);
     for f in funcs.clone() {

@@ -2,15 +2,32 @@
 //!
 //! Exported entry points (C calling convention, see [`RuntimeFn`]):
 //! `pare_print_i64`, `pare_print_bool`, `pare_print_str`, `pare_new_array`,
-//! `pare_alloc`, `pare_trap`, `pare_exit`. Imported from libc: `fwrite`,
-//! `fflush`, `calloc`, `exit` and the data symbols `stdout`/`stderr` (each a
-//! `FILE *` variable: the runtime loads the pointer from the symbol's
-//! address). No variadic function is called (Cranelift cannot call them
-//! portably).
+//! `pare_alloc`, `pare_trap`, `pare_exit`, `pare_init`; one local function,
+//! the signal handler `pare_on_fault`. Imported from libc: `fwrite`,
+//! `fflush`, `calloc`, `exit`, `sigaltstack`, `sigaction`, `signal` and the
+//! data symbols `stdout`/`stderr` (each a `FILE *` variable: the runtime
+//! loads the pointer from the symbol's address). No variadic function is
+//! called (Cranelift cannot call them portably).
 //!
 //! Invariants: output goes through libc's `stdout`, so it interleaves with C
 //! code writing there; `pare_trap` and `pare_exit` flush `stdout` and never
 //! return (each call is followed by a `trap`); allocations are zeroed.
+//!
+//! Stack overflow: `main` calls `pare_init` first, which gives the thread an
+//! alternate signal stack ([`ALT_STACK_SIZE`] bytes from `calloc`) and
+//! installs `pare_on_fault` for `SIGSEGV` (`SA_SIGINFO | SA_ONSTACK`). The
+//! stack's guard page (the kernel's gap below the main thread's stack, the
+//! guard of a thread's stack, qemu's guard page below the guest stack)
+//! turns an overflow into a `SIGSEGV` whose fault address lies within
+//! [`FAULT_WINDOW`] of the interrupted stack pointer (read from the
+//! `ucontext_t` at [`super::Arch::ucontext_sp_offset`]); the handler, running
+//! on the alternate stack, then traps `stack overflow` like any other trap.
+//! Any other fault restores the default action and returns, so the faulting
+//! instruction faults again and the process dies of `SIGSEGV` as it would
+//! have without the handler. Pare code itself cannot fault otherwise (every
+//! access is checked); C code called through `extern fn` can. The
+//! `struct sigaction` and `stack_t` layouts and the constants are those of
+//! Linux/glibc on both aarch64 and x86_64 ([`SIGACTION_SIZE`] and below).
 //!
 //! Data objects (all local, read-only): `.rt.true`, `.rt.false`, the
 //! concatenated trap lines `.rt.trap_text` ("trap: <message>\n" per
@@ -31,6 +48,38 @@ use crate::tir::{TrapKind, TRAP_EXIT_STATUS};
 /// Size of the decimal conversion buffer: sign, 20 digits, newline, rounded up.
 const DECIMAL_BUFFER: u32 = 32;
 
+/// Size of the alternate signal stack `pare_on_fault` runs on: room for
+/// the handler, `pare_trap` and libc's `fflush`, `fwrite` and `exit` (and a
+/// kernel signal frame, a few KiB with large vector registers).
+pub const ALT_STACK_SIZE: i64 = 64 << 10;
+
+/// A fault at most this far from the interrupted stack pointer (below or
+/// above: a push or a pre-indexed store faults just below it, a store into
+/// a frame just allocated above it) is a stack access, hence an overflow
+/// into the guard page: the rest of the stack is mapped.
+pub const FAULT_WINDOW: i64 = 64 << 10;
+
+/// `SIGSEGV`, `SA_SIGINFO` and `SA_ONSTACK` (Linux, aarch64 and x86_64).
+const SIGSEGV: i64 = 11;
+const SA_SIGINFO: i64 = 0x4;
+const SA_ONSTACK: i64 = 0x0800_0000;
+
+/// glibc's `struct sigaction`: the handler at 0, the `sa_mask` signal set
+/// (128 bytes, left empty) at 8, `int sa_flags` at 136, `sa_restorer` at
+/// 144 (left null: libc supplies its own).
+const SIGACTION_SIZE: i64 = 152;
+const SIGACTION_FLAGS: i32 = 136;
+
+/// `stack_t`: `void *ss_sp` at 0, `int ss_flags` at 8, `size_t ss_size` at 16.
+const STACK_T_SIZE: i64 = 24;
+const STACK_T_SIZE_FIELD: i32 = 16;
+
+/// `siginfo_t`: the fault address `si_addr` at 16.
+const SIGINFO_ADDR: i32 = 16;
+
+/// The local symbol of the `SIGSEGV` handler.
+const FAULT_HANDLER: &str = "pare_on_fault";
+
 /// The libc functions the runtime calls.
 #[derive(Clone, Copy)]
 enum Libc {
@@ -38,6 +87,9 @@ enum Libc {
     Fflush,
     Calloc,
     Exit,
+    Sigaltstack,
+    Sigaction,
+    Signal,
 }
 
 impl Libc {
@@ -47,6 +99,9 @@ impl Libc {
             Libc::Fflush => "fflush",
             Libc::Calloc => "calloc",
             Libc::Exit => "exit",
+            Libc::Sigaltstack => "sigaltstack",
+            Libc::Sigaction => "sigaction",
+            Libc::Signal => "signal",
         }
     }
 
@@ -64,6 +119,12 @@ impl Libc {
             Libc::Calloc => (vec![size, size], vec![ptr]),
             // void exit(int)
             Libc::Exit => (vec![int], vec![]),
+            // int sigaltstack(const stack_t *, stack_t *)
+            Libc::Sigaltstack => (vec![ptr, ptr], vec![int]),
+            // int sigaction(int, const struct sigaction *, struct sigaction *)
+            Libc::Sigaction => (vec![int, ptr, ptr], vec![int]),
+            // sighandler_t signal(int, sighandler_t)
+            Libc::Signal => (vec![int, ptr], vec![ptr]),
         };
         sig.params = params;
         sig.returns = returns;
@@ -81,28 +142,57 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
             Linkage::Export,
         );
     }
+    let handler = clif.declare(
+        FAULT_HANDLER,
+        SymbolKind::Function(fault_handler_signature(cfg)),
+        Linkage::Local,
+    );
     for f in RuntimeFn::ALL {
         let symbol = clif.symbol_index(f.name()).unwrap_or_default();
-        let func = build_function(&mut clif, cfg, f, symbol);
-        debug_assert!(
-            super::verify(&func).is_ok(),
-            "runtime function {} fails verification: {}",
-            f.name(),
-            super::verify(&func).unwrap_err()
-        );
-        clif.functions.push(FunctionDef { symbol, func });
+        let func = build_function(&mut clif, cfg, Entry::Runtime(f), symbol);
+        define(&mut clif, f.name(), symbol, func);
     }
+    let func = build_function(&mut clif, cfg, Entry::FaultHandler, handler);
+    define(&mut clif, FAULT_HANDLER, handler, func);
     clif
+}
+
+fn define(clif: &mut ClifModule, name: &str, symbol: u32, func: ir::Function) {
+    debug_assert!(
+        super::verify(&func).is_ok(),
+        "runtime function {name} fails verification: {}",
+        super::verify(&func).unwrap_err()
+    );
+    clif.functions.push(FunctionDef { symbol, func });
+}
+
+/// A function of the runtime module.
+#[derive(Clone, Copy)]
+enum Entry {
+    Runtime(RuntimeFn),
+    /// `pare_on_fault`, installed by `pare_init`.
+    FaultHandler,
+}
+
+/// `void pare_on_fault(int signal, siginfo_t *info, void *ucontext)`.
+fn fault_handler_signature(cfg: &LowerConfig) -> ir::Signature {
+    let ptr = AbiParam::new(cfg.pointer_type);
+    let mut sig = ir::Signature::new(cfg.c_call_conv);
+    sig.params = vec![AbiParam::new(types::I32).sext(), ptr, ptr];
+    sig
 }
 
 fn build_function(
     clif: &mut ClifModule,
     cfg: &LowerConfig,
-    f: RuntimeFn,
+    entry_point: Entry,
     symbol: u32,
 ) -> ir::Function {
-    let mut func =
-        ir::Function::with_name_signature(ClifModule::func_name(symbol), f.signature(cfg));
+    let signature = match entry_point {
+        Entry::Runtime(f) => f.signature(cfg),
+        Entry::FaultHandler => fault_handler_signature(cfg),
+    };
+    let mut func = ir::Function::with_name_signature(ClifModule::func_name(symbol), signature);
     let mut fctx = FunctionBuilderContext::new();
     let mut b = FunctionBuilder::new(&mut func, &mut fctx);
     let entry = b.create_block();
@@ -116,14 +206,16 @@ fn build_function(
         b,
         imports: Imports::default(),
     };
-    match f {
-        RuntimeFn::PrintI64 => rt.print_i64(params[0]),
-        RuntimeFn::PrintBool => rt.print_bool(params[0]),
-        RuntimeFn::PrintStr => rt.print_str(params[0]),
-        RuntimeFn::NewArray => rt.new_array(params[0], params[1]),
-        RuntimeFn::Alloc => rt.alloc(params[0]),
-        RuntimeFn::Trap => rt.trap(params[0]),
-        RuntimeFn::Exit => rt.exit(params[0]),
+    match entry_point {
+        Entry::Runtime(RuntimeFn::PrintI64) => rt.print_i64(params[0]),
+        Entry::Runtime(RuntimeFn::PrintBool) => rt.print_bool(params[0]),
+        Entry::Runtime(RuntimeFn::PrintStr) => rt.print_str(params[0]),
+        Entry::Runtime(RuntimeFn::NewArray) => rt.new_array(params[0], params[1]),
+        Entry::Runtime(RuntimeFn::Alloc) => rt.alloc(params[0]),
+        Entry::Runtime(RuntimeFn::Trap) => rt.trap(params[0]),
+        Entry::Runtime(RuntimeFn::Exit) => rt.exit(params[0]),
+        Entry::Runtime(RuntimeFn::Init) => rt.init(),
+        Entry::FaultHandler => rt.on_fault(params[1], params[2]),
     }
     rt.b.seal_all_blocks();
     drop(rt);
@@ -403,6 +495,76 @@ impl RtFn<'_, '_> {
         self.flush_stdout();
         self.call_libc(Libc::Exit, &[code]);
         self.b.ins().trap(NORETURN_TRAP);
+    }
+
+    /// Installs `pare_on_fault` for `SIGSEGV` on an alternate signal stack
+    /// (see the module doc). One zeroed block holds the alternate stack,
+    /// then the `stack_t` and the `struct sigaction` passed to libc, so only
+    /// the non-zero fields are stored. Without memory for it, stack overflow
+    /// stays a plain `SIGSEGV`.
+    fn init(&mut self) {
+        let ptr = self.cfg.pointer_type;
+        let one = self.b.ins().iconst(types::I64, 1);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, ALT_STACK_SIZE + STACK_T_SIZE + SIGACTION_SIZE);
+        let block = self.call_libc(Libc::Calloc, &[one, size]).unwrap_or(one);
+        let failed = self.b.ins().icmp_imm_u(IntCC::Equal, block, 0);
+        let install = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(failed, done, &[], install, &[]);
+        self.b.seal_block(install);
+        self.b.switch_to_block(install);
+
+        let stack = self.b.ins().iadd_imm_u(block, ALT_STACK_SIZE);
+        self.b.ins().store(TRUSTED, block, stack, 0);
+        let stack_size = self.b.ins().iconst(types::I64, ALT_STACK_SIZE);
+        self.b
+            .ins()
+            .store(TRUSTED, stack_size, stack, STACK_T_SIZE_FIELD);
+        let null = self.b.ins().iconst(ptr, 0);
+        self.call_libc(Libc::Sigaltstack, &[stack, null]);
+
+        let action = self.b.ins().iadd_imm_u(stack, STACK_T_SIZE);
+        let handler_sym = self.clif.symbol_index(FAULT_HANDLER).unwrap_or_default();
+        let handler_ref = self.imports.func(self.b.func, self.clif, handler_sym);
+        let handler = self.b.ins().func_addr(ptr, handler_ref);
+        self.b.ins().store(TRUSTED, handler, action, 0);
+        let flags = self.b.ins().iconst(types::I32, SA_SIGINFO | SA_ONSTACK);
+        self.b.ins().store(TRUSTED, flags, action, SIGACTION_FLAGS);
+        let segv = self.b.ins().iconst(types::I32, SIGSEGV);
+        self.call_libc(Libc::Sigaction, &[segv, action, null]);
+        self.b.ins().jump(done, &[]);
+
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        self.b.ins().return_(&[]);
+    }
+
+    /// The `SIGSEGV` handler: a fault within [`FAULT_WINDOW`] of the
+    /// interrupted stack pointer traps `stack overflow`; any other restores
+    /// the default action and returns (to fault again and die).
+    fn on_fault(&mut self, info: Value, ucontext: Value) {
+        let address = self.b.ins().load(types::I64, TRUSTED, info, SIGINFO_ADDR);
+        let sp = self.b.ins().load(
+            types::I64,
+            TRUSTED,
+            ucontext,
+            self.cfg.arch.ucontext_sp_offset(),
+        );
+        // `address - sp` in [-FAULT_WINDOW, FAULT_WINDOW): one unsigned compare.
+        let distance = self.b.ins().isub(address, sp);
+        let shifted = self.b.ins().iadd_imm_u(distance, FAULT_WINDOW);
+        let near = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedLessThan, shifted, 2 * FAULT_WINDOW);
+        self.trap_if(near, TrapKind::StackOverflow);
+        let segv = self.b.ins().iconst(types::I32, SIGSEGV);
+        let default_action = self.b.ins().iconst(self.cfg.pointer_type, 0);
+        self.call_libc(Libc::Signal, &[segv, default_action]);
+        self.b.ins().return_(&[]);
     }
 }
 

@@ -256,6 +256,14 @@ pub struct FmergeTimes {
     pub measure: Duration,
 }
 
+impl FmergeTimes {
+    pub fn accumulate(&mut self, o: &FmergeTimes) {
+        self.search += o.search;
+        self.merge += o.merge;
+        self.measure += o.measure;
+    }
+}
+
 /// The result of [`run`].
 #[derive(Clone, Debug, Default)]
 pub struct FmergeReport {

@@ -1,5 +1,5 @@
 //! The optimistic fixed point: value numbers, reachability and memory states
-//! (thesis Alg. 4.1/5.1, §4.3–§4.5).
+//! ([BRITO] Alg. 4.1/5.1, §4.3–§4.5; references in docs/DESIGN.md).
 
 use cranelift_codegen::entity::{EntitySet, SecondaryMap};
 use cranelift_codegen::ir::condcodes::IntCC;

@@ -1,4 +1,4 @@
-//! Elimination (thesis Alg. 4.2): rewrite the function from the partition.
+//! Elimination ([BRITO] Alg. 4.2): rewrite the function from the partition.
 //!
 //! Order matters: branches are folded first (so every remaining edge is
 //! reachable), then unreachable blocks go, then a dominator-tree walk replaces

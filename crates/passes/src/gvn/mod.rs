@@ -1,7 +1,9 @@
 //! Optimistic global value numbering on CLIF, ahead of Cranelift's e-graph.
 //!
-//! This follows Brito, *Optimistic Global Value Numbering for Compilers with
-//! Undefined Behavior* (2024), chapters 4 and 5, adapted to CLIF, where block
+//! This follows [BRITO] — Manuel José Gomes Brito, *Optimistic Global Value
+//! Numbering for Compilers with Undefined Behavior*, MSc thesis, Instituto
+//! Superior Técnico, Universidade de Lisboa, 2024 ("the thesis" below; full
+//! references in docs/DESIGN.md) — chapters 4 and 5, adapted to CLIF, where block
 //! parameters play the role of φ-nodes and branch arguments the role of
 //! φ-operands.
 //!
@@ -16,7 +18,7 @@
 //!   at memory state `M`. Keys are hash-consed per pass in a table; the first
 //!   value in reverse post-order (RPO) that produces a key becomes the leader
 //!   of its class. Referring to operand classes by their *leader value*
-//!   (NewGVN's choice) rather than by the operand's key keeps keys finite in
+//!   (the choice of LLVM's NewGVN, [NEWGVN]) rather than by the operand's key keeps keys finite in
 //!   loops: `a = φ(0, a+1)` gets the stable key `φ(0, [a.next])`.
 //! - A **memory state** ([`analysis::MemState`]) names the contents of memory
 //!   at a program point: the function's entry state, the state after a

@@ -1,5 +1,5 @@
 //! Partial redundancy elimination by φ-translation through block parameters
-//! (thesis §4.3.4–§4.3.5, Fig. 4.5–4.8), and loop-invariant code motion as
+//! ([BRITO] §4.3.4–§4.3.5, Fig. 4.5–4.8), and loop-invariant code motion as
 //! speculative PRE under the optimistic assumption (§4.6, §5.2).
 //!
 //! # φ-translation (Fig. 4.5)

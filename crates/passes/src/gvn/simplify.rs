@@ -1,5 +1,5 @@
 //! Algebraic simplification of keys, seeing operand keys at every depth
-//! (thesis §5.1), under the §4.8 invariant: the result is a constant or a term
+//! ([BRITO] §5.1), under the §4.8 invariant: the result is a constant or a term
 //! that already exists — never a new instruction.
 //!
 //! Rules: constant folding (wrapping per type; never folding a trapping

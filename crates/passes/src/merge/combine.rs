@@ -1,9 +1,9 @@
-//! Combine: from stable function summaries to merge groups (paper §3.3,
+//! Combine: from stable function summaries to merge groups ([GFM] §3.3,
 //! Algorithm 2, Figure 6, Equation 1).
 //!
 //! 1. Group summaries by hash; within a hash, keep together only summaries
 //!    of the same *shape* (instruction count and location positions) — the
-//!    paper's `canMerge`, which here splits a colliding hash into shape
+//!    [GFM]'s `canMerge`, which here splits a colliding hash into shape
 //!    classes instead of dropping it.
 //! 2. Order members by `(module, name)`. For every location, the sequence of
 //!    member hashes is its *constant hash sequence*. A location whose

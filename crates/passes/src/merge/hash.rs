@@ -1,4 +1,4 @@
-//! The stable structural hash of a function (paper §3.2, Algorithm 1).
+//! The stable structural hash of a function ([GFM] §3.2, Algorithm 1; references in docs/DESIGN.md).
 //!
 //! A function is walked in layout order; instruction `i` is the `i`-th
 //! instruction of the layout. Everything that shapes the code is fed to one

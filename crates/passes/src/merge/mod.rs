@@ -1,8 +1,10 @@
 //! Stable-hash global function merging on CLIF.
 //!
-//! This follows Lee et al., *Global Function Merger* (the paper in
-//! `shared/papers/global-function-merger.txt`, §3 and §4) and the LLVM RFC
-//! *Global Function Merging* (`rfc-global-function-merging.txt`): functions
+//! This follows [GFM] §3 and §4 — Kyungwoo Lee, Manman Ren, Ellis Hoag,
+//! *Optimistic and Scalable Global Function Merging*, LCTES 2024 (preprint
+//! *Optimistic Global Function Merger*, arXiv:2312.03214, whose section
+//! numbers are cited) — and [GFM-RFC], Kyungwoo Lee, *[RFC] Global Function
+//! Merging*, LLVM Discourse, 2024 (full references in docs/DESIGN.md): functions
 //! that differ only in constants are rewritten, **each in its own module**,
 //! into a parameterized body `f.Tgm` plus a thunk `f` that passes `f`'s own
 //! constants; the linker's identical-code folding (`ld.lld --icf=all`) then
@@ -38,7 +40,7 @@
 //!    the group's hashes and whose locations sharing a parameter agree (the
 //!    *pattern*, not the absolute hashes, must match) becomes a thunk and a
 //!    body ([`rewrite`]). A group whose members all come from this module
-//!    needs two local matches (the paper's "single local candidate" rule).
+//!    needs two local matches ([GFM]'s "single local candidate" rule).
 //!
 //! Two-round builds run phase 1 on every module, combine the union of the
 //! summaries (the cgdata [`summary::Summary`] section) and run phase 3 on

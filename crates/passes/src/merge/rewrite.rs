@@ -1,4 +1,4 @@
-//! Merge: one function becomes a `.Tgm` body and a thunk (paper §3.4,
+//! Merge: one function becomes a `.Tgm` body and a thunk ([GFM] §3.4,
 //! `createMergedFunc` and `createThunk` of Algorithm 3).
 //!
 //! Given a function `f` whose shape matches a [`Group`], the body

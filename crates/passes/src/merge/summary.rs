@@ -1,4 +1,4 @@
-//! Stable function summaries (paper §3.2) and their cgdata section.
+//! Stable function summaries ([GFM] §3.2) and their cgdata section.
 //!
 //! A [`Summary`] is the set of [`StableFunction`]s of one or more modules,
 //! kept sorted so that its encoding is canonical and [`Section::merge`] (set

@@ -1,14 +1,30 @@
 //! Repeated substrings of the module's instruction string.
 //!
 //! The instructions of every function, mapped to integers, are concatenated
-//! into one string `S` (illegal instructions and block boundaries are unique
-//! separators, so no repeat spans them). A suffix array of `S` (prefix
-//! doubling, `O(n log² n)`) and its LCP array (Kasai, `O(n)`) give the
-//! internal nodes of the suffix tree as LCP intervals (Abouelhoda et al.,
-//! one stack pass): an interval `[l, r]` of depth `d` says that the `r - l +
-//! 1` suffixes `SA[l..=r]` share their first `d` symbols. Each interval is
-//! one repeated substring with its occurrences — what LLVM's MachineOutliner
-//! reads off its suffix tree (paper §2.1).
+//! into one string `S` ([`super::find`]; illegal instructions and block
+//! boundaries are unique separators, so no repeat spans them). A suffix array
+//! of `S` (prefix doubling, `O(n log² n)`) and its LCP array ([Kasai et al.
+//! 2001], `O(n)`) give the internal nodes of the suffix tree as LCP intervals
+//! ([Abouelhoda et al. 2004], one stack pass): an interval `[l, r]` of depth
+//! `d` says that the `r - l + 1` suffixes `SA[l..=r]` share their first `d`
+//! symbols. Each interval is one repeated substring with its occurrences —
+//! what LLVM's MachineOutliner reads off its suffix tree (Lee, Ren and Hoag,
+//! *Optimistic Global Function Merger*, arXiv:2312.03214, 2023, §2.1; full
+//! references in the [outliner's module doc](super#references)).
+//!
+//! # References
+//!
+//! - [Kasai et al. 2001] Toru Kasai, Gunho Lee, Hiroki Arimura, Setsuo
+//!   Arikawa and Kunsoo Park. *Linear-Time Longest-Common-Prefix
+//!   Computation in Suffix Arrays and Its Applications.* In Combinatorial
+//!   Pattern Matching (CPM 2001), LNCS 2089, pages 181–192. Springer, 2001.
+//! - [Abouelhoda et al. 2004] Mohamed Ibrahim Abouelhoda, Stefan Kurtz and
+//!   Enno Ohlebusch. *Replacing suffix trees with enhanced suffix arrays.*
+//!   Journal of Discrete Algorithms 2(1), pages 53–86, 2004.
+//!   <https://doi.org/10.1016/S1570-8667(03)00065-0>
+//!
+//! [Kasai et al. 2001]: #references
+//! [Abouelhoda et al. 2004]: #references
 
 /// A repeated substring: `len` symbols, starting at each of `starts` (sorted).
 #[derive(Clone, Debug, PartialEq, Eq)]

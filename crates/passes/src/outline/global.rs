@@ -1,6 +1,10 @@
 //! Global outlining: the prefix tree of outlined sequences that links the
-//! rounds of a two-round build (paper §2.2, Lee et al.'s global function
-//! outliner).
+//! rounds of a two-round build — the global function outliner of Lee, Hoag
+//! and Tillmann (*Efficient Profile-Guided Size Optimization for Native
+//! Mobile Applications*, CC 2022, doi:10.1145/3497776.3517764) as Lee, Ren
+//! and Hoag describe it (*Optimistic Global Function Merger*,
+//! arXiv:2312.03214, 2023, §2.2); see the [outliner's module
+//! doc](super#references).
 //!
 //! Round 1 outlines every module locally and *publishes*, for each outlined
 //! function, the **stable hash sequence** of the instructions it replaced —
@@ -121,44 +125,63 @@ pub fn sequence_hashes(items: &[Item], symbol_names: &[String]) -> Option<Vec<u6
 
 /// [`OutlineTree`] as a trie, for matching.
 pub struct PrefixTree {
-    /// Per node: children by instruction hash, and the published count of
-    /// the sequence ending here (0: none ends here).
-    nodes: Vec<(BTreeMap<u64, usize>, u64)>,
+    /// Node 0 is the root.
+    nodes: Vec<Node>,
+}
+
+/// A node of the [`PrefixTree`]: the sequence spelled by the path to it.
+#[derive(Default)]
+struct Node {
+    /// Children by instruction hash.
+    children: BTreeMap<u64, usize>,
+    /// The published count of the sequence ending here (0: none ends here).
+    count: u64,
+}
+
+/// A published sequence that is a prefix of the matched hashes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefixMatch {
+    /// Instructions in the sequence.
+    pub len: usize,
+    /// How many sequences it replaced in the modules that published it.
+    pub count: u64,
 }
 
 impl PrefixTree {
     pub fn new(tree: &OutlineTree) -> PrefixTree {
-        let mut nodes: Vec<(BTreeMap<u64, usize>, u64)> = vec![(BTreeMap::new(), 0)];
+        let mut nodes = vec![Node::default()];
         for (seq, &count) in &tree.sequences {
             let mut at = 0;
             for h in seq {
-                at = match nodes[at].0.get(h) {
+                at = match nodes[at].children.get(h) {
                     Some(&next) => next,
                     None => {
-                        nodes.push((BTreeMap::new(), 0));
+                        nodes.push(Node::default());
                         let next = nodes.len() - 1;
-                        nodes[at].0.insert(*h, next);
+                        nodes[at].children.insert(*h, next);
                         next
                     }
                 };
             }
-            nodes[at].1 = nodes[at].1.saturating_add(count);
+            nodes[at].count = nodes[at].count.saturating_add(count);
         }
         PrefixTree { nodes }
     }
 
-    /// The published sequences that are prefixes of `hashes`: each as
-    /// (length, count), shortest first.
-    pub fn matches(&self, hashes: impl IntoIterator<Item = u64>) -> Vec<(usize, u64)> {
+    /// The published sequences that are prefixes of `hashes`, shortest first.
+    pub fn matches(&self, hashes: impl IntoIterator<Item = u64>) -> Vec<PrefixMatch> {
         let mut out = Vec::new();
         let mut at = 0;
         for (i, h) in hashes.into_iter().enumerate() {
-            match self.nodes[at].0.get(&h) {
+            match self.nodes[at].children.get(&h) {
                 Some(&next) => at = next,
                 None => break,
             }
-            if self.nodes[at].1 > 0 {
-                out.push((i + 1, self.nodes[at].1));
+            if self.nodes[at].count > 0 {
+                out.push(PrefixMatch {
+                    len: i + 1,
+                    count: self.nodes[at].count,
+                });
             }
         }
         out
@@ -190,7 +213,12 @@ mod tests {
         let back = CgData::decode(&bytes, Some("aarch64")).unwrap();
         assert_eq!(back.get::<OutlineTree>().unwrap(), Some(ab.clone()));
         let trie = PrefixTree::new(&ab);
-        assert_eq!(trie.matches([1, 2, 3, 4]), vec![(2, 5), (3, 3)]);
+        let found: Vec<(usize, u64)> = trie
+            .matches([1, 2, 3, 4])
+            .into_iter()
+            .map(|m| (m.len, m.count))
+            .collect();
+        assert_eq!(found, vec![(2, 5), (3, 3)]);
         assert_eq!(trie.matches([2, 3]), vec![]);
     }
 

@@ -1,0 +1,43 @@
+//! Reading and writing cgdata files.
+//!
+//! A cgdata file (`parec_passes::cgdata`) carries what round 1 of a build
+//! learned about the whole program — the merge summary and the outline
+//! prefix tree — to round 2 or to later builds. Reading checks the format,
+//! the checksum and, when asked, the target; writing never replaces a file
+//! that is not cgdata, so a mistyped path cannot destroy a source file.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+use parec_passes::cgdata::{CgData, MAGIC};
+
+use crate::io_error;
+
+/// Reads and checks a cgdata file; with `target`, it must be for that
+/// target.
+pub fn read(path: &Path, target: Option<&str>) -> Result<CgData> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        anyhow!(
+            "cannot read cgdata `{}`: {}",
+            path.display(),
+            io_error::reason(&e)
+        )
+    })?;
+    CgData::decode(&bytes, target).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))
+}
+
+/// Writes cgdata to `path`, refusing to replace a file that is not cgdata.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.is_dir() {
+        bail!("`{}` is a directory", path.display());
+    }
+    if let Ok(existing) = std::fs::read(path) {
+        if !existing.is_empty() && !existing.starts_with(MAGIC) {
+            bail!(
+                "`{}` exists and is not a cgdata file; refusing to overwrite it",
+                path.display()
+            );
+        }
+    }
+    io_error::write(path, bytes)
+}

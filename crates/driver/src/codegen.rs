@@ -1,0 +1,267 @@
+//! Code generation of one module: Cranelift, the machine passes, an object.
+//!
+//! A [`ClifModule`] whose CLIF passes have run becomes one ELF object in
+//! three steps, each timed ([`CodegenTimes`]):
+//!
+//! 1. *Cranelift* compiles every function for the target (e-graph, lowering,
+//!    register allocation, emission) into a [`MachFunction`]: bytes, block
+//!    starts, relocations by symbol, traps and call sites;
+//! 2. the pipeline's *machine passes* rewrite that code, in order — the
+//!    outliner ([`MachinePass::Outline`]) against the global prefix tree of
+//!    an earlier round if the build has one ([`OutlineContext`]);
+//! 3. the code and the module's data are defined from bytes into a
+//!    cranelift-object module, one section per function, and written with
+//!    `.llvm_addrsig` ([`crate::object`]).
+//!
+//! Modules compile independently, `jobs` at a time; [`compile_all`] returns
+//! the objects in input order, so the output does not depend on `-j`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context as _, Result};
+use cranelift_module::default_libcall_names;
+use cranelift_object::{ObjectBuilder, ObjectModule};
+use parec_passes::cgdata::Section as _;
+use parec_passes::clif_module::{ClifModule, Linkage};
+use parec_passes::outline::global::OutlineTree;
+use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
+
+use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
+use crate::object::write_with_addrsig;
+use crate::pipeline::MachinePass;
+use crate::target::{OptLevel, Target};
+
+/// How modules become objects.
+#[derive(Clone, Debug)]
+pub struct CodegenOptions {
+    pub target: Target,
+    pub level: OptLevel,
+    /// The machine passes, in order (those that do not apply to the target
+    /// are skipped).
+    pub machine: Vec<MachinePass>,
+    /// Number of modules compiled in parallel (at least 1).
+    pub jobs: usize,
+}
+
+/// What the outliner of one module knows about the rest of the build.
+#[derive(Clone, Debug, Default)]
+pub struct OutlineContext {
+    /// Local functions other modules define too ([`shared_functions`]).
+    pub shared: BTreeSet<String>,
+    /// The global prefix tree of an earlier round ([GFO], [GFM] §2.2 in
+    /// docs/DESIGN.md), if any.
+    pub global: Option<Arc<OutlineTree>>,
+}
+
+/// One compiled module: its name and the ELF bytes.
+#[derive(Clone, Debug)]
+pub struct CompiledObject {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// What the machine outliner did, if it ran.
+    pub outline: Option<OutlineStats>,
+    /// The outliner's publication for the global prefix tree (empty if it
+    /// did not run): see [`combined_outline_tree`].
+    pub outline_tree: OutlineTree,
+    pub times: CodegenTimes,
+}
+
+/// Where the time of one module's code generation went.
+#[derive(Clone, Debug, Default)]
+pub struct CodegenTimes {
+    pub cranelift: Duration,
+    /// Each machine pass that ran, in order.
+    pub machine: Vec<(&'static str, Duration)>,
+    pub object: Duration,
+}
+
+/// Compiles every module to an object, `opts.jobs` at a time, in input
+/// order; the outliner works against `global`, the prefix tree of an
+/// earlier round, if given.
+pub fn compile_all(
+    modules: &[ClifModule],
+    opts: &CodegenOptions,
+    global: Option<Arc<OutlineTree>>,
+) -> Result<Vec<CompiledObject>> {
+    let context = OutlineContext {
+        shared: shared_functions(modules),
+        global,
+    };
+    crate::parallel::map(opts.jobs, modules, |m| compile_module(m, opts, &context))?
+        .into_iter()
+        .collect()
+}
+
+/// Names of the local functions defined by more than one module: generic
+/// instances each module compiles for itself. The linker folds their copies
+/// as long as the outliner treats every copy alike.
+pub fn shared_functions(modules: &[ClifModule]) -> BTreeSet<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in modules {
+        for def in &m.functions {
+            if let Some(sym) = m.symbols.get(def.symbol as usize) {
+                if sym.linkage == Linkage::Local {
+                    *seen.entry(sym.name.as_str()).or_default() += 1;
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// Compiles `module` to an ELF object as part of a build described by
+/// `context`.
+pub fn compile_module(
+    module: &ClifModule,
+    opts: &CodegenOptions,
+    context: &OutlineContext,
+) -> Result<CompiledObject> {
+    let in_module = || format!("in module `{}`", module.name);
+    let mut times = CodegenTimes::default();
+    let isa = opts.target.isa(opts.level)?;
+    let arch = isa.triple().architecture;
+    let builder = ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        default_libcall_names(),
+    )
+    .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
+    let mut builder = builder;
+    builder.per_function_section(true);
+    let mut obj = ObjectModule::new(builder);
+    let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
+    definer.declare(module).with_context(in_module)?;
+
+    let start = Instant::now();
+    let mut targets = RelocTargets::default();
+    let compiled = definer
+        .compile_functions(module, &mut targets, &context.shared)
+        .with_context(in_module)?;
+    times.cranelift = start.elapsed();
+
+    let mut code = MachineCode::new(compiled.iter().map(|c| c.code.clone()).collect());
+    for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
+        let start = Instant::now();
+        match pass {
+            MachinePass::Outline => code.outline(&targets.names, context),
+        }
+        times.machine.push((pass.name(), start.elapsed()));
+    }
+
+    let start = Instant::now();
+    definer
+        .define_machine_code(&compiled, &code.functions, &code.outlined, &targets)
+        .with_context(in_module)?;
+    let address_significant: Vec<String> = definer.address_significant().iter().cloned().collect();
+    let product = obj.finish();
+    let bytes = write_with_addrsig(product.object, &address_significant)
+        .with_context(|| format!("cannot write the object of module `{}`", module.name))?;
+    times.object = start.elapsed();
+    Ok(CompiledObject {
+        name: module.name.clone(),
+        bytes,
+        outline: code.outline_stats,
+        outline_tree: code.outline_tree,
+        times,
+    })
+}
+
+/// A module's machine code between Cranelift and the object.
+struct MachineCode {
+    /// The functions as Cranelift emitted them, with their block starts.
+    cranelift: Vec<MachFunction>,
+    /// The module's functions as the machine passes left them, in
+    /// definition order.
+    functions: Vec<outline::lift::Emitted>,
+    /// Functions the outliner created.
+    outlined: Vec<outline::OutlinedFunction>,
+    outline_stats: Option<OutlineStats>,
+    outline_tree: OutlineTree,
+}
+
+impl MachineCode {
+    fn new(cranelift: Vec<MachFunction>) -> MachineCode {
+        MachineCode {
+            functions: cranelift.iter().map(MachFunction::emitted).collect(),
+            cranelift,
+            outlined: Vec::new(),
+            outline_stats: None,
+            outline_tree: OutlineTree::default(),
+        }
+    }
+
+    /// Runs the machine outliner. It lifts Cranelift's code, which records
+    /// the block starts it needs, so it is the first machine pass.
+    fn outline(&mut self, names: &[String], context: &OutlineContext) {
+        let options = OutlineOptions {
+            global: context.global.clone(),
+            ..OutlineOptions::default()
+        };
+        let result = outline::outline_module(&self.cranelift, names, &options);
+        self.functions = result.functions;
+        self.outlined = result.outlined;
+        self.outline_stats = Some(result.stats);
+        self.outline_tree = result.published;
+    }
+}
+
+/// The machine code of every function of `module` as Cranelift emits it
+/// for `target`, and the names of its relocation targets — what the
+/// outliner sees (for tests and reports; nothing is written).
+/// `cfg_info` chooses Cranelift's `machine_code_cfg_info`.
+pub fn machine_functions(
+    module: &ClifModule,
+    target: Target,
+    level: OptLevel,
+    cfg_info: bool,
+) -> Result<(Vec<MachFunction>, Vec<String>)> {
+    let isa = target.isa_with_cfg_info(level, cfg_info)?;
+    let builder = ObjectBuilder::new(
+        isa,
+        module.name.as_bytes().to_vec(),
+        default_libcall_names(),
+    )
+    .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
+    let mut obj = ObjectModule::new(builder);
+    let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
+    definer.declare(module)?;
+    let mut targets = RelocTargets::default();
+    let compiled = definer.compile_functions(module, &mut targets, &BTreeSet::new())?;
+    Ok((
+        compiled.into_iter().map(|c| c.code).collect(),
+        targets.names,
+    ))
+}
+
+/// The outliner's publications of `objects` merged into one prefix tree
+/// (round 1 of a two-round build; stored in cgdata as a section).
+pub fn combined_outline_tree(objects: &[CompiledObject]) -> OutlineTree {
+    let mut tree = OutlineTree::default();
+    for obj in objects {
+        tree.merge(obj.outline_tree.clone());
+    }
+    tree
+}
+
+/// The outliner's statistics per module and in total, one line each
+/// (`parec build --outline-stats`).
+pub fn outline_report(objects: &[CompiledObject]) -> String {
+    let mut total = OutlineStats::default();
+    let mut text = String::new();
+    for obj in objects {
+        match &obj.outline {
+            Some(stats) => {
+                text.push_str(&format!("outline: {}: {stats}\n", obj.name));
+                total.accumulate(stats);
+            }
+            None => text.push_str(&format!("outline: {}: not run\n", obj.name)),
+        }
+    }
+    text.push_str(&format!("outline: total: {total}\n"));
+    text
+}

@@ -1,0 +1,117 @@
+//! The Pare front end, as the driver uses it: loading a program,
+//! interpreting it, lowering it.
+//!
+//! This is the only part of the driver that knows Pare. It turns source files
+//! into a checked [`Program`] (rendering diagnostics to stderr, coloured when
+//! stderr is a terminal) and the program into [`ClifModule`]s: for the JIT the
+//! whole program plus the runtime; for AOT one module per source module plus
+//! the runtime, each to become one object.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use cranelift_codegen::ir::types;
+use pare_frontend::interp::{self, Exit};
+use pare_frontend::lower::{self, Arch, LowerConfig};
+use pare_frontend::source::{Diagnostics, SourceMap};
+use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
+use pare_frontend::LoadError;
+use parec_passes::clif_module::ClifModule;
+
+use crate::target::Target;
+use crate::Failure;
+
+/// Stack size of the interpreter thread.
+const INTERPRETER_STACK: usize = interp::BIG_STACK_SIZE;
+
+/// Writes diagnostics to stderr, in colour if stderr is a terminal.
+pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
+    let choice = if std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let mut stderr = StandardStream::stderr(choice);
+    diags.emit(sources, &mut stderr);
+    let _ = stderr.flush();
+}
+
+/// Reads, parses and checks the program rooted at `paths[0]`.
+pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
+    let mut sources = SourceMap::new();
+    match pare_frontend::load_program(paths, &mut sources) {
+        Ok(program) => Ok(program),
+        Err(LoadError::Diagnostics(diags)) => {
+            emit_diagnostics(&diags, &sources);
+            Err(Failure::Reported)
+        }
+        Err(LoadError::Message(message)) => Err(Failure::Error(anyhow!("{message}"))),
+    }
+}
+
+/// Runs the program with the reference interpreter; returns the exit status.
+/// A trap prints `trap: <reason>` to stderr and gives status 101.
+pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
+    let program = load(paths)?;
+    // A tree-walking interpreter needs far more stack per Pare call than
+    // compiled code; give it a large (lazily committed) stack of its own.
+    let exit = std::thread::scope(|scope| -> anyhow::Result<Exit> {
+        let handle = std::thread::Builder::new()
+            .name("pare-interp".into())
+            .stack_size(INTERPRETER_STACK)
+            .spawn_scoped(scope, || {
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::new(stdout.lock());
+                let exit = interp::run(&program, &mut out);
+                let _ = out.flush();
+                exit
+            })
+            .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?;
+        // A panic in the interpreter is a parec bug: let `main` report it.
+        Ok(handle
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })?;
+    match exit {
+        Exit::Status(status) => Ok(status),
+        Exit::Trap(kind) => {
+            eprintln!("trap: {}", kind.message());
+            Ok(TRAP_EXIT_STATUS)
+        }
+        Exit::Error(message) => Err(Failure::Error(anyhow!("{message}"))),
+    }
+}
+
+fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv, arch: Arch) -> LowerConfig {
+    LowerConfig {
+        pointer_type: types::I64,
+        c_call_conv: target_c_conv,
+        arch,
+    }
+}
+
+/// The whole program plus the runtime, for the host JIT.
+pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
+    let program = load(paths)?;
+    let host_conv =
+        cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
+    let arch = Arch::host().ok_or_else(|| anyhow!("the JIT does not support this host"))?;
+    let cfg = lower_config(host_conv, arch);
+    Ok(vec![
+        lower::lower_program(&program, &cfg),
+        lower::runtime_module(&cfg),
+    ])
+}
+
+/// One module per source module, then the runtime, for AOT objects.
+pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Vec<ClifModule>, Failure> {
+    let program = load(paths)?;
+    let cfg = lower_config(target.c_call_conv(), target.arch());
+    let mut modules: Vec<ClifModule> = (0..program.modules.len())
+        .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
+        .collect();
+    modules.push(lower::runtime_module(&cfg));
+    Ok(modules)
+}

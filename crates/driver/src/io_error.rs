@@ -1,0 +1,41 @@
+//! I/O error messages in the words the command line uses.
+//!
+//! Every file parec reads or writes goes through these helpers, so an I/O
+//! failure always reads `cannot read `PATH`: REASON`, with the operating
+//! system's reason and without Rust's `(os error N)` suffix.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Result};
+
+/// An I/O error's reason without the "(os error N)" suffix.
+pub fn reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Reads a text file.
+pub fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), reason(&e)))
+}
+
+/// Reads a file's bytes.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), reason(&e)))
+}
+
+/// Writes a file, replacing it.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes)
+        .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), reason(&e)))
+}
+
+/// Creates a directory and its parents.
+pub fn create_dir_all(path: &Path) -> Result<()> {
+    std::fs::create_dir_all(path)
+        .map_err(|e| anyhow!("cannot create `{}`: {}", path.display(), reason(&e)))
+}

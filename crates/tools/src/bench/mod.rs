@@ -1,0 +1,723 @@
+//! `parec bench`: code size, compile time and run time of the benchmark
+//! corpus under every parec configuration and under `clang-19 -Oz`.
+//!
+//! For each program `bench/NAME/main.pare` (with its C twin `NAME.c` and
+//! `expected.out`) and each [`Config`] — `-O2` (Cranelift alone, the
+//! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
+//! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
+//! with the summaries of every module) and `clang -Oz` — the program is
+//! compiled through [`Build::run`] like `parec build`, linked statically with
+//! `ld.lld-19 --icf=all` exactly like `parec build`
+//! ([`link::link_executable`]), and run under `qemu-aarch64-static`; its
+//! stdout must equal `expected.out`.
+//!
+//! Measurements:
+//! - **bytes**: the linked executable's `.text` size minus that of an empty
+//!   program (`fn main() {}` / `int main(void){return 0;}`) built with the
+//!   same configuration, so that the static libc does not swamp the figure.
+//!   Section sizes are read with the `object` crate. The libc code linked
+//!   after the program's is 64-byte aligned, so the difference moves in
+//!   steps of 64 bytes: a change smaller than that may not show.
+//! - **compile**: the median wall time of [`Runs::compile`] compilations.
+//!   Pare configurations compile in-process through the library (load,
+//!   check, lower, CLIF passes, Cranelift, object writing; one thread), so
+//!   no process start is included; C is compiled by spawning `clang-19 -c`,
+//!   which includes clang's process start. Linking is never included.
+//! - **run**: the median wall time of [`Runs::run`] runs under qemu (process
+//!   start and emulation included, identical for every configuration).
+//!
+//! Invariants: programs are in name order and configurations in
+//! [`configs`] order, so the table and the JSON are deterministic apart from
+//! the times. A failure (compile, link, run or output mismatch) is recorded
+//! in its cell, reported after the table, and makes the command exit 1; the
+//! other cells are still measured. Geometric means are over the programs
+//! whose every configuration succeeded.
+//!
+//! [`scaling`] (`--scaling`) measures how compile phases grow with module size.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use object::{Object as _, ObjectSection as _};
+use serde_json::{json, Value};
+
+use parec::build::{Backend, Build, BuildMode, Input};
+use parec::io_error::reason as io_reason;
+use parec::link::{self, Icf};
+use parec::pipeline::{Pass, Pipeline};
+use parec::target::{OptLevel, Target};
+use parec::Failure;
+
+pub mod scaling;
+
+/// The C compiler of the twins.
+pub const CLANG: &str = "clang-19";
+
+/// Flags of the C twins' compilation (besides `-c`, input and output).
+pub const CLANG_FLAGS: &[&str] = &[
+    "--target=aarch64-linux-gnu",
+    "-Oz",
+    "-ffunction-sections",
+    "-fno-asynchronous-unwind-tables",
+    "--sysroot=/usr/aarch64-linux-gnu",
+    "-isystem",
+    "/usr/aarch64-linux-gnu/include",
+];
+
+/// The empty programs whose `.text` is subtracted.
+const EMPTY_PARE: &str = "fn main() {}\n";
+const EMPTY_C: &str = "int main(void) { return 0; }\n";
+
+/// Options of `parec bench`.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// The corpus directory (holding `NAME/main.pare`).
+    pub dir: PathBuf,
+    /// One compilation and one run per measurement.
+    pub quick: bool,
+    /// Program-name substrings; empty selects every program.
+    pub filter: Vec<String>,
+    /// Where to write the JSON report, if anywhere.
+    pub json: Option<PathBuf>,
+}
+
+/// How many times each measurement is repeated (the median is reported).
+#[derive(Clone, Copy, Debug)]
+pub struct Runs {
+    pub compile: usize,
+    pub run: usize,
+}
+
+impl Runs {
+    fn for_options(quick: bool) -> Runs {
+        if quick {
+            Runs { compile: 1, run: 1 }
+        } else {
+            Runs { compile: 5, run: 5 }
+        }
+    }
+}
+
+/// One way of building a program.
+#[derive(Clone, Debug)]
+pub enum Config {
+    /// parec with this pipeline (Cranelift `opt_level` of `level`).
+    Pare {
+        name: String,
+        level: OptLevel,
+        pipeline: Pipeline,
+        /// Build in two rounds (`--two-rounds`).
+        two_rounds: bool,
+    },
+    /// The C twin with `clang-19 -Oz`.
+    Clang,
+}
+
+impl Config {
+    pub fn name(&self) -> &str {
+        match self {
+            Config::Pare { name, .. } => name,
+            Config::Clang => "clang -Oz",
+        }
+    }
+}
+
+/// Index of the `-O2` baseline in [`configs`].
+const BASELINE: usize = 0;
+
+/// The configurations, in column order: `-O2`, each pass alone, `-Oz`,
+/// `-Oz` in two rounds, clang.
+pub fn configs() -> Vec<Config> {
+    let mut out = vec![Config::Pare {
+        name: "-O2".into(),
+        level: OptLevel::O2,
+        pipeline: Pipeline::for_level(OptLevel::O2),
+        two_rounds: false,
+    }];
+    for &pass in Pass::ALL {
+        let pipeline = Pipeline::from_passes(&[pass]);
+        out.push(Config::Pare {
+            name: pass.name().into(),
+            level: OptLevel::Oz,
+            pipeline,
+            two_rounds: false,
+        });
+    }
+    out.push(Config::Pare {
+        name: "-Oz".into(),
+        level: OptLevel::Oz,
+        pipeline: Pipeline::for_level(OptLevel::Oz),
+        two_rounds: false,
+    });
+    out.push(Config::Pare {
+        name: "-Oz 2 rounds".into(),
+        level: OptLevel::Oz,
+        pipeline: Pipeline::for_level(OptLevel::Oz),
+        two_rounds: true,
+    });
+    out.push(Config::Clang);
+    out
+}
+
+/// A benchmark program of the corpus.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: String,
+    pub main: PathBuf,
+    pub c_twin: PathBuf,
+    pub expected: PathBuf,
+}
+
+/// The corpus programs in `dir` selected by `filter`, in name order.
+pub fn discover(dir: &Path, filter: &[String]) -> Result<Vec<Program>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        anyhow!(
+            "cannot read the benchmark directory `{}`: {} (use --dir)",
+            dir.display(),
+            io_reason(&e)
+        )
+    })?;
+    let mut programs = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| anyhow!("cannot read `{}`: {}", dir.display(), io_reason(&e)))?
+            .path();
+        let main = path.join("main.pare");
+        if !main.is_file() {
+            continue;
+        }
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        programs.push(Program {
+            name: name.to_string(),
+            c_twin: path.join(format!("{name}.c")),
+            expected: path.join("expected.out"),
+            main,
+        });
+    }
+    programs.sort_by(|a, b| a.name.cmp(&b.name));
+    if programs.is_empty() {
+        bail!(
+            "no benchmark program in `{}` matches the filter",
+            dir.display()
+        );
+    }
+    Ok(programs)
+}
+
+/// The measurements of one program under one configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Cell {
+    /// `.text` bytes beyond the empty program's.
+    pub bytes: Option<i64>,
+    pub compile: Option<Duration>,
+    pub run: Option<Duration>,
+    pub error: Option<String>,
+}
+
+/// The results of a whole benchmark run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub configs: Vec<String>,
+    pub programs: Vec<String>,
+    /// `cells[program][config]`.
+    pub cells: Vec<Vec<Cell>>,
+    pub runs: Runs,
+}
+
+/// `parec bench`: measures, prints the table, writes the JSON; returns 0, or
+/// 1 if any cell failed.
+pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
+    let programs = discover(&opts.dir, &opts.filter)?;
+    let report = measure(&programs, &configs(), Runs::for_options(opts.quick))?;
+    print!("{}", markdown(&report));
+    if let Some(path) = &opts.json {
+        let text = serde_json::to_string_pretty(&to_json(&report))
+            .map_err(|e| anyhow!("cannot serialize the report: {e}"))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), io_reason(&e)))?;
+    }
+    let mut failed = false;
+    for (p, row) in report.cells.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            if let Some(error) = &cell.error {
+                eprintln!(
+                    "error: {} ({}): {error}",
+                    report.programs[p], report.configs[c]
+                );
+                failed = true;
+            }
+        }
+    }
+    Ok(i32::from(failed))
+}
+
+/// Measures every program under every configuration.
+pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<Report> {
+    let work = tempfile::Builder::new()
+        .prefix("parec-bench-")
+        .tempdir()
+        .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+    // The empty program's `.text` per configuration; a failure here is fatal
+    // since no figure of that configuration would mean anything.
+    let mut empty_text = Vec::new();
+    for (c, config) in configs.iter().enumerate() {
+        let dir = work.path().join(format!("empty-{c}"));
+        create_dir(&dir)?;
+        let source = match config {
+            Config::Pare { .. } => dir.join("main.pare"),
+            Config::Clang => dir.join("empty.c"),
+        };
+        let text = match config {
+            Config::Pare { .. } => EMPTY_PARE,
+            Config::Clang => EMPTY_C,
+        };
+        std::fs::write(&source, text)
+            .map_err(|e| anyhow!("cannot write `{}`: {}", source.display(), io_reason(&e)))?;
+        let exe = dir.join("empty");
+        build(config, &source, &dir, &exe)
+            .with_context(|| format!("building the empty program ({})", config.name()))?;
+        empty_text.push(text_size(&exe)?);
+    }
+
+    let mut cells = Vec::new();
+    for (p, program) in programs.iter().enumerate() {
+        let mut row = Vec::new();
+        for (c, config) in configs.iter().enumerate() {
+            let dir = work.path().join(format!("{p}-{c}"));
+            create_dir(&dir)?;
+            row.push(measure_cell(program, config, &dir, empty_text[c], runs));
+        }
+        cells.push(row);
+    }
+    Ok(Report {
+        configs: configs.iter().map(|c| c.name().to_string()).collect(),
+        programs: programs.iter().map(|p| p.name.clone()).collect(),
+        cells,
+        runs,
+    })
+}
+
+fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))
+}
+
+/// Builds, sizes and runs one program under one configuration; any failure
+/// is recorded in the cell.
+fn measure_cell(program: &Program, config: &Config, dir: &Path, empty: u64, runs: Runs) -> Cell {
+    let mut cell = Cell::default();
+    if let Err(e) = fill_cell(&mut cell, program, config, dir, empty, runs) {
+        cell.error = Some(format!("{e:#}"));
+    }
+    cell
+}
+
+fn fill_cell(
+    cell: &mut Cell,
+    program: &Program,
+    config: &Config,
+    dir: &Path,
+    empty: u64,
+    runs: Runs,
+) -> Result<()> {
+    let source = match config {
+        Config::Pare { .. } => &program.main,
+        Config::Clang => &program.c_twin,
+    };
+    let exe = dir.join(&program.name);
+    let mut compile_times = Vec::new();
+    for _ in 0..runs.compile.max(1) {
+        compile_times.push(build(config, source, dir, &exe)?);
+    }
+    cell.compile = Some(median(compile_times));
+    cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
+
+    let expected = std::fs::read(&program.expected).map_err(|e| {
+        anyhow!(
+            "cannot read `{}`: {}",
+            program.expected.display(),
+            io_reason(&e)
+        )
+    })?;
+    let mut run_times = Vec::new();
+    for _ in 0..runs.run.max(1) {
+        run_times.push(run_and_check(&exe, &expected)?);
+    }
+    cell.run = Some(median(run_times));
+    Ok(())
+}
+
+/// Compiles `source` under `config` and links `exe`; returns the compile
+/// time (linking excluded).
+fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Duration> {
+    let (objects, elapsed) = match config {
+        Config::Pare {
+            level,
+            pipeline,
+            two_rounds,
+            ..
+        } => compile_pare(source, *level, pipeline, *two_rounds, dir)?,
+        Config::Clang => compile_c(source, dir)?,
+    };
+    link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
+    Ok(elapsed)
+}
+
+/// Compiles a Pare program in-process; returns its object files and the
+/// time from loading the sources to having every object in memory.
+fn compile_pare(
+    main: &Path,
+    level: OptLevel,
+    pipeline: &Pipeline,
+    two_rounds: bool,
+    dir: &Path,
+) -> Result<(Vec<PathBuf>, Duration)> {
+    let build = Build {
+        pipeline: pipeline.clone(),
+        level,
+        mode: if two_rounds {
+            BuildMode::TwoRounds { publish: None }
+        } else {
+            BuildMode::Local
+        },
+        backend: Backend::Objects(Target::Aarch64),
+        jobs: 1,
+    };
+    let start = Instant::now();
+    let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {
+        Ok(output) => output,
+        Err(Failure::Reported) => bail!("`{}` has errors (printed above)", main.display()),
+        Err(Failure::Error(e)) => return Err(e),
+    };
+    let elapsed = start.elapsed();
+    let paths = parec::commands::write_object_files(dir, &output.objects)?;
+    Ok((paths, elapsed))
+}
+
+/// Compiles a C file with `clang-19 -Oz`; returns the object and the
+/// process's wall time.
+fn compile_c(source: &Path, dir: &Path) -> Result<(Vec<PathBuf>, Duration)> {
+    let object = dir.join("twin.o");
+    let mut cmd = Command::new(CLANG);
+    cmd.args(CLANG_FLAGS)
+        .arg("-c")
+        .arg(source)
+        .arg("-o")
+        .arg(&object);
+    let start = Instant::now();
+    let output = cmd.output().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow!("{CLANG} not found: run scripts/test.sh or apt-get install clang-19")
+        } else {
+            anyhow!("cannot run {CLANG}: {e}")
+        }
+    })?;
+    let elapsed = start.elapsed();
+    if !output.status.success() {
+        bail!(
+            "{CLANG} failed on `{}`:\n{}",
+            source.display(),
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
+    }
+    Ok((vec![object], elapsed))
+}
+
+/// The size of the `.text` section of a linked executable.
+pub fn text_size(exe: &Path) -> Result<u64> {
+    let bytes = std::fs::read(exe)
+        .map_err(|e| anyhow!("cannot read `{}`: {}", exe.display(), io_reason(&e)))?;
+    let file = object::File::parse(&*bytes)
+        .map_err(|e| anyhow!("cannot parse `{}`: {e}", exe.display()))?;
+    let text = file
+        .section_by_name(".text")
+        .ok_or_else(|| anyhow!("`{}` has no .text section", exe.display()))?;
+    Ok(text.size())
+}
+
+/// Runs `exe` under qemu; fails unless it exits 0 printing `expected`.
+fn run_and_check(exe: &Path, expected: &[u8]) -> Result<Duration> {
+    let mut cmd = link::run_command(exe, Target::Aarch64);
+    let start = Instant::now();
+    let output = cmd
+        .output()
+        .map_err(|e| anyhow!("cannot run {}: {e}", link::QEMU_AARCH64))?;
+    let elapsed = start.elapsed();
+    let status = link::exit_code(output.status);
+    if status != 0 {
+        bail!(
+            "exited with status {status}: {}",
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
+    }
+    if output.stdout != expected {
+        bail!("stdout differs from expected.out");
+    }
+    Ok(elapsed)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Geometric mean of positive values (None if any is not positive or none given).
+fn geomean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut sum = 0.0;
+    let mut n = 0usize;
+    for v in values {
+        if v.is_nan() || v <= 0.0 {
+            return None;
+        }
+        sum += v.ln();
+        n += 1;
+    }
+    (n > 0).then(|| (sum / n as f64).exp())
+}
+
+/// `a / b` when both are positive.
+fn ratio(a: Option<i64>, b: Option<i64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0 && b > 0 => Some(a as f64 / b as f64),
+        _ => None,
+    }
+}
+
+/// Derived per-cell figures shared by the table and the JSON.
+#[derive(Clone, Copy, Debug, Default)]
+struct Figures {
+    bytes: Option<f64>,
+    vs_o2: Option<f64>,
+    vs_clang: Option<f64>,
+    compile_ms: Option<f64>,
+    run_ms: Option<f64>,
+}
+
+fn ms(d: Option<Duration>) -> Option<f64> {
+    d.map(|d| d.as_secs_f64() * 1000.0)
+}
+
+impl Report {
+    fn clang_index(&self) -> usize {
+        self.configs.len() - 1
+    }
+
+    fn figures(&self, p: usize, c: usize) -> Figures {
+        let row = &self.cells[p];
+        let cell = &row[c];
+        Figures {
+            bytes: cell.bytes.map(|b| b as f64),
+            vs_o2: ratio(cell.bytes, row[BASELINE].bytes),
+            vs_clang: ratio(cell.bytes, row[self.clang_index()].bytes),
+            compile_ms: ms(cell.compile),
+            run_ms: ms(cell.run),
+        }
+    }
+
+    /// Programs with no failed cell.
+    fn complete_rows(&self) -> Vec<usize> {
+        (0..self.programs.len())
+            .filter(|&p| self.cells[p].iter().all(|c| c.error.is_none()))
+            .collect()
+    }
+
+    /// Geometric means of each figure of configuration `c` over complete rows.
+    fn geomean_figures(&self, c: usize) -> Figures {
+        let rows = self.complete_rows();
+        let over = |f: fn(&Figures) -> Option<f64>| -> Option<f64> {
+            let values: Option<Vec<f64>> = rows.iter().map(|&p| f(&self.figures(p, c))).collect();
+            geomean(values?)
+        };
+        Figures {
+            bytes: over(|f| f.bytes),
+            vs_o2: over(|f| f.vs_o2),
+            vs_clang: over(|f| f.vs_clang),
+            compile_ms: over(|f| f.compile_ms),
+            run_ms: over(|f| f.run_ms),
+        }
+    }
+}
+
+/// The report as a markdown table: per configuration, bytes, ratio vs -O2,
+/// ratio vs clang, compile ms and run ms; then a geometric-mean row.
+pub fn markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let mut header = String::from("| program |");
+    let mut rule = String::from("|---|");
+    for name in &report.configs {
+        for column in ["bytes", "vs -O2", "vs clang", "compile ms", "run ms"] {
+            let _ = write!(header, " {name} {column} |");
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(out, "{header}\n{rule}");
+    for (p, name) in report.programs.iter().enumerate() {
+        let figures: Vec<Figures> = (0..report.configs.len())
+            .map(|c| report.figures(p, c))
+            .collect();
+        let failed: Vec<bool> = report.cells[p].iter().map(|c| c.error.is_some()).collect();
+        out.push_str(&table_row(name, &figures, &failed));
+    }
+    let figures: Vec<Figures> = (0..report.configs.len())
+        .map(|c| report.geomean_figures(c))
+        .collect();
+    let failed = vec![false; figures.len()];
+    out.push_str(&table_row("geomean", &figures, &failed));
+    let _ = writeln!(
+        out,
+        "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
+         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded) and {} run(s) \
+         under {}.",
+        report.runs.compile,
+        report.runs.run,
+        link::QEMU_AARCH64
+    );
+    out
+}
+
+fn table_row(name: &str, figures: &[Figures], failed: &[bool]) -> String {
+    let mut line = format!("| {name} |");
+    for (f, &failed) in figures.iter().zip(failed) {
+        if failed {
+            line.push_str(" FAILED | | | | |");
+            continue;
+        }
+        let _ = write!(
+            line,
+            " {} | {} | {} | {} | {} |",
+            fmt(f.bytes, 0),
+            fmt(f.vs_o2, 3),
+            fmt(f.vs_clang, 3),
+            fmt(f.compile_ms, 1),
+            fmt(f.run_ms, 1)
+        );
+    }
+    line.push('\n');
+    line
+}
+
+fn fmt(value: Option<f64>, decimals: usize) -> String {
+    match value {
+        Some(v) => format!("{v:.decimals$}"),
+        None => "-".to_string(),
+    }
+}
+
+fn figures_json(f: &Figures) -> Value {
+    json!({
+        "bytes": f.bytes,
+        "ratio_vs_o2": f.vs_o2,
+        "ratio_vs_clang": f.vs_clang,
+        "compile_ms": f.compile_ms,
+        "run_ms": f.run_ms,
+    })
+}
+
+/// The report as JSON: the same figures as the table, plus errors.
+pub fn to_json(report: &Report) -> Value {
+    let programs: Vec<Value> = report
+        .programs
+        .iter()
+        .enumerate()
+        .map(|(p, name)| {
+            let results: Vec<Value> = report
+                .configs
+                .iter()
+                .enumerate()
+                .map(|(c, config)| {
+                    let mut v = figures_json(&report.figures(p, c));
+                    v["config"] = json!(config);
+                    v["error"] = json!(report.cells[p][c].error);
+                    v
+                })
+                .collect();
+            json!({ "name": name, "results": results })
+        })
+        .collect();
+    let geomean: Vec<Value> = report
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(c, config)| {
+            let mut v = figures_json(&report.geomean_figures(c));
+            v["config"] = json!(config);
+            v
+        })
+        .collect();
+    json!({
+        "configs": report.configs,
+        "compile_runs": report.runs.compile,
+        "run_runs": report.runs.run,
+        "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
+        "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded",
+        "programs": programs,
+        "geomean": geomean,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configs_are_baseline_passes_all_clang() {
+        let names: Vec<String> = configs().iter().map(|c| c.name().to_string()).collect();
+        let mut expected = vec!["-O2".to_string()];
+        expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
+        expected.push("-Oz".into());
+        expected.push("-Oz 2 rounds".into());
+        expected.push("clang -Oz".into());
+        assert_eq!(names, expected);
+    }
+
+    #[test]
+    fn geomean_and_median() {
+        assert!((geomean([2.0, 8.0]).unwrap() - 4.0).abs() < 1e-9);
+        assert_eq!(geomean([1.0, 0.0]), None);
+        assert_eq!(geomean(Vec::<f64>::new()), None);
+        let ms = Duration::from_millis;
+        assert_eq!(median(vec![ms(3), ms(1), ms(2)]), ms(2));
+    }
+
+    #[test]
+    fn failed_cells_are_marked_and_excluded_from_geomean() {
+        let ok = |bytes| Cell {
+            bytes: Some(bytes),
+            compile: Some(Duration::from_millis(1)),
+            run: Some(Duration::from_millis(2)),
+            error: None,
+        };
+        let report = Report {
+            configs: vec!["-O2".into(), "clang -Oz".into()],
+            programs: vec!["a".into(), "b".into()],
+            cells: vec![
+                vec![ok(200), ok(100)],
+                vec![
+                    ok(50),
+                    Cell {
+                        error: Some("boom".into()),
+                        ..Cell::default()
+                    },
+                ],
+            ],
+            runs: Runs { compile: 1, run: 1 },
+        };
+        let table = markdown(&report);
+        assert!(table.contains("| b | 50 | 1.000 | - |"), "{table}");
+        assert!(table.contains("FAILED"), "{table}");
+        assert!(
+            table.contains("| geomean | 200 | 1.000 | 2.000 |"),
+            "{table}"
+        );
+        let json = to_json(&report);
+        assert_eq!(json["programs"][1]["results"][1]["error"], "boom");
+    }
+}

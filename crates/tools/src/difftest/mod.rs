@@ -1,0 +1,994 @@
+//! Differential testing: generated Pare programs run by every executor under
+//! every pass configuration must agree with the reference interpreter.
+//!
+//! For one program the runner
+//! - interprets it in process ([`pare_frontend::interp::run_with_big_stack`]),
+//!   the reference;
+//! - for each [`PassConfig`], runs it with the JIT (`parec-tools exec-jit`, a
+//!   child process, since the runtime ends its process on a trap) and/or
+//!   builds it for aarch64 (`parec-tools exec-aot`) and runs it under
+//!   `qemu-aarch64-static`, all with a time limit ([`exec`]). The children
+//!   compile through the `parec` library exactly as `parec run` and `parec
+//!   build` do, with the configuration's pipeline — which may hold the
+//!   planted miscompile ([`planted`]), a pass `parec` itself does not have;
+//! - compares stdout, exit status and the `trap: ...` line of stderr;
+//! - optionally runs the CLIF-level checks of [`clif_check`] on it.
+//!
+//! A campaign ([`Runner::campaign`]) checks the programs of consecutive
+//! seeds in parallel (rayon) and reports in seed order, so its output does
+//! not depend on scheduling. Each failing program is reduced ([`shrink`])
+//! against its first failing (executor, configuration) pair and saved with
+//! the configuration and both outcomes to a reproducer directory.
+//!
+//! Invariants: the reference is always the interpreter; a program the
+//! interpreter cannot finish (an interpreter error, not a trap) is skipped,
+//! never reported; configurations with identical pipelines run once.
+
+pub mod clif_check;
+pub mod exec;
+pub mod planted;
+pub mod shrink;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::gen::{generate_from_seed, GenConfig, GeneratedProgram};
+use anyhow::{anyhow, bail, Context as _, Result};
+use pare_frontend::interp::{run_with_big_stack, Exit};
+use pare_frontend::tir::{Program, TRAP_EXIT_STATUS};
+use rayon::prelude::*;
+
+use clif_check::ClifStats;
+use exec::{run_with_timeout, Captured};
+use parec::pipeline::{ClifPass, Pass, Pipeline};
+use parec::target::OptLevel;
+
+/// Time limit of each run while shrinking.
+const SHRINK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// A way of running a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Executor {
+    /// The reference interpreter.
+    Interp,
+    /// The JIT on the host (`parec run`).
+    Jit,
+    /// An aarch64 executable under qemu (`parec build` + `qemu-aarch64-static`).
+    Aot,
+}
+
+impl Executor {
+    pub const ALL: [Executor; 3] = [Executor::Interp, Executor::Jit, Executor::Aot];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Executor::Interp => "interp",
+            Executor::Jit => "jit",
+            Executor::Aot => "aot",
+        }
+    }
+
+    /// Parses a comma-separated list (`interp,jit,aot`).
+    pub fn parse_list(list: &str) -> Result<Vec<Executor>, String> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let e = Executor::ALL
+                .into_iter()
+                .find(|e| e.name() == name)
+                .ok_or_else(|| format!("unknown executor `{name}`; expected interp, jit or aot"))?;
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A pass a configuration runs: one of parec's, or the planted miscompile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestPass {
+    Parec(Pass),
+    Planted,
+}
+
+impl TestPass {
+    pub fn name(self) -> &'static str {
+        match self {
+            TestPass::Parec(pass) => pass.name(),
+            TestPass::Planted => planted::NAME,
+        }
+    }
+
+    /// Looks a pass up by name: parec's passes and the planted one.
+    pub fn from_name(name: &str) -> Option<TestPass> {
+        if name == planted::NAME {
+            return Some(TestPass::Planted);
+        }
+        Pass::from_name(name).map(TestPass::Parec)
+    }
+
+    /// Every pass of parec's `-Oz`, in order.
+    pub fn all() -> Vec<TestPass> {
+        Pass::ALL.iter().copied().map(TestPass::Parec).collect()
+    }
+
+    /// The CLIF pass, if it is one (the planted pass is).
+    fn clif(self) -> Option<ClifPass> {
+        match self {
+            TestPass::Parec(Pass::Clif(pass)) => Some(pass),
+            TestPass::Parec(Pass::Machine(_)) => None,
+            TestPass::Planted => Some(ClifPass::Custom(planted::PASS)),
+        }
+    }
+}
+
+/// The pipeline of `passes`, in order (CLIF and machine passes each in
+/// their own list).
+pub fn pipeline_of(passes: &[TestPass]) -> Pipeline {
+    let mut pipeline = Pipeline::empty();
+    for &pass in passes {
+        match pass {
+            TestPass::Parec(Pass::Machine(p)) => pipeline.machine.push(p),
+            other => pipeline.clif.extend(other.clif()),
+        }
+    }
+    pipeline
+}
+
+/// Parses a comma-separated pass list (`""` is the empty pipeline) into a
+/// pipeline: parec's passes and the planted one.
+pub fn pipeline_from_names(list: &str) -> Result<Pipeline, String> {
+    let mut passes = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let pass = TestPass::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown pass `{name}`; available: {}, {}",
+                parec::pipeline::available_passes(),
+                planted::NAME
+            )
+        })?;
+        passes.push(pass);
+    }
+    Ok(pipeline_of(&passes))
+}
+
+/// One pass configuration: a Cranelift level and a pass list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassConfig {
+    /// Its name, with the names of identical configurations after `=`.
+    pub name: String,
+    pub level: OptLevel,
+    pub passes: Vec<TestPass>,
+}
+
+impl PassConfig {
+    pub fn new(name: &str, level: OptLevel, passes: Vec<TestPass>) -> PassConfig {
+        PassConfig {
+            name: name.to_string(),
+            level,
+            passes,
+        }
+    }
+
+    /// All passes off (`-O2`), each pass of [`Pass::ALL`] alone, all on
+    /// (`-Oz`); identical pipelines merged.
+    pub fn standard() -> Vec<PassConfig> {
+        let mut configs = vec![PassConfig::new("O2", OptLevel::O2, Vec::new())];
+        for pass in TestPass::all() {
+            configs.push(PassConfig::new(pass.name(), OptLevel::Oz, vec![pass]));
+        }
+        configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all()));
+        merge_identical(configs)
+    }
+
+    /// Parses a comma-separated list: `all` (the [`standard`](Self::standard)
+    /// set), `O0`, `O2`, `Oz`, or a pass name (that pass alone at `-Oz`).
+    pub fn parse_list(list: &str) -> Result<Vec<PassConfig>, String> {
+        let mut configs = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "all" => configs.extend(PassConfig::standard()),
+                "O0" => configs.push(PassConfig::new("O0", OptLevel::O0, Vec::new())),
+                "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, Vec::new())),
+                "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all())),
+                _ => match TestPass::from_name(name) {
+                    Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
+                    None => {
+                        return Err(format!(
+                        "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({}, {})",
+                        parec::pipeline::available_passes(),
+                        planted::NAME
+                    ))
+                    }
+                },
+            }
+        }
+        if configs.is_empty() {
+            return Err("no configuration given".into());
+        }
+        Ok(merge_identical(configs))
+    }
+
+    /// The `-O` argument of `parec run` / `parec build`.
+    fn level_arg(&self) -> &'static str {
+        self.level.flag()
+    }
+
+    /// The `--passes` argument.
+    fn passes_arg(&self) -> String {
+        let names: Vec<&str> = self.passes.iter().map(|p| p.name()).collect();
+        format!("--passes={}", names.join(","))
+    }
+
+    /// The name without aliases, for file names.
+    fn short_name(&self) -> &str {
+        self.name.split('=').next().unwrap_or(&self.name)
+    }
+}
+
+/// Merges configurations with the same level and passes (names joined by `=`).
+fn merge_identical(configs: Vec<PassConfig>) -> Vec<PassConfig> {
+    let mut out: Vec<PassConfig> = Vec::new();
+    for c in configs {
+        match out
+            .iter_mut()
+            .find(|o| o.level == c.level && o.passes == c.passes)
+        {
+            Some(o) => {
+                if !o.name.split('=').any(|n| n == c.name) {
+                    o.name = format!("{}={}", o.name, c.name);
+                }
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// How an execution ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The process status (101 after a trap; 128+N after signal N).
+    Exited(i32),
+    /// Still running at the time limit.
+    TimedOut,
+    /// The program could not be compiled or run (compiler error, missing tool,
+    /// interpreter error).
+    Failed(String),
+}
+
+/// What one execution produced; the compared part is `status`, `stdout`, `trap`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub status: Status,
+    pub stdout: Vec<u8>,
+    /// The `trap: <reason>` line of stderr, if any.
+    pub trap: Option<String>,
+}
+
+impl Outcome {
+    /// Whether `self` and `other` are observably the same.
+    pub fn agrees_with(&self, other: &Outcome) -> bool {
+        self == other
+    }
+
+    fn failed(why: String) -> Outcome {
+        Outcome {
+            status: Status::Failed(why),
+            stdout: Vec::new(),
+            trap: None,
+        }
+    }
+
+    /// A report: status, trap line and stdout.
+    pub fn describe(&self) -> String {
+        let status = match &self.status {
+            Status::Exited(s) => format!("exit status {s}"),
+            Status::TimedOut => "timed out".to_string(),
+            Status::Failed(why) => format!("failed: {why}"),
+        };
+        let trap = self.trap.as_deref().unwrap_or("(no trap)");
+        format!(
+            "{status}\n{trap}\nstdout ({} bytes):\n{}",
+            self.stdout.len(),
+            String::from_utf8_lossy(&self.stdout)
+        )
+    }
+}
+
+/// One execution of a program.
+#[derive(Clone, Debug)]
+pub struct Execution {
+    pub executor: Executor,
+    /// The configuration's name (`-` for the interpreter).
+    pub config: String,
+    pub outcome: Outcome,
+    pub time: Duration,
+}
+
+/// Everything learnt about one program.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    /// `seed N` or another label.
+    pub label: String,
+    /// The seed of the CLIF checks' arguments.
+    pub seed: u64,
+    pub program: GeneratedProgram,
+    /// The interpreter's run, or why the program was skipped.
+    pub reference: Result<Execution, String>,
+    pub executions: Vec<Execution>,
+    /// Indices into `executions` that disagree with the reference.
+    pub mismatches: Vec<usize>,
+    pub clif: ClifStats,
+    pub clif_failures: Vec<String>,
+}
+
+impl CaseResult {
+    pub fn failed(&self) -> bool {
+        !self.mismatches.is_empty() || !self.clif_failures.is_empty()
+    }
+
+    pub fn skipped(&self) -> bool {
+        self.reference.is_err()
+    }
+
+    /// A one-paragraph summary of the failures.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        for &i in &self.mismatches {
+            let e = &self.executions[i];
+            let _ = writeln!(
+                s,
+                "{}: {} [{}] disagrees with the interpreter: {}",
+                self.label,
+                e.executor.name(),
+                e.config,
+                first_difference(self.reference_outcome(), &e.outcome)
+            );
+        }
+        for f in &self.clif_failures {
+            let _ = writeln!(s, "{}: {f}", self.label);
+        }
+        s
+    }
+
+    fn reference_outcome(&self) -> Option<&Outcome> {
+        self.reference.as_ref().ok().map(|e| &e.outcome)
+    }
+}
+
+/// A short description of how `actual` differs from `expected`.
+fn first_difference(expected: Option<&Outcome>, actual: &Outcome) -> String {
+    let Some(expected) = expected else {
+        return "no reference".into();
+    };
+    if expected.status != actual.status {
+        return format!(
+            "status {:?} instead of {:?}",
+            actual.status, expected.status
+        );
+    }
+    if expected.trap != actual.trap {
+        return format!("trap {:?} instead of {:?}", actual.trap, expected.trap);
+    }
+    let line = expected
+        .stdout
+        .split(|&b| b == b'\n')
+        .zip(actual.stdout.split(|&b| b == b'\n'))
+        .position(|(a, b)| a != b)
+        .map_or_else(
+            || "at the end".to_string(),
+            |l| format!("at line {}", l + 1),
+        );
+    format!("stdout differs {line}")
+}
+
+/// Totals of a campaign.
+#[derive(Clone, Debug, Default)]
+pub struct CampaignReport {
+    pub programs: usize,
+    pub skipped: usize,
+    /// Labels and summaries of failing programs.
+    pub failures: Vec<String>,
+    /// Reproducer directories written.
+    pub reproducers: Vec<PathBuf>,
+    pub clif: ClifStats,
+    /// Total time and count of executions per executor and configuration.
+    pub times: Vec<(Executor, String, Duration, usize)>,
+    pub wall: Duration,
+}
+
+impl CampaignReport {
+    /// One line: programs, skips, failures, wall time and the CLIF checks.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} programs, {} skipped, {} failing in {:.1}s; CLIF: {} functions verified, {} calls compared, {} unsupported",
+            self.programs,
+            self.skipped,
+            self.failures.len(),
+            self.wall.as_secs_f64(),
+            self.clif.verified,
+            self.clif.compared,
+            self.clif.unsupported
+        )
+    }
+
+    /// Programs per second of each executor (one thread; summed over its configurations).
+    pub fn rates(&self) -> String {
+        let mut s = String::new();
+        for executor in Executor::ALL {
+            let (time, runs) = self
+                .times
+                .iter()
+                .filter(|t| t.0 == executor)
+                .fold((Duration::ZERO, 0), |(t, n), x| (t + x.2, n + x.3));
+            if runs > 0 {
+                let _ = write!(
+                    s,
+                    "{}: {:.1} runs/s ({runs} runs); ",
+                    executor.name(),
+                    runs as f64 / time.as_secs_f64().max(1e-9)
+                );
+            }
+        }
+        let _ = write!(
+            s,
+            "overall {:.2} programs/s wall",
+            self.programs as f64 / self.wall.as_secs_f64().max(1e-9)
+        );
+        s
+    }
+}
+
+/// The differential runner.
+#[derive(Clone, Debug)]
+pub struct Runner {
+    /// The `parec-tools` binary whose `exec-*` commands run the programs.
+    pub tools: PathBuf,
+    /// Executors compared with the interpreter (the interpreter always runs).
+    pub executors: Vec<Executor>,
+    pub configs: Vec<PassConfig>,
+    /// Time limit of each child process.
+    pub timeout: Duration,
+    /// Run the CLIF-level checks too.
+    pub clif_checks: bool,
+    pub gen: GenConfig,
+    /// Predicate calls allowed per reduction (0: do not shrink).
+    pub shrink_tests: usize,
+    /// Reduce and save at most this many failing programs per campaign.
+    pub max_reproducers: usize,
+    /// Extra environment variables of child processes.
+    pub child_env: Vec<(String, String)>,
+}
+
+impl Runner {
+    /// A runner with every executor, the standard configurations, CLIF checks
+    /// and shrinking, running programs with the `parec-tools` binary `tools`.
+    pub fn new(tools: PathBuf) -> Runner {
+        Runner {
+            tools,
+            executors: Executor::ALL.to_vec(),
+            configs: PassConfig::standard(),
+            timeout: Duration::from_secs(10),
+            clif_checks: true,
+            gen: GenConfig::default(),
+            shrink_tests: 400,
+            max_reproducers: 3,
+            child_env: Vec::new(),
+        }
+    }
+
+    /// The passes the CLIF checks exercise: those of the configurations.
+    fn clif_passes(&self) -> Vec<ClifPass> {
+        let mut passes: Vec<ClifPass> = Vec::new();
+        for c in &self.configs {
+            for p in c.passes.iter().filter_map(|p| p.clif()) {
+                if !passes.contains(&p) {
+                    passes.push(p);
+                }
+            }
+        }
+        passes
+    }
+
+    /// Checks the programs of seeds `seed..seed + count`; reduces and saves
+    /// failing ones under `out`. Prints one line per failure and a summary
+    /// to stderr when `verbose`.
+    pub fn campaign(&self, seed: u64, count: u64, out: &Path, verbose: bool) -> CampaignReport {
+        let start = Instant::now();
+        let results: Vec<CaseResult> = (seed..seed.saturating_add(count))
+            .into_par_iter()
+            .map(|s| {
+                let program = generate_from_seed(s, &self.gen);
+                self.check_case(&format!("seed {s}"), program, s)
+            })
+            .collect();
+        let mut report = CampaignReport {
+            programs: results.len(),
+            ..CampaignReport::default()
+        };
+        for r in &results {
+            self.account(r, &mut report);
+        }
+        for r in results.iter().filter(|r| r.failed()) {
+            let summary = r.summary();
+            if verbose {
+                eprint!("{summary}");
+            }
+            report.failures.push(summary);
+            if report.reproducers.len() < self.max_reproducers {
+                match self.save_reproducer(r, out) {
+                    Ok(dir) => {
+                        if verbose {
+                            eprintln!("reproducer: {}", dir.display());
+                        }
+                        report.reproducers.push(dir);
+                    }
+                    Err(e) => eprintln!("error: cannot save the reproducer: {e:#}"),
+                }
+            }
+        }
+        report.wall = start.elapsed();
+        report
+    }
+
+    fn account(&self, r: &CaseResult, report: &mut CampaignReport) {
+        if r.skipped() {
+            report.skipped += 1;
+        }
+        report.clif.accumulate(&r.clif);
+        let all = r.reference.iter().chain(&r.executions);
+        for e in all {
+            match report
+                .times
+                .iter_mut()
+                .find(|t| t.0 == e.executor && t.1 == e.config)
+            {
+                Some(t) => {
+                    t.2 += e.time;
+                    t.3 += 1;
+                }
+                None => report.times.push((e.executor, e.config.clone(), e.time, 1)),
+            }
+        }
+    }
+
+    /// Runs one program everywhere and compares. `seed` seeds the CLIF checks' arguments.
+    pub fn check_case(&self, label: &str, program: GeneratedProgram, seed: u64) -> CaseResult {
+        let mut result = CaseResult {
+            label: label.to_string(),
+            seed,
+            program,
+            reference: Err(String::new()),
+            executions: Vec::new(),
+            mismatches: Vec::new(),
+            clif: ClifStats::default(),
+            clif_failures: Vec::new(),
+        };
+        let checked = match check_program(&result.program) {
+            Ok(p) => p,
+            Err(diags) => {
+                result.clif_failures.push(format!(
+                    "the generated program does not type-check:\n{diags}"
+                ));
+                return result;
+            }
+        };
+        let reference = interpret(&checked);
+        if let Status::Failed(why) = &reference.outcome.status {
+            result.reference = Err(format!("the interpreter cannot run it: {why}"));
+            return result;
+        }
+        result.reference = Ok(reference);
+        if self.clif_checks {
+            let (stats, failures) = clif_check::check_program(&checked, &self.clif_passes(), seed);
+            result.clif = stats;
+            result.clif_failures = failures;
+        }
+        let dir = match tempfile::Builder::new().prefix("parec-diff-").tempdir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                result
+                    .clif_failures
+                    .push(format!("no temporary directory: {e}"));
+                return result;
+            }
+        };
+        let files = match result.program.write_to_dir(dir.path()) {
+            Ok(files) => files,
+            Err(e) => {
+                result
+                    .clif_failures
+                    .push(format!("cannot write the program: {e}"));
+                return result;
+            }
+        };
+        for config in &self.configs {
+            for &executor in &self.executors {
+                if executor == Executor::Interp {
+                    continue;
+                }
+                let execution = self.execute(executor, config, &files, dir.path());
+                result.executions.push(execution);
+            }
+        }
+        if let Ok(reference) = &result.reference {
+            result.mismatches = result
+                .executions
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !e.outcome.agrees_with(&reference.outcome))
+                .map(|(i, _)| i)
+                .collect();
+        }
+        result
+    }
+
+    /// Runs the program in `files` with a compiled executor.
+    fn execute(
+        &self,
+        executor: Executor,
+        config: &PassConfig,
+        files: &[PathBuf],
+        dir: &Path,
+    ) -> Execution {
+        let start = Instant::now();
+        let outcome = match executor {
+            Executor::Interp => self.interp_child(files),
+            Executor::Jit => self.jit(config, files),
+            Executor::Aot => self.aot(config, files, dir),
+        };
+        Execution {
+            executor,
+            config: config.name.clone(),
+            outcome,
+            time: start.elapsed(),
+        }
+    }
+
+    /// A command running the tools binary, with [`Runner::child_env`].
+    fn tools_command(&self) -> Command {
+        let mut cmd = Command::new(&self.tools);
+        cmd.envs(self.child_env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
+    /// The interpreter as a child process (for programs that may not terminate).
+    fn interp_child(&self, files: &[PathBuf]) -> Outcome {
+        let mut cmd = self.tools_command();
+        cmd.arg("exec-interp").args(files);
+        program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
+    }
+
+    fn jit(&self, config: &PassConfig, files: &[PathBuf]) -> Outcome {
+        let mut cmd = self.tools_command();
+        cmd.arg("exec-jit")
+            .arg(config.level_arg())
+            .arg(config.passes_arg())
+            .args(files);
+        program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
+    }
+
+    fn aot(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
+        let exe = dir.join(format!("prog-{}", config.short_name()));
+        let mut build = self.tools_command();
+        build
+            .arg("exec-aot")
+            .arg(config.level_arg())
+            .arg(config.passes_arg())
+            .args(files)
+            .arg("-o")
+            .arg(&exe);
+        match run_with_timeout(&mut build, self.timeout) {
+            Ok(c) if c.status.is_some_and(|s| s.success()) => {}
+            Ok(c) if c.status.is_none() => return Outcome::failed("the build timed out".into()),
+            Ok(c) => {
+                return Outcome::failed(format!(
+                    "the build failed: {}",
+                    String::from_utf8_lossy(&c.stderr).trim_end()
+                ))
+            }
+            Err(e) => return Outcome::failed(format!("cannot run {}: {e}", self.tools.display())),
+        }
+        let mut run = parec::link::run_command(&exe, parec::target::Target::Aarch64);
+        program_outcome(run_with_timeout(&mut run, self.timeout), false)
+    }
+
+    /// Whether `program` still shows the failure of `what` (an execution of
+    /// `config` by `executor`, or a CLIF check failure when `None`). Used by
+    /// the shrinker; every run has a time limit.
+    fn still_fails(
+        &self,
+        program: &GeneratedProgram,
+        what: Option<(Executor, &PassConfig)>,
+        original: Option<&Outcome>,
+        seed: u64,
+    ) -> bool {
+        let Ok(dir) = tempfile::Builder::new().prefix("parec-shrink-").tempdir() else {
+            return false;
+        };
+        let Ok(files) = program.write_to_dir(dir.path()) else {
+            return false;
+        };
+        let reference = self.interp_child(&files);
+        if !matches!(reference.status, Status::Exited(_)) {
+            return false;
+        }
+        match what {
+            Some((executor, config)) => {
+                let actual = self.execute(executor, config, &files, dir.path()).outcome;
+                let timed_out_before = original.is_some_and(|o| o.status == Status::TimedOut);
+                (actual.status != Status::TimedOut || timed_out_before)
+                    && !actual.agrees_with(&reference)
+            }
+            None => match check_program(program) {
+                Ok(p) => !clif_check::check_program(&p, &self.clif_passes(), seed)
+                    .1
+                    .is_empty(),
+                Err(_) => false,
+            },
+        }
+    }
+
+    /// Reduces a failing case and writes it to a new directory under `out`.
+    pub fn save_reproducer(&self, case: &CaseResult, out: &Path) -> Result<PathBuf> {
+        let first = case.mismatches.first().map(|&i| &case.executions[i]);
+        let what = first.map(|e| {
+            let config = self
+                .configs
+                .iter()
+                .find(|c| c.name == e.config)
+                .cloned()
+                .unwrap_or_else(|| PassConfig::new(&e.config, OptLevel::Oz, Vec::new()));
+            (e.executor, config)
+        });
+        let original_outcome = first.map(|e| e.outcome.clone());
+        let shrinkable = first.is_some() || case.reference.is_ok();
+        let (reduced, stats) = if self.shrink_tests > 0 && shrinkable {
+            // Candidates often loop (a deleted increment): give up on them early.
+            let fast = Runner {
+                timeout: self.timeout.min(SHRINK_TIMEOUT),
+                ..self.clone()
+            };
+            let mut predicate = |p: &GeneratedProgram| {
+                fast.still_fails(
+                    p,
+                    what.as_ref().map(|(e, c)| (*e, c)),
+                    original_outcome.as_ref(),
+                    case.seed,
+                )
+            };
+            shrink::shrink(&case.program, &mut predicate, self.shrink_tests)
+        } else {
+            (case.program.clone(), shrink::ShrinkStats::default())
+        };
+
+        let tag = match &what {
+            Some((e, c)) => format!("{}-{}", e.name(), c.short_name()),
+            None => "clif".to_string(),
+        };
+        let dir = out.join(format!("{}-{tag}", case.label.replace(' ', "-")));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("cannot replace {}", dir.display()))?;
+        }
+        reduced
+            .write_to_dir(&dir)
+            .with_context(|| format!("cannot write {}", dir.display()))?;
+        case.program
+            .write_to_dir(&dir.join("original"))
+            .with_context(|| format!("cannot write {}", dir.display()))?;
+        let readme = self.reproducer_readme(case, &reduced, what.as_ref(), stats);
+        std::fs::write(dir.join("REPORT.txt"), readme)
+            .with_context(|| format!("cannot write {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    fn reproducer_readme(
+        &self,
+        case: &CaseResult,
+        reduced: &GeneratedProgram,
+        what: Option<&(Executor, PassConfig)>,
+        stats: shrink::ShrinkStats,
+    ) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "Differential-testing failure: {}", case.label);
+        let _ = write!(s, "{}", case.summary());
+        let files: Vec<String> = reduced
+            .modules
+            .iter()
+            .map(|(n, _)| format!("{n}.pare"))
+            .collect();
+        let files = files.join(" ");
+        let _ = writeln!(
+            s,
+            "\nReduced from {} to {} lines ({} candidates tested, {} accepted, {} ill-typed).",
+            case.program.line_count(),
+            reduced.line_count(),
+            stats.tested,
+            stats.accepted,
+            stats.ill_typed
+        );
+        let _ = writeln!(
+            s,
+            "\nReproduce (in this directory):\n  parec interp {files}"
+        );
+        if let Some((executor, config)) = what {
+            // The planted pass exists only in the tools binary.
+            let (run, build) = if config.passes.contains(&TestPass::Planted) {
+                ("parec-tools exec-jit", "parec-tools exec-aot")
+            } else {
+                ("parec run", "parec build")
+            };
+            let args = format!("{} {}", config.level_arg(), config.passes_arg());
+            match executor {
+                Executor::Jit => {
+                    let _ = writeln!(s, "  {run} {args} {files}");
+                }
+                _ => {
+                    let _ = writeln!(
+                        s,
+                        "  {build} {args} {files} -o prog && qemu-aarch64-static ./prog"
+                    );
+                }
+            }
+            let _ = writeln!(s, "\nConfiguration: {} ({executor:?})", config.name);
+        }
+        // Outcomes of the reduced program.
+        if let Ok(dir) = tempfile::Builder::new().prefix("parec-repro-").tempdir() {
+            if let Ok(paths) = reduced.write_to_dir(dir.path()) {
+                let _ = writeln!(
+                    s,
+                    "\n== interpreter (reduced program) ==\n{}",
+                    self.interp_child(&paths).describe()
+                );
+                if let Some((executor, config)) = what {
+                    let e = self.execute(*executor, config, &paths, dir.path());
+                    let _ = writeln!(
+                        s,
+                        "== {} [{}] (reduced program) ==\n{}",
+                        executor.name(),
+                        config.name,
+                        e.outcome.describe()
+                    );
+                }
+            }
+        }
+        if let Ok(reference) = &case.reference {
+            let _ = writeln!(
+                s,
+                "== interpreter (original program) ==\n{}",
+                reference.outcome.describe()
+            );
+        }
+        for &i in &case.mismatches {
+            let e = &case.executions[i];
+            let _ = writeln!(
+                s,
+                "== {} [{}] (original program) ==\n{}",
+                e.executor.name(),
+                e.config,
+                e.outcome.describe()
+            );
+        }
+        s
+    }
+}
+
+/// Parses and checks a generated program; the rendered diagnostics on failure.
+pub fn check_program(program: &GeneratedProgram) -> Result<Program, String> {
+    pare_frontend::check_texts(&program.modules)
+}
+
+/// Runs the reference interpreter in process.
+fn interpret(program: &Program) -> Execution {
+    let start = Instant::now();
+    let mut stdout = Vec::new();
+    let exit = run_with_big_stack(program, &mut stdout);
+    let (status, trap) = match exit {
+        Exit::Status(s) => (Status::Exited(s), None),
+        Exit::Trap(kind) => (
+            Status::Exited(TRAP_EXIT_STATUS),
+            Some(format!("trap: {}", kind.message())),
+        ),
+        Exit::Error(e) => (Status::Failed(e), None),
+    };
+    Execution {
+        executor: Executor::Interp,
+        config: "-".into(),
+        outcome: Outcome {
+            status,
+            stdout,
+            trap,
+        },
+        time: start.elapsed(),
+    }
+}
+
+/// Turns a finished child into an outcome. With `parec_child`, a status of
+/// 1 or 70 with an `error:` line on stderr is parec failing, not the program.
+fn program_outcome(captured: std::io::Result<Captured>, parec_child: bool) -> Outcome {
+    let c = match captured {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(format!("cannot start the process: {e}")),
+    };
+    let stderr = String::from_utf8_lossy(&c.stderr);
+    let trap = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("trap: "))
+        .map(str::to_string);
+    let status = match c.status {
+        None => Status::TimedOut,
+        Some(s) => {
+            let code = parec::link::exit_code(s);
+            let parec_error = stderr.lines().any(|l| l.starts_with("error: "));
+            if parec_child && (code == 1 || code == 70) && parec_error {
+                Status::Failed(stderr.trim_end().to_string())
+            } else {
+                Status::Exited(code)
+            }
+        }
+    };
+    Outcome {
+        status,
+        stdout: c.stdout,
+        trap,
+    }
+}
+
+/// Checks that the tools the executors need are present.
+pub fn check_tools(runner: &Runner) -> Result<()> {
+    if !runner.tools.exists() {
+        bail!(
+            "the parec-tools binary `{}` does not exist",
+            runner.tools.display()
+        );
+    }
+    if runner.executors.contains(&Executor::Aot) {
+        Command::new(parec::link::QEMU_AARCH64)
+            .arg("--version")
+            .output()
+            .map_err(|e| {
+                anyhow!(
+                    "{} is needed for the aot executor: {e}",
+                    parec::link::QEMU_AARCH64
+                )
+            })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_configs_cover_every_pass() {
+        let configs = PassConfig::standard();
+        assert_eq!(configs[0].name, "O2");
+        assert!(configs[0].passes.is_empty());
+        for pass in TestPass::all() {
+            assert!(configs.iter().any(|c| c.passes == vec![pass]));
+        }
+        assert!(configs.iter().any(|c| c.passes == TestPass::all()));
+    }
+
+    #[test]
+    fn identical_configs_merge() {
+        let c = PassConfig::parse_list("O2,O2,Oz").unwrap();
+        assert_eq!(c.len(), 2);
+        assert!(PassConfig::parse_list("nope").is_err());
+    }
+
+    #[test]
+    fn executors_parse() {
+        assert_eq!(
+            Executor::parse_list("jit, aot").unwrap(),
+            vec![Executor::Jit, Executor::Aot]
+        );
+        assert!(Executor::parse_list("gcc").is_err());
+    }
+}

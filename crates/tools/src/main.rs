@@ -1,0 +1,270 @@
+//! `parec-tools`: the differential tester and the benchmarks on the command
+//! line, and the child commands the tester runs programs with.
+//!
+//! Exit statuses as `parec`'s: 0 on success, 1 on any error or failed
+//! check, 2 on bad flags, 70 on an internal error; `exec-*` commands exit
+//! with the program's status (101 after a trap).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context as _};
+use clap::{Parser, Subcommand};
+use parec::build::ModeFlags;
+use parec::commands::{self, BuildOptions, Emit};
+use parec::link::Icf;
+use parec::target::{OptLevel, Target};
+use parec::Failure;
+use parec_tools::bench::{self, BenchOptions};
+use parec_tools::difftest::{self, check_tools, Executor, PassConfig, Runner};
+
+#[derive(Parser)]
+#[command(
+    name = "parec-tools",
+    version,
+    about = "parec's test tooling: differential testing and benchmarks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Differential testing: generated programs must behave the same in the
+    /// interpreter, the JIT and under qemu, under every pass configuration.
+    Fuzz {
+        /// First generator seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Number of programs (seeds SEED..SEED+COUNT).
+        #[arg(long, default_value_t = 100)]
+        count: u64,
+        /// Executors compared with the interpreter: interp, jit, aot.
+        #[arg(long, default_value = "interp,jit,aot")]
+        executors: String,
+        /// Pass configurations: all (O2, each pass alone, Oz), O0, O2, Oz,
+        /// or pass names (including the planted miscompile, for testing).
+        #[arg(long, default_value = "all")]
+        configs: String,
+        /// Directory for reproducers of failing programs.
+        #[arg(long, default_value = "fuzz-out")]
+        out: PathBuf,
+        /// Time limit of each compile and run, in seconds.
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+        /// Skip the CLIF-level verifier and interpreter checks.
+        #[arg(long)]
+        no_clif: bool,
+        /// Save failing programs without reducing them.
+        #[arg(long)]
+        no_shrink: bool,
+    },
+    /// Measure code size, compile time and run time of the benchmark corpus
+    /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
+    Bench {
+        /// Also write the results as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// One compilation and one run per measurement (default: median of 5).
+        #[arg(long)]
+        quick: bool,
+        /// Only programs whose name contains NAME (repeatable, or comma-separated).
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
+        filter: Vec<String>,
+        /// The corpus directory (NAME/main.pare, NAME/NAME.c, NAME/expected.out).
+        #[arg(long, default_value = "bench")]
+        dir: PathBuf,
+        /// Instead: time the frontend, each pass and Cranelift on synthetic
+        /// modules of growing size, per function.
+        #[arg(long, conflicts_with_all = ["json", "filter", "quick"])]
+        scaling: bool,
+        /// Function counts of the --scaling modules.
+        #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
+        sizes: Vec<usize>,
+        /// Function counts of the --scaling table of similar-function
+        /// merging's candidate search, which needs no frontend (default:
+        /// the --sizes; the F3M comparison uses 1000,10000,100000).
+        #[arg(long, value_delimiter = ',', requires = "scaling")]
+        search_sizes: Option<Vec<usize>>,
+    },
+    /// (For the differential tester.) Runs a program with the interpreter,
+    /// as `parec interp`.
+    #[command(hide = true)]
+    ExecInterp {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// (For the differential tester.) JIT-compiles and runs a program, as
+    /// `parec run -O LEVEL --passes LIST`.
+    #[command(hide = true)]
+    ExecJit {
+        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        opt: String,
+        #[arg(long, default_value = "")]
+        passes: String,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// (For the differential tester.) Builds an aarch64 executable, as
+    /// `parec build -O LEVEL --passes LIST -o OUT`.
+    #[command(hide = true)]
+    ExecAot {
+        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        opt: String,
+        #[arg(long, default_value = "")]
+        passes: String,
+        #[arg(short = 'o', required = true)]
+        out: PathBuf,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+/// The options of `fuzz`.
+struct FuzzOptions {
+    seed: u64,
+    count: u64,
+    executors: String,
+    configs: String,
+    out: PathBuf,
+    timeout_secs: u64,
+    clif_checks: bool,
+    shrink: bool,
+}
+
+fn opt_level(s: &str) -> OptLevel {
+    match s {
+        "0" => OptLevel::O0,
+        "2" => OptLevel::O2,
+        _ => OptLevel::Oz,
+    }
+}
+
+/// Exit status of an internal error (a panic), as `parec`'s.
+const ICE_STATUS: u8 = 70;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| execute(cli)) {
+        Ok(code) => code,
+        Err(_) => {
+            eprintln!("error: internal error (a bug in parec; the panic message is above)");
+            ExitCode::from(ICE_STATUS)
+        }
+    }
+}
+
+fn execute(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Fuzz {
+            seed,
+            count,
+            executors,
+            configs,
+            out,
+            timeout,
+            no_clif,
+            no_shrink,
+        } => fuzz(&FuzzOptions {
+            seed,
+            count,
+            executors,
+            configs,
+            out,
+            timeout_secs: timeout,
+            clif_checks: !no_clif,
+            shrink: !no_shrink,
+        }),
+        Command::Bench {
+            json,
+            quick,
+            filter,
+            dir,
+            scaling,
+            sizes,
+            search_sizes,
+        } => {
+            if scaling {
+                let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
+                bench::scaling::scaling(&sizes, &search_sizes)
+            } else {
+                bench::bench(&BenchOptions {
+                    dir,
+                    quick,
+                    filter,
+                    json,
+                })
+            }
+        }
+        Command::ExecInterp { files } => commands::interp(&files),
+        Command::ExecJit { opt, passes, files } => difftest::pipeline_from_names(&passes)
+            .map_err(|e| Failure::Error(anyhow!(e)))
+            .and_then(|pipeline| commands::run_with_pipeline(&files, opt_level(&opt), pipeline)),
+        Command::ExecAot {
+            opt,
+            passes,
+            out,
+            files,
+        } => difftest::pipeline_from_names(&passes)
+            .map_err(|e| Failure::Error(anyhow!(e)))
+            .and_then(|pipeline| {
+                let options = BuildOptions {
+                    files,
+                    out: Some(out),
+                    target: Target::Aarch64,
+                    level: opt_level(&opt),
+                    emit: Emit::Exe,
+                    jobs: 1,
+                    icf: Icf::All,
+                    passes: None,
+                    mode: ModeFlags::default(),
+                    remarks: false,
+                    outline_stats: false,
+                };
+                commands::build_with_pipeline(&options, pipeline)
+            }),
+    };
+    match result {
+        Ok(status) => ExitCode::from((status & 0xff) as u8),
+        Err(Failure::Reported) => ExitCode::from(1),
+        Err(Failure::Error(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `fuzz`: a differential-testing campaign; 0 if every program agreed, 1
+/// (after printing the reproducer paths) otherwise.
+fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
+    let tools = std::env::current_exe().context("cannot find the parec-tools executable")?;
+    let mut runner = Runner::new(tools);
+    runner.executors = Executor::parse_list(&opts.executors).map_err(|e| anyhow!(e))?;
+    runner.configs = PassConfig::parse_list(&opts.configs).map_err(|e| anyhow!(e))?;
+    runner.timeout = std::time::Duration::from_secs(opts.timeout_secs.max(1));
+    runner.clif_checks = opts.clif_checks;
+    if !opts.shrink {
+        runner.shrink_tests = 0;
+    }
+    check_tools(&runner)?;
+    let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
+    eprintln!(
+        "fuzz: seeds {}..{}, executors {}, configurations {}",
+        opts.seed,
+        opts.seed.saturating_add(opts.count),
+        opts.executors,
+        configs.join(", ")
+    );
+    let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
+    eprintln!("fuzz: {}", report.summary());
+    eprintln!("fuzz: {}", report.rates());
+    if report.failures.is_empty() {
+        Ok(0)
+    } else {
+        for dir in &report.reproducers {
+            println!("{}", dir.display());
+        }
+        Ok(1)
+    }
+}
