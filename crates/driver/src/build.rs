@@ -55,14 +55,15 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use parec_passes::cgdata::{CgData, Section as _};
-use parec_passes::clif_module::ClifModule;
+use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 
 use crate::codegen::{self, CodegenOptions, CompiledObject};
+use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, ClifPass, PassOutcome, PassStats, Pipeline};
-use crate::target::{host_jit_isa, merge_options, OptLevel, Target};
+use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
 use crate::{cgdata_file, frontend, parallel, Failure};
 
 /// What a compilation starts from.
@@ -88,13 +89,21 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The ISA the CLIF passes measure code size with, if any.
-    fn isa(self, level: OptLevel) -> Result<Option<OwnedTargetIsa>> {
+    /// Where the code runs, if it is compiled.
+    fn machine(self) -> Option<Machine> {
         match self {
-            Backend::Objects(target) | Backend::Clif(Some(target)) => target.isa(level).map(Some),
-            Backend::Jit => host_jit_isa(level).map(Some),
-            Backend::Clif(None) => Ok(None),
+            Backend::Objects(target) | Backend::Clif(Some(target)) => Some(Machine::Target(target)),
+            Backend::Jit => Some(Machine::Host),
+            Backend::Clif(None) => None,
         }
+    }
+
+    /// The ISA the CLIF passes measure code size with, if any, for modules
+    /// asking for `settings`.
+    fn isa(self, level: OptLevel, settings: &CodegenSettings) -> Result<Option<OwnedTargetIsa>> {
+        self.machine()
+            .map(|machine| machine.isa(level, settings))
+            .transpose()
     }
 }
 
@@ -337,13 +346,27 @@ impl Output {
 impl Build {
     /// Runs every stage of the compilation, in order (see the module doc).
     pub fn run(&self, input: Input) -> Result<Output, Failure> {
-        let isa = self.backend.isa(self.level)?;
-        let isa = isa.as_deref();
+        self.run_writing(input, &Outputs::default())
+    }
+
+    /// Like [`Build::run`], for a command that will write `outputs`: right
+    /// after the front end, stops if one of them, or the cgdata file the
+    /// build publishes, is a file the front end read (the imported modules
+    /// of a Pare program are known only then; see [`crate::outputs`]).
+    pub fn run_writing(&self, input: Input, outputs: &Outputs) -> Result<Output, Failure> {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let mut modules = self.front_end(input)?;
+        let (mut modules, read) = self.front_end(input)?;
+        let mut written = outputs.clone();
+        if let Some(path) = self.mode.publish_path() {
+            written.file(path, "--cgdata-generate");
+        }
+        written.check_not_read(&read)?;
         out.times.add("frontend", start.elapsed());
+
+        let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
+        let isa = isa.as_deref();
 
         let mut summary = None;
         for &pass in &self.pipeline.clif {
@@ -399,15 +422,16 @@ impl Build {
     }
 
     /// The front end: Pare sources lowered for the backend, or the modules
-    /// as given.
-    fn front_end(&self, input: Input) -> Result<Vec<ClifModule>, Failure> {
-        match input {
+    /// as given; and the source files it read.
+    fn front_end(&self, input: Input) -> Result<(Vec<ClifModule>, Vec<PathBuf>), Failure> {
+        let lowered = match input {
             Input::Pare(paths) => match self.backend {
-                Backend::Jit => frontend::lower_for_jit(&paths),
-                _ => frontend::lower_for_aot(&paths, self.target()),
+                Backend::Jit => frontend::lower_for_jit(&paths)?,
+                _ => frontend::lower_for_aot(&paths, self.target())?,
             },
-            Input::Modules(modules) => Ok(modules),
-        }
+            Input::Modules(modules) => return Ok((modules, Vec::new())),
+        };
+        Ok((lowered.modules, lowered.files))
     }
 }
 

@@ -8,19 +8,38 @@ use parec_passes::cgdata::CgData;
 use parec_passes::merge::{self, Summary};
 use parec_passes::outline::global::OutlineTree;
 
-use crate::cgdata_file;
+use crate::outputs::Outputs;
 use crate::target::merge_options;
 use crate::Failure;
+use crate::{cgdata_file, io_error};
 
-/// Merges cgdata files (any order gives the same bytes) into `out`.
+/// Merges cgdata files (any order gives the same bytes) into `out`, which
+/// may not be one of the inputs.
+///
+/// Inputs with the same content count once. Each input is one build's
+/// publication: the summary section is a set (the same function summarized
+/// twice is one function), but the outline tree adds up occurrence counts,
+/// and a count of 2 makes round 2 outline a sequence on a single local
+/// occurrence. A file named twice, or a copy of one, is the same build
+/// published once, so counting it twice would invent occurrences; distinct
+/// inputs are distinct builds and their counts add up. (A merged file does
+/// not record which builds it holds: merging it again with one of its own
+/// inputs counts that input twice.)
 pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
     let Some(first) = inputs.first() else {
         return Err(anyhow!("`cgdata merge` needs at least one input").into());
     };
+    let mut output = Outputs::default();
+    output.file(out, "output");
+    output.check(inputs)?;
     let first_data = cgdata_file::read(first, None)?;
     let mut merged = CgData::new(&first_data.target);
+    let mut distinct: Vec<CgData> = Vec::new();
     for path in inputs {
         let next = cgdata_file::read(path, Some(&merged.target))?;
+        if distinct.contains(&next) {
+            continue;
+        }
         let section_error = |e| anyhow!("cgdata `{}`: {e}", path.display());
         merged
             .merge_section::<Summary>(&next)
@@ -28,6 +47,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
         merged
             .merge_section::<OutlineTree>(&next)
             .map_err(section_error)?;
+        distinct.push(next);
     }
     cgdata_file::write(out, &merged.encode())?;
     Ok(0)
@@ -38,10 +58,8 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
 /// tree's sequences.
 pub fn show(path: &Path) -> Result<i32, Failure> {
     let data = cgdata_file::read(path, None)?;
-    print!(
-        "{}",
-        describe(&data).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))?
-    );
+    let text = describe(&data).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))?;
+    io_error::write_stdout(text.as_bytes())?;
     Ok(0)
 }
 

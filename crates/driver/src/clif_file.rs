@@ -1,7 +1,11 @@
 //! `.clif` text files as [`ClifModule`]s.
 //!
-//! A `.clif` file (with or without `test`/`target` lines) is parsed with
-//! cranelift-reader and becomes one ClifModule: every function it defines is
+//! A `.clif` file is read for the machine its code is for: its `set` and
+//! `target` lines ([`crate::clif_header`]) give the module's Cranelift
+//! settings, those of the section for that machine's architecture; its
+//! functions are parsed with cranelift-reader and verified with that ISA
+//! (instructions such as `get_frame_pointer` need one). The file becomes
+//! one ClifModule: every function it defines is
 //! an exported function symbol named like the function (`%main` → `main`,
 //! `u0:3` → `u0:3`); every name it calls is a function import and every
 //! `symbol` global value a (writable) data import, unless the file defines it.
@@ -18,8 +22,13 @@ use std::collections::HashMap;
 
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName, UserFuncName};
+use cranelift_codegen::isa::TargetIsa;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use target_lexicon::Architecture;
+
+use crate::clif_header;
+use crate::target::{Machine, OptLevel, Target};
 
 /// How a symbol was named in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,11 +48,24 @@ pub struct ClifFile {
 }
 
 impl ClifFile {
-    /// Parses `text` (from a file called `name`) into a ClifModule.
+    /// Parses `text` (from a file called `name`) into a ClifModule for the
+    /// default target.
     pub fn parse(name: &str, text: &str) -> Result<ClifFile> {
-        let test = parse_test(text, ParseOptions::default()).map_err(|e| anyhow!("{name}:{e}"))?;
+        Self::parse_for(name, text, Machine::Target(Target::default()))
+    }
+
+    /// Parses `text` (from a file called `name`) into a ClifModule whose
+    /// code is for `machine`.
+    pub fn parse_for(name: &str, text: &str, machine: Machine) -> Result<ClifFile> {
+        let read = clif_header::read(name, text)?;
+        let settings = read.header.settings_for(name, machine)?;
+        let isa = machine.isa(OptLevel::default(), &settings)?;
+        let test =
+            parse_test(&read.body, ParseOptions::default()).map_err(|e| anyhow!("{name}:{e}"))?;
+        let mut module = ClifModule::new(module_name(name));
+        module.settings = settings;
         let mut file = ClifFile {
-            module: ClifModule::new(module_name(name)),
+            module,
             run_commands: Vec::new(),
             originals: Vec::new(),
         };
@@ -69,9 +91,12 @@ impl ClifFile {
                     Err(e) => bail!("{name}: bad run command `{}`: {e}", comment.text.trim()),
                 }
             }
+            check_stack_limit(&func).map_err(|e| anyhow!("{name}: function {}: {e}", func.name))?;
+            check_x86_64_needs(&func, &*isa)
+                .map_err(|e| anyhow!("{name}: function {}: {e}", func.name))?;
             // User input: reject malformed functions here rather than let them
             // reach code generation (which only verifies in debug builds).
-            crate::pipeline::verify_function(&func, None)
+            crate::pipeline::verify_function(&func, Some(&*isa))
                 .map_err(|e| anyhow!("{name}: function {} fails verification:\n{e}", func.name))?;
             let func = file.rename_function(func)?;
             let symbol = match &func.name {
@@ -101,18 +126,22 @@ impl ClifFile {
     }
 
     /// The symbol for a referenced name, declaring an import if it is new.
+    ///
+    /// A `symbol` global value (`kind` data) may name a function: its value
+    /// is then the function's address. So a name the file defines or calls
+    /// as a function stays a function, and a data import that turns out to
+    /// be called becomes a function import.
     fn reference(&mut self, original: Original, kind: SymbolKind) -> Result<u32> {
         let name = self.symbol_name(&original);
-        if let Some(i) = self.module.symbol_index(&name) {
-            let existing = &self.module.symbols[i as usize].kind;
-            if matches!(existing, SymbolKind::Function(_))
-                != matches!(kind, SymbolKind::Function(_))
-            {
-                bail!("`{name}` is used both as a function and as data");
-            }
-            return Ok(i);
+        let Some(i) = self.module.symbol_index(&name) else {
+            return Ok(self.add_symbol(original, kind, Linkage::Import));
+        };
+        let symbol = &mut self.module.symbols[i as usize];
+        if matches!(symbol.kind, SymbolKind::Data { .. }) && matches!(kind, SymbolKind::Function(_))
+        {
+            symbol.kind = kind;
         }
-        Ok(self.add_symbol(original, kind, Linkage::Import))
+        Ok(i)
     }
 
     /// Rewrites a parsed function's names to symbol indices.
@@ -196,6 +225,62 @@ impl ClifFile {
     }
 }
 
+/// A `stack_limit` must be a chain of `load`s from `vmctx`: Cranelift's
+/// prologue computes nothing else (it panics on `iadd_imm` or `symbol`),
+/// though its verifier accepts any global value.
+fn check_stack_limit(func: &ir::Function) -> Result<()> {
+    let mut at = func.stack_limit;
+    while let Some(gv) = at {
+        at = match &func.global_values[gv] {
+            GlobalValueData::VMContext => None,
+            GlobalValueData::Load { base, .. } => Some(*base),
+            other => bail!(
+                "stack_limit = {gv}: Cranelift computes a stack limit only from `vmctx` and `load`, not from `{other}`"
+            ),
+        };
+    }
+    Ok(())
+}
+
+/// What Cranelift's x86-64 backend needs settings for (it panics without
+/// them), which a file must ask for, as Cranelift's own tests do: tail calls
+/// rely on frame pointers, and `i128` parameters and results follow the
+/// LLVM ABI only when asked.
+fn check_x86_64_needs(func: &ir::Function, isa: &dyn TargetIsa) -> Result<()> {
+    if isa.triple().architecture != Architecture::X86_64 {
+        return Ok(());
+    }
+    if !isa.flags().enable_llvm_abi_extensions() {
+        let signatures = std::iter::once(&func.signature).chain(func.dfg.signatures.values());
+        for sig in signatures {
+            let params = sig.params.iter().chain(&sig.returns);
+            if params.into_iter().any(|p| p.value_type == ir::types::I128) {
+                bail!(
+                    "`{sig}`: i128 parameters and results on x86-64 need `set enable_llvm_abi_extensions=true`"
+                );
+            }
+        }
+    }
+    if isa.flags().preserve_frame_pointers() {
+        return Ok(());
+    }
+    let tail_call = func.layout.blocks().find_map(|block| {
+        func.layout.block_insts(block).find(|&inst| {
+            matches!(
+                func.dfg.insts[inst].opcode(),
+                ir::Opcode::ReturnCall | ir::Opcode::ReturnCallIndirect
+            )
+        })
+    });
+    match tail_call {
+        Some(inst) => bail!(
+            "`{}`: tail calls on x86-64 need `set preserve_frame_pointers=true`",
+            func.dfg.display_inst(inst)
+        ),
+        None => Ok(()),
+    }
+}
+
 /// A module name for a file name: its stem.
 fn module_name(path: &str) -> String {
     std::path::Path::new(path)
@@ -274,5 +359,43 @@ fn drop_unused_user_names(func: &mut ir::Function) {
         .collect();
     for r in unused {
         func.params.reset_user_func_name(r, own.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::settings::OptLevel as CraneliftOptLevel;
+
+    const FILE: &str = "test run\nset opt_level=none\nset preserve_frame_pointers\ntarget x86_64\ntarget aarch64 has_lse\n\nfunction %f() {\nblock0:\n    return\n}\n";
+
+    #[test]
+    fn the_section_for_the_target_reaches_cranelift() {
+        let file = ClifFile::parse_for("t.clif", FILE, Machine::Target(Target::Aarch64)).unwrap();
+        // `-Oz` asks for `opt_level=speed`; the file's `set` wins.
+        let isa = Target::Aarch64
+            .isa_with(OptLevel::Oz, &file.module.settings)
+            .unwrap();
+        assert_eq!(isa.flags().opt_level(), CraneliftOptLevel::None);
+        assert!(isa.flags().preserve_frame_pointers());
+        assert!(!isa.flags().is_pic());
+        let lse = isa.isa_flags().into_iter().find(|f| f.name == "has_lse");
+        assert_eq!(lse.and_then(|f| f.as_bool()), Some(true));
+        let x86 = ClifFile::parse_for("t.clif", FILE, Machine::Target(Target::X86_64)).unwrap();
+        assert!(x86.module.settings.isa.is_empty());
+    }
+
+    #[test]
+    fn a_symbol_global_value_may_name_a_function() {
+        // `%h` takes the address of `f` before `%g` calls it: the data
+        // import becomes a function import.
+        let text = "function %h() -> i64 system_v {\n    gv0 = symbol %f\nblock0:\n    v0 = symbol_value.i64 gv0\n    return v0\n}\n\nfunction %g() system_v {\n    fn0 = %f() system_v\nblock0:\n    call fn0()\n    return\n}\n";
+        let file = ClifFile::parse("t.clif", text).unwrap();
+        let f = file.module.symbol_index("f").unwrap();
+        assert!(matches!(
+            file.module.symbols[f as usize].kind,
+            SymbolKind::Function(_)
+        ));
+        assert_eq!(file.module.symbols[f as usize].linkage, Linkage::Import);
     }
 }

@@ -123,7 +123,7 @@ pub fn compile_module(
 ) -> Result<CompiledObject> {
     let in_module = || format!("in module `{}`", module.name);
     let mut times = CodegenTimes::default();
-    let isa = opts.target.isa(opts.level)?;
+    let isa = opts.target.isa_with(opts.level, &module.settings)?;
     let arch = isa.triple().architecture;
     let builder = ObjectBuilder::new(
         isa,

@@ -5,10 +5,9 @@
 //! `%main` with the platform C calling convention). Every command returns the
 //! process exit status or a [`Failure`]; none panics on user input.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
 
 use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output};
@@ -16,8 +15,9 @@ use crate::clif_file::ClifFile;
 use crate::codegen::{self, CompiledObject};
 use crate::io_error;
 use crate::link::{self, Icf};
+use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
-use crate::target::{OptLevel, Target};
+use crate::target::{Machine, OptLevel, Target};
 use crate::{asm, frontend, jit, link_report, Failure};
 
 /// What `parec build` writes.
@@ -85,12 +85,13 @@ fn classify(files: &[PathBuf]) -> Result<Inputs, Failure> {
     }
 }
 
-fn parse_clif_files(files: &[PathBuf]) -> anyhow::Result<Vec<ClifFile>> {
+/// Reads `.clif` files whose code is for `machine`.
+fn parse_clif_files(files: &[PathBuf], machine: Machine) -> anyhow::Result<Vec<ClifFile>> {
     files
         .iter()
         .map(|path| {
             let text = io_error::read_text(path)?;
-            ClifFile::parse(&path.display().to_string(), &text)
+            ClifFile::parse_for(&path.display().to_string(), &text, machine)
         })
         .collect()
 }
@@ -127,7 +128,7 @@ pub fn run_with_pipeline(
     let input = match classify(files)? {
         Inputs::Pare => Input::Pare(files.to_vec()),
         Inputs::Clif => Input::Modules(
-            parse_clif_files(files)?
+            parse_clif_files(files, Machine::Host)?
                 .into_iter()
                 .map(|f| f.module)
                 .collect(),
@@ -141,7 +142,21 @@ pub fn run_with_pipeline(
         jobs: available_jobs(),
     };
     let output = build.run(input)?;
+    restore_default_sigpipe();
     Ok(jit::execute(output.modules, level)?)
+}
+
+/// Makes writing to a closed pipe end the process with `SIGPIPE`, as it
+/// ends a compiled executable (and any C program), instead of failing the
+/// write: the Rust runtime ignores `SIGPIPE`, which would make `parec run`
+/// and `parec interp` trap with a write error where executables are killed
+/// by the signal. Only for the commands that run a program.
+fn restore_default_sigpipe() {
+    // SAFETY: setting a signal's disposition to the default has no
+    // preconditions; parec installs no SIGPIPE handler of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// The number of threads a compilation uses unless told otherwise.
@@ -152,7 +167,10 @@ pub fn available_jobs() -> usize {
 /// `parec interp`: run with the reference interpreter.
 pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
     match classify(files)? {
-        Inputs::Pare => frontend::interpret(files),
+        Inputs::Pare => {
+            restore_default_sigpipe();
+            frontend::interpret(files)
+        }
         Inputs::Clif => Err(anyhow!(
             "`parec interp` runs Pare programs; for .clif files use `parec opt --run`"
         )
@@ -166,12 +184,42 @@ pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
     build_with_pipeline(opts, pipeline)
 }
 
+/// The files `parec build` will write, as the flags name them.
+fn planned_outputs(opts: &BuildOptions) -> anyhow::Result<Outputs> {
+    let mut outputs = Outputs::default();
+    match (opts.emit, &opts.out) {
+        (Emit::Exe, None) => bail!("building an executable needs -o OUT"),
+        (Emit::Obj, None) => bail!("--emit obj needs -o DIR"),
+        (Emit::Obj, Some(dir)) => outputs.directory(dir, "-o"),
+        (Emit::Exe | Emit::Asm | Emit::Clif, Some(file)) => outputs.file(file, "-o"),
+        (Emit::Asm | Emit::Clif, None) => {}
+    }
+    if let Some(cgdata) = &opts.mode.generate {
+        outputs.file(cgdata, "--cgdata-generate");
+    }
+    Ok(outputs)
+}
+
+/// The files `parec build` reads before the front end runs: the given
+/// files and the `--cgdata-use` file.
+fn explicit_inputs(opts: &BuildOptions) -> Vec<PathBuf> {
+    opts.files
+        .iter()
+        .chain(opts.mode.use_file.as_ref())
+        .cloned()
+        .collect()
+}
+
 /// `parec build` with a pipeline of the caller's (which may hold custom passes).
 pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i32, Failure> {
-    let (input, clif_files) = match classify(&opts.files)? {
+    let kind = classify(&opts.files)?;
+    let outputs = planned_outputs(opts)?;
+    let inputs = explicit_inputs(opts);
+    outputs.check(&inputs)?;
+    let (input, clif_files) = match kind {
         Inputs::Pare => (Input::Pare(opts.files.clone()), None),
         Inputs::Clif => {
-            let files = parse_clif_files(&opts.files)?;
+            let files = parse_clif_files(&opts.files, Machine::Target(opts.target))?;
             let modules = files.iter().map(|f| f.module.clone()).collect();
             (Input::Modules(modules), Some(files))
         }
@@ -188,7 +236,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
         backend,
         jobs: opts.jobs,
     };
-    let output = build.run(input)?;
+    let output = build.run_writing(input, &outputs)?;
     if opts.remarks {
         for remark in output.remarks() {
             eprintln!("remark: {remark}");
@@ -218,7 +266,13 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
-            write_object_dir(dir, &output.objects)?;
+            // The object names are known only now: none may be a file the
+            // build read or the cgdata it wrote.
+            let taken: Vec<PathBuf> = inputs
+                .into_iter()
+                .chain(opts.mode.generate.clone())
+                .collect();
+            write_object_dir(dir, &output.objects, &taken)?;
         }
         Emit::Exe => {
             let out = opts
@@ -288,18 +342,17 @@ fn clif_text(modules: &[ClifModule], clif_files: Option<&[ClifFile]>) -> String 
 fn write_output(out: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match out {
         Some(path) if path != Path::new("-") => io_error::write(path, bytes),
-        _ => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(bytes)
-                .and_then(|_| stdout.flush())
-                .context("cannot write to stdout")
-        }
+        _ => io_error::write_stdout(bytes),
     }
 }
 
-/// Writes one `.o` per module into `dir` (created; must not be a file).
-fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
+/// Writes one `.o` per module into `dir` (created; must not be a file),
+/// refusing to replace any of the files `taken`.
+fn write_object_dir(
+    dir: &Path,
+    objects: &[CompiledObject],
+    taken: &[PathBuf],
+) -> anyhow::Result<Vec<PathBuf>> {
     if dir.exists() && !dir.is_dir() {
         bail!(
             "`{}` exists and is not a directory; refusing to overwrite it",
@@ -307,11 +360,29 @@ fn write_object_dir(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Ve
         );
     }
     io_error::create_dir_all(dir)?;
+    for path in object_paths(dir, objects) {
+        if let Some(file) = taken.iter().find(|f| outputs::same_file(&path, f)) {
+            bail!(
+                "the object `{}` would replace `{}`; refusing to overwrite it",
+                path.display(),
+                file.display()
+            );
+        }
+    }
     write_object_files(dir, objects)
 }
 
 /// Writes the objects as `NAME.o` (numbered when names repeat), in order.
 pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Result<Vec<PathBuf>> {
+    let paths = object_paths(dir, objects);
+    for (path, obj) in paths.iter().zip(objects) {
+        io_error::write(path, &obj.bytes)?;
+    }
+    Ok(paths)
+}
+
+/// The file of each object in `dir`: `NAME.o`, numbered when names repeat.
+fn object_paths(dir: &Path, objects: &[CompiledObject]) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
         let stem: String = obj
@@ -329,17 +400,23 @@ pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Res
         if paths.contains(&path) {
             path = dir.join(format!("{stem}.{i}.o"));
         }
-        io_error::write(&path, &obj.bytes)?;
         paths.push(path);
     }
-    Ok(paths)
+    paths
 }
 
 /// `parec opt`: returns 0, or 1 if a `--run` check failed.
-pub fn opt(file: &Path, passes: Option<&str>, run: bool, stats: bool) -> Result<i32, Failure> {
+pub fn opt(
+    file: &Path,
+    passes: Option<&str>,
+    target: Option<Target>,
+    run: bool,
+    stats: bool,
+) -> Result<i32, Failure> {
     let text = io_error::read_text(file)?;
     let pipeline = Pipeline::from_names(passes.unwrap_or("")).map_err(|e| anyhow!(e))?;
-    let report = crate::opt::opt(&file.display().to_string(), &text, &pipeline, run, stats)?;
+    let name = file.display().to_string();
+    let report = crate::opt::opt(&name, &text, &pipeline, target, run, stats)?;
     write_output(None, report.clif.as_bytes())?;
     if let Some(stats) = &report.stats {
         eprint!("{stats}");

@@ -40,9 +40,28 @@ pub fn emit_diagnostics(diags: &Diagnostics, sources: &SourceMap) {
 
 /// Reads, parses and checks the program rooted at `paths[0]`.
 pub fn load(paths: &[PathBuf]) -> Result<Program, Failure> {
+    load_reading(paths).map(|loaded| loaded.program)
+}
+
+/// A checked program and the files it was read from.
+pub struct Loaded {
+    pub program: Program,
+    /// The given files and the imported modules the front end found, as
+    /// named in diagnostics.
+    pub files: Vec<PathBuf>,
+}
+
+/// Like [`load`], also returning the files read.
+pub fn load_reading(paths: &[PathBuf]) -> Result<Loaded, Failure> {
     let mut sources = SourceMap::new();
     match pare_frontend::load_program(paths, &mut sources) {
-        Ok(program) => Ok(program),
+        Ok(program) => Ok(Loaded {
+            program,
+            files: sources
+                .file_ids()
+                .map(|file| PathBuf::from(sources.name(file)))
+                .collect(),
+        }),
         Err(LoadError::Diagnostics(diags)) => {
             emit_diagnostics(&diags, &sources);
             Err(Failure::Reported)
@@ -65,8 +84,10 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
                 let stdout = std::io::stdout();
                 let mut out = std::io::BufWriter::new(stdout.lock());
                 let exit = interp::run(&program, &mut out);
-                let _ = out.flush();
-                exit
+                match out.flush() {
+                    Ok(()) => exit,
+                    Err(_) => exit.after_write_error(),
+                }
             })
             .map_err(|e| anyhow!("cannot start the interpreter thread: {e}"))?;
         // A panic in the interpreter is a parec bug: let `main` report it.
@@ -92,26 +113,36 @@ fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv, arch: Arch) -> 
     }
 }
 
+/// A lowered program and the source files it was read from.
+pub struct Lowered {
+    pub modules: Vec<ClifModule>,
+    /// See [`Loaded::files`].
+    pub files: Vec<PathBuf>,
+}
+
 /// The whole program plus the runtime, for the host JIT.
-pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
-    let program = load(paths)?;
+pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Lowered, Failure> {
+    let Loaded { program, files } = load_reading(paths)?;
     let host_conv =
         cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
     let arch = Arch::host().ok_or_else(|| anyhow!("the JIT does not support this host"))?;
     let cfg = lower_config(host_conv, arch);
-    Ok(vec![
-        lower::lower_program(&program, &cfg),
-        lower::runtime_module(&cfg),
-    ])
+    Ok(Lowered {
+        modules: vec![
+            lower::lower_program(&program, &cfg),
+            lower::runtime_module(&cfg),
+        ],
+        files,
+    })
 }
 
 /// One module per source module, then the runtime, for AOT objects.
-pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Vec<ClifModule>, Failure> {
-    let program = load(paths)?;
+pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Lowered, Failure> {
+    let Loaded { program, files } = load_reading(paths)?;
     let cfg = lower_config(target.c_call_conv(), target.arch());
     let mut modules: Vec<ClifModule> = (0..program.modules.len())
         .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
         .collect();
     modules.push(lower::runtime_module(&cfg));
-    Ok(modules)
+    Ok(Lowered { modules, files })
 }

@@ -2,8 +2,12 @@
 //!
 //! Every file parec reads or writes goes through these helpers, so an I/O
 //! failure always reads `cannot read `PATH`: REASON`, with the operating
-//! system's reason and without Rust's `(os error N)` suffix.
+//! system's reason and without Rust's `(os error N)` suffix. What parec
+//! itself prints on stdout (`--emit clif`/`asm` without `-o`, `parec opt`,
+//! `cgdata show`) goes through [`write_stdout`]: a failed write is an
+//! error (status 1), never lost output with status 0.
 
+use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
@@ -38,4 +42,13 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn create_dir_all(path: &Path) -> Result<()> {
     std::fs::create_dir_all(path)
         .map_err(|e| anyhow!("cannot create `{}`: {}", path.display(), reason(&e)))
+}
+
+/// Writes `bytes` to stdout and flushes it.
+pub fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| anyhow!("cannot write to stdout: {}", reason(&e)))
 }

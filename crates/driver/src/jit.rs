@@ -18,13 +18,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::CString;
 
 use anyhow::{anyhow, bail, Result};
-use cranelift_codegen::ir::types;
+use cranelift_codegen::ir::{self, types, ExternalName, GlobalValueData, InstructionData};
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncOrDataId, Module};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
 use crate::clif_to_module::{Colocation, ModuleDefiner};
-use crate::target::{host_jit_isa, OptLevel};
+use crate::target::{common_settings, host_jit_isa_with, OptLevel};
 
 /// Address space reserved for JIT code and data.
 const ARENA_SIZE: usize = 1 << 30;
@@ -41,7 +41,7 @@ enum MainKind {
 /// [`crate::build::Backend::Jit`]), calls `main` and returns its status (0
 /// for a `main` without result).
 pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
-    let isa = host_jit_isa(level)?;
+    let isa = host_jit_isa_with(level, &common_settings(&modules)?)?;
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
     uniquify_locals(&mut modules);
 
@@ -69,10 +69,7 @@ pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
     };
     let code = jit.get_finalized_function(main_id);
     let status = call_main_on_program_stack(code, main_kind)?;
-    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-    }
+    flush_c_streams()?;
     Ok(status)
 }
 
@@ -122,6 +119,32 @@ unsafe fn call_main(code: *const u8, kind: MainKind) -> i32 {
             }
         }
     }
+}
+
+/// Flushes every C output stream after `main` returned; a failed flush, or
+/// an earlier error on `stdout` (a write the buffer hid), is an error: the
+/// program's output is lost, and the C library's exit would not say so.
+/// (Pare's runtime has flushed and checked `stdout` already, trapping on
+/// an error; this catches `.clif` programs.)
+fn flush_c_streams() -> Result<()> {
+    // SAFETY: fflush(NULL) flushes every C output stream; always valid.
+    let flushed = unsafe { libc::fflush(std::ptr::null_mut()) };
+    let flush_error = std::io::Error::last_os_error();
+    let stdout_failed = lookup_host_symbol("stdout").is_some_and(|stdout| {
+        // SAFETY: `stdout` is libc's `FILE *stdout` variable; reading it and
+        // asking its error flag is always valid.
+        unsafe { libc::ferror(*(stdout as *const *mut libc::FILE)) != 0 }
+    });
+    if flushed != 0 {
+        bail!(
+            "cannot write the program's output: {}",
+            crate::io_error::reason(&flush_error)
+        );
+    }
+    if stdout_failed {
+        bail!("cannot write the program's output: stdout has a write error");
+    }
+    Ok(())
 }
 
 /// Renames `Local` symbols whose names occur in another module (two modules'
@@ -186,7 +209,9 @@ fn main_kind(modules: &[ClifModule], c_conv: cranelift_codegen::isa::CallConv) -
     }
 }
 
-/// Looks up in this process every symbol that the modules import but none defines.
+/// Looks up in this process every symbol that the modules' code refers to
+/// and none defines. An import nothing refers to (a `.clif` file's unused
+/// `symbol` global value) is left alone: nothing will ask for its address.
 fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
     let defined: HashSet<&str> = modules
         .iter()
@@ -196,7 +221,11 @@ fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
         .collect();
     let imports: BTreeSet<&str> = modules
         .iter()
-        .flat_map(|m| m.symbols.iter())
+        .flat_map(|m| {
+            referenced_symbols(m)
+                .into_iter()
+                .filter_map(|i| m.symbols.get(i as usize))
+        })
         .filter(|s| s.linkage == Linkage::Import && !defined.contains(s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
@@ -207,6 +236,53 @@ fn resolve_imports(modules: &[ClifModule]) -> Result<Vec<(String, *const u8)>> {
             None => Err(anyhow!("undefined symbol `{name}`: not defined by the program and not found in the C library")),
         })
         .collect()
+}
+
+/// The symbols a module's code and data refer to: callees, function
+/// addresses, the symbols under the global values that instructions and
+/// stack limits use, and data relocation targets.
+fn referenced_symbols(module: &ClifModule) -> BTreeSet<u32> {
+    let mut used = BTreeSet::new();
+    for def in &module.functions {
+        let func = &def.func;
+        let mut name_of = |name: &ExternalName| {
+            if let ExternalName::User(r) = name {
+                used.insert(func.params.user_named_funcs()[*r].index);
+            }
+        };
+        let mut global_values: Vec<ir::GlobalValue> = func.stack_limit.into_iter().collect();
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                match func.dfg.insts[inst] {
+                    InstructionData::Call { func_ref, .. }
+                    | InstructionData::TryCall { func_ref, .. }
+                    | InstructionData::FuncAddr { func_ref, .. } => {
+                        name_of(&func.dfg.ext_funcs[func_ref].name)
+                    }
+                    InstructionData::UnaryGlobalValue { global_value, .. } => {
+                        global_values.push(global_value)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        while let Some(gv) = global_values.pop() {
+            match &func.global_values[gv] {
+                GlobalValueData::Symbol { name, .. } => name_of(name),
+                GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } => {
+                    global_values.push(*base)
+                }
+                _ => {}
+            }
+        }
+    }
+    used.extend(
+        module
+            .data
+            .iter()
+            .flat_map(|d| d.relocs.iter().map(|r| r.target)),
+    );
+    used
 }
 
 /// `dlsym(RTLD_DEFAULT, name)`: the address of a symbol of this process.

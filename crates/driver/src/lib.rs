@@ -30,12 +30,14 @@
 //! | [`jit`]         | running in-process                                 |
 //! | [`frontend`]    | the Pare front end: load, interpret, lower         |
 //! | [`clif_file`]   | `.clif` text as a ClifModule                       |
+//! | [`clif_header`] | a `.clif` file's `set` and `target` lines          |
 //! | [`opt`]         | `parec opt`: passes on a `.clif` file, run lines   |
 //! | [`link`], [`link_report`] | linking, running; the post-link merge report |
 //! | [`cgdata_file`] | cgdata file I/O                                    |
 //! | [`target`]      | targets, levels, ISAs, per-target pass options     |
 //! | [`asm`]         | `--emit asm`                                       |
 //! | [`io_error`]    | I/O error messages                                 |
+//! | [`outputs`]     | output paths checked against the inputs            |
 //! | [`parallel`]    | the thread pool of a compilation                   |
 //!
 //! [`ClifModule`]: parec_passes::clif_module::ClifModule
@@ -45,6 +47,7 @@ pub mod build;
 pub mod cgdata_cmd;
 pub mod cgdata_file;
 pub mod clif_file;
+pub mod clif_header;
 pub mod clif_to_module;
 pub mod codegen;
 pub mod commands;
@@ -55,6 +58,7 @@ pub mod link;
 pub mod link_report;
 pub mod object;
 pub mod opt;
+pub mod outputs;
 pub mod parallel;
 pub mod pipeline;
 pub mod target;

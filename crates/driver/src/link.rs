@@ -7,8 +7,14 @@
 //!
 //! ```text
 //! ld.lld-19 -m aarch64linux -static -o OUT crt1.o crti.o crtbeginT.o OBJS --icf=all \
-//!     -L$G -L$L --start-group -lgcc -lgcc_eh -lc --end-group crtend.o crtn.o
+//!     -L$G -L$L --start-group -lgcc -lgcc_eh -lc -lm --end-group crtend.o crtn.o
 //! ```
+//!
+//! The C math library is there for Cranelift's libcalls: `ceil`, `floor`,
+//! `nearest`, `trunc` and `fma` on floats become calls to `ceilf`, `floor`,
+//! `nearbyintf`, ... where the ISA has no instruction for them (x86-64
+//! without SSE 4.1). A static link takes only the members a program uses,
+//! so programs that make no such call are the same bytes.
 //!
 //! aarch64 programs run under `qemu-aarch64-static` (no binfmt_misc here);
 //! x86_64 programs run directly. A missing tool is an error that says how to
@@ -131,7 +137,14 @@ pub fn link_executable(objects: &[PathBuf], out: &Path, target: Target, icf: Icf
     cmd.arg(icf.flag());
     cmd.arg(format!("-L{}", gcc_dir.display()))
         .arg(format!("-L{}", libc_dir.display()));
-    cmd.args(["--start-group", "-lgcc", "-lgcc_eh", "-lc", "--end-group"]);
+    cmd.args([
+        "--start-group",
+        "-lgcc",
+        "-lgcc_eh",
+        "-lc",
+        "-lm",
+        "--end-group",
+    ]);
     cmd.arg(&crtend).arg(&crtn);
     let output = run_tool(&mut cmd, LLD, "lld-19")?;
     if !output.status.success() {

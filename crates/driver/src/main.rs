@@ -110,6 +110,10 @@ enum Command {
         /// Comma-separated passes, in order (default: none).
         #[arg(long)]
         passes: Option<String>,
+        /// Target whose ISA the passes' size guard and the verifier use
+        /// (default: the file's first `target` line parec builds for, else aarch64).
+        #[arg(long, value_parser = parse_target)]
+        target: Option<Target>,
         /// Check every `; run:` line with the CLIF interpreter before and after the passes.
         #[arg(long)]
         run: bool,
@@ -286,9 +290,10 @@ fn execute(cli: Cli) -> ExitCode {
         Command::Opt {
             file,
             passes,
+            target,
             run,
             stats,
-        } => commands::opt(&file, passes.as_deref(), run, stats),
+        } => commands::opt(&file, passes.as_deref(), target, run, stats),
         Command::Bench { args } => tools::forward("bench", &args),
     };
     match result {

@@ -8,6 +8,13 @@
 //! expectation does not hold, is a failure. The interpreter panics on some
 //! inputs (data symbols, memory outside stack slots), so each call runs under
 //! `catch_unwind`, and it is given fuel so that a loop cannot hang `opt`.
+//!
+//! The interpreter's steps are driven here ([`run_call`]), not by
+//! `Interpreter::call`, which recurses in Rust once per call and once per
+//! *tail* call: a loop of a million `return_call`s overflowed parec's stack
+//! and aborted the process. Here a tail call replaces its caller's frame,
+//! a call's return point is kept on the heap, and calls nest at most
+//! [`MAX_CALL_DEPTH`] deep (deeper is a failure of the run, not a crash).
 
 use std::fmt::Write as _;
 use std::panic::{self, AssertUnwindSafe};
@@ -18,18 +25,24 @@ use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir;
 use cranelift_codegen::Context;
 use cranelift_interpreter::environment::FunctionStore;
-use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
-use cranelift_interpreter::step::ControlFlow;
+use cranelift_interpreter::instruction::DfgInstructionContext;
+use cranelift_interpreter::interpreter::{InterpreterError, InterpreterState};
+use cranelift_interpreter::state::State as _;
+use cranelift_interpreter::step::{step, ControlFlow};
 use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
 use crate::build::{Backend, Build, BuildMode, Input};
 use crate::clif_file::ClifFile;
+use crate::clif_header;
 use crate::pipeline::Pipeline;
-use crate::target::{OptLevel, Target};
+use crate::target::{Machine, OptLevel, Target};
 
 /// Instructions the interpreter may execute per run command.
 const FUEL: u64 = 50_000_000;
+
+/// Deepest nesting of calls (not tail calls) a run command may reach.
+const MAX_CALL_DEPTH: usize = 1 << 18;
 
 /// What `parec opt` produced.
 pub struct OptReport {
@@ -43,21 +56,32 @@ pub struct OptReport {
     pub runs: usize,
 }
 
-/// Runs `pipeline` on the `.clif` text `text` (from file `name`).
+/// Runs `pipeline` on the `.clif` text `text` (from file `name`) for
+/// `target`: by default the first target of the file's `target` lines that
+/// parec builds for, else the default target. The size guard of the passes
+/// and the verifier use that target's ISA, as `parec build` does.
 pub fn opt(
     name: &str,
     text: &str,
     pipeline: &Pipeline,
+    target: Option<Target>,
     run: bool,
     stats: bool,
 ) -> Result<OptReport> {
-    let file = ClifFile::parse(name, text)?;
+    let target = match target {
+        Some(target) => target,
+        None => clif_header::read(name, text)?
+            .header
+            .first_target()
+            .unwrap_or_default(),
+    };
+    let file = ClifFile::parse_for(name, text, Machine::Target(target))?;
     let before = file.module.clone();
     let build = Build {
         pipeline: pipeline.clone(),
         level: OptLevel::Oz,
         mode: BuildMode::Local,
-        backend: Backend::Clif(None),
+        backend: Backend::Clif(Some(target)),
         jobs: 1,
     };
     let output = build
@@ -78,7 +102,7 @@ pub fn opt(
         let _ = writeln!(clif, "; u0:{i} is `{}`", sym.name);
     }
     let stats = if stats {
-        let mut text = instruction_stats(&file, &before, &after)?;
+        let mut text = instruction_stats(&file, &before, &after, target)?;
         for run in &output.passes {
             let _ = writeln!(text, "{}: {}", run.pass.name(), run.outcome.stats);
         }
@@ -100,9 +124,14 @@ pub fn opt(
 }
 
 /// Instruction counts per function: as given, after the passes, and after
-/// Cranelift's own optimizer (for aarch64) on the passes' output.
-fn instruction_stats(file: &ClifFile, before: &ClifModule, after: &ClifModule) -> Result<String> {
-    let isa = Target::Aarch64.isa(OptLevel::Oz)?;
+/// Cranelift's own optimizer (for `target`) on the passes' output.
+fn instruction_stats(
+    file: &ClifFile,
+    before: &ClifModule,
+    after: &ClifModule,
+    target: Target,
+) -> Result<String> {
+    let isa = target.isa_with(OptLevel::Oz, &after.settings)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -255,14 +284,13 @@ fn interpret(funcs: &[ir::Function], name: &str, args: &[DataValue]) -> Outcome 
     let previous_hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        let state = InterpreterState::default().with_function_store(store);
-        let mut interpreter = Interpreter::new(state).with_fuel(Some(FUEL));
-        match interpreter.call_by_name(&name, args) {
-            Ok(ControlFlow::Return(values)) => Outcome::Returned(values.to_vec()),
-            Ok(ControlFlow::Trap(trap)) => Outcome::Trapped(trap.to_string()),
-            Ok(other) => Outcome::Failed(format!("unexpected control flow {other:?}")),
-            Err(e) => Outcome::Failed(e.to_string()),
-        }
+        let Some(function) = store.index_of(&name).and_then(|i| store.get_by_index(i)) else {
+            return Outcome::Failed(
+                InterpreterError::UnknownFunctionName(name.clone()).to_string(),
+            );
+        };
+        let mut state = InterpreterState::default().with_function_store(store.clone());
+        run_call(&mut state, function, args)
     }));
     panic::set_hook(previous_hook);
     result.unwrap_or_else(|payload| {
@@ -273,4 +301,82 @@ fn interpret(funcs: &[ir::Function], name: &str, args: &[DataValue]) -> Outcome 
             .unwrap_or_else(|| "panic".to_string());
         Outcome::Failed(format!("interpreter panicked: {msg}"))
     })
+}
+
+/// Interprets a call of `function` with `args` to its end, step by step
+/// (see the module doc): what `Interpreter::call` does, with an explicit
+/// stack of return points.
+fn run_call<'a>(
+    state: &mut InterpreterState<'a>,
+    function: &'a ir::Function,
+    args: &[DataValue],
+) -> Outcome {
+    let mut fuel = FUEL;
+    // The call instructions waiting for their callee to return, innermost last.
+    let mut return_points: Vec<ir::Inst> = Vec::new();
+    let mut next = enter(state, function, args.to_vec());
+    loop {
+        let current = state.current_frame().function();
+        let Some(inst) = next else {
+            return Outcome::Failed(InterpreterError::Unreachable.to_string());
+        };
+        if fuel == 0 {
+            return Outcome::Failed(InterpreterError::FuelExhausted.to_string());
+        }
+        fuel -= 1;
+        let flow = match step(state, DfgInstructionContext::new(inst, &current.dfg)) {
+            Ok(flow) => flow,
+            Err(e) => return Outcome::Failed(InterpreterError::from(e).to_string()),
+        };
+        next = match flow {
+            ControlFlow::Assign(values) => {
+                let results = current.dfg.inst_results(inst);
+                state.current_frame_mut().set_all(results, values.to_vec());
+                current.layout.next_inst(inst)
+            }
+            ControlFlow::Continue => current.layout.next_inst(inst),
+            ControlFlow::ContinueAt(block, values) => {
+                let params = current.dfg.block_params(block);
+                state.current_frame_mut().set_all(params, values.to_vec());
+                current.layout.first_inst(block)
+            }
+            ControlFlow::Call(callee, values) => {
+                if return_points.len() >= MAX_CALL_DEPTH {
+                    return Outcome::Failed(format!("calls nest deeper than {MAX_CALL_DEPTH}"));
+                }
+                return_points.push(inst);
+                enter(state, callee, values.to_vec())
+            }
+            ControlFlow::ReturnCall(callee, values) => {
+                state.pop_frame();
+                enter(state, callee, values.to_vec())
+            }
+            ControlFlow::Return(values) => {
+                state.pop_frame();
+                let Some(call) = return_points.pop() else {
+                    return Outcome::Returned(values.to_vec());
+                };
+                let caller = state.current_frame().function();
+                let results = caller.dfg.inst_results(call);
+                state.current_frame_mut().set_all(results, values.to_vec());
+                caller.layout.next_inst(call)
+            }
+            ControlFlow::Trap(trap) => return Outcome::Trapped(trap.to_string()),
+        };
+    }
+}
+
+/// Pushes a frame for `function` with its entry block's parameters set to
+/// `args`; returns its first instruction.
+fn enter<'a>(
+    state: &mut InterpreterState<'a>,
+    function: &'a ir::Function,
+    args: Vec<DataValue>,
+) -> Option<ir::Inst> {
+    let entry = function.layout.entry_block()?;
+    state.push_frame(function);
+    state
+        .current_frame_mut()
+        .set_all(function.dfg.block_params(entry), args);
+    function.layout.first_inst(entry)
 }

@@ -157,7 +157,10 @@ fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> fmerge::F
     match isa.filter(|isa| isa.triple().architecture == aarch64) {
         Some(isa) => fmerge::run(module, Some(isa), &options),
         None => {
-            let measure = Target::Aarch64.isa(OptLevel::Oz).ok();
+            let measure = Target::Aarch64
+                .isa_with(OptLevel::Oz, &module.settings)
+                .or_else(|_| Target::Aarch64.isa(OptLevel::Oz))
+                .ok();
             fmerge::run(module, measure.as_deref(), &options)
         }
     }
@@ -177,9 +180,7 @@ impl PassOutcome {
         PassOutcome::stats(match pass {
             ClifPass::Gvn => PassStats::Gvn(GvnStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
-            ClifPass::Fmerge => {
-                PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default())
-            }
+            ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
             ClifPass::Custom(_) => PassStats::Custom(Vec::new()),
         })
     }

@@ -8,9 +8,10 @@
 
 use std::str::FromStr;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{self, CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
+use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::fmerge::{self, FmergeOptions};
 use parec_passes::merge::MergeOptions;
 use target_lexicon::{Architecture, Triple};
@@ -81,6 +82,13 @@ impl Target {
         }
     }
 
+    /// The target of an architecture, if parec builds for it.
+    pub fn from_architecture(architecture: Architecture) -> Option<Target> {
+        [Target::Aarch64, Target::X86_64]
+            .into_iter()
+            .find(|t| t.triple().architecture == architecture)
+    }
+
     /// The platform C calling convention (for `main` and `extern` functions).
     pub fn c_call_conv(self) -> CallConv {
         CallConv::triple_default(&self.triple())
@@ -88,18 +96,62 @@ impl Target {
 
     /// The Cranelift ISA for AOT compilation at `level`.
     pub fn isa(self, level: OptLevel) -> Result<OwnedTargetIsa> {
-        self.isa_with_cfg_info(level, true)
+        self.isa_with(level, &CodegenSettings::default())
+    }
+
+    /// The ISA for AOT compilation at `level` of code that asks for
+    /// `settings` (a `.clif` file's `set` and `target` lines).
+    pub fn isa_with(self, level: OptLevel, settings: &CodegenSettings) -> Result<OwnedTargetIsa> {
+        self.build_isa(level, true, settings)
     }
 
     /// Like [`Target::isa`], choosing whether Cranelift records block starts
     /// (`machine_code_cfg_info`, which the outliner needs; tests check that
     /// it does not change the code).
     pub fn isa_with_cfg_info(self, level: OptLevel, cfg_info: bool) -> Result<OwnedTargetIsa> {
-        let builder = isa::lookup(self.triple())
+        self.build_isa(level, cfg_info, &CodegenSettings::default())
+    }
+
+    fn build_isa(
+        self,
+        level: OptLevel,
+        cfg_info: bool,
+        settings: &CodegenSettings,
+    ) -> Result<OwnedTargetIsa> {
+        let mut builder = isa::lookup(self.triple())
             .map_err(|e| anyhow!("Cranelift cannot target {}: {e}", self.triple_str()))?;
+        apply(&mut builder, &settings.isa)?;
         builder
-            .finish(aot_flags(level, cfg_info)?)
+            .finish(aot_flags(level, cfg_info, settings)?)
             .map_err(|e| anyhow!("cannot configure Cranelift for {}: {e}", self.triple_str()))
+    }
+}
+
+/// Where compiled code runs: on this machine through the JIT, or as a
+/// target's objects and executables. It decides the ISA, and which section
+/// of a `.clif` file with several `target` lines applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Machine {
+    /// The host, in-process (`parec run`).
+    Host,
+    /// A target's objects and executables (`parec build`, `parec opt`).
+    Target(Target),
+}
+
+impl Machine {
+    pub fn architecture(self) -> Architecture {
+        match self {
+            Machine::Host => Triple::host().architecture,
+            Machine::Target(target) => target.triple().architecture,
+        }
+    }
+
+    /// The ISA for code asking for `settings`, at `level`.
+    pub fn isa(self, level: OptLevel, settings: &CodegenSettings) -> Result<OwnedTargetIsa> {
+        match self {
+            Machine::Host => host_jit_isa_with(level, settings),
+            Machine::Target(target) => target.isa_with(level, settings),
+        }
     }
 }
 
@@ -134,13 +186,22 @@ fn base_settings(level: OptLevel) -> Result<settings::Builder> {
     Ok(b)
 }
 
-/// Shared Cranelift flags of AOT builds.
-fn aot_flags(level: OptLevel, cfg_info: bool) -> Result<settings::Flags> {
+/// Shared Cranelift flags of AOT builds, with a module's `settings`.
+fn aot_flags(
+    level: OptLevel,
+    cfg_info: bool,
+    settings: &CodegenSettings,
+) -> Result<settings::Flags> {
     let mut b = base_settings(level)?;
     // Pare code never unwinds; no `.eh_frame` is emitted, so skip the work.
     b.set("unwind_info", "false")?;
+    apply(&mut b, &settings.shared)?;
+    // Static non-PIE executables: a `.clif` file asking for PIC is refused
+    // when it is read (`crate::clif_file`).
+    b.set("is_pic", "false")?;
     // Block starts for the machine outliner's lifter (`parec_passes::outline`).
-    // Only recorded: the code bytes are the same with and without it.
+    // Only recorded: the code bytes are the same with and without it, so
+    // parec's choice overrides a file's.
     b.set(
         "machine_code_cfg_info",
         if cfg_info { "true" } else { "false" },
@@ -150,13 +211,73 @@ fn aot_flags(level: OptLevel, cfg_info: bool) -> Result<settings::Flags> {
 
 /// The host ISA, configured for the JIT (`is_pic=false`, long-range libcalls).
 pub fn host_jit_isa(level: OptLevel) -> Result<OwnedTargetIsa> {
+    host_jit_isa_with(level, &CodegenSettings::default())
+}
+
+/// The host ISA for the JIT, for code asking for `settings`. The host's own
+/// ISA features are detected; a file may ask for a subset of them (its
+/// `target` line's flags), not for one this machine lacks.
+pub fn host_jit_isa_with(level: OptLevel, settings: &CodegenSettings) -> Result<OwnedTargetIsa> {
     let mut b = base_settings(level)?;
+    apply(&mut b, &settings.shared)?;
+    // The JIT needs non-PIC code that reaches libc, which lies beyond a
+    // PC-relative reach; a file asking otherwise is refused when read.
+    b.set("is_pic", "false")?;
     b.set("use_colocated_libcalls", "false")?;
-    let isa_builder = cranelift_native::builder()
-        .map_err(|e| anyhow!("the host machine is not supported: {e}"))?;
-    isa_builder
-        .finish(settings::Flags::new(b))
-        .map_err(|e| anyhow!("cannot configure Cranelift for the host: {e}"))
+    let flags = settings::Flags::new(b);
+    let native = || {
+        cranelift_native::builder().map_err(|e| anyhow!("the host machine is not supported: {e}"))
+    };
+    let finish = |builder: isa::Builder| {
+        builder
+            .finish(flags.clone())
+            .map_err(|e| anyhow!("cannot configure Cranelift for the host: {e}"))
+    };
+    if settings.isa.is_empty() {
+        return finish(native()?);
+    }
+    let host = finish(native()?)?;
+    let mut requested = native()?;
+    apply(&mut requested, &settings.isa)?;
+    let requested = finish(requested)?;
+    let host_flags = host.isa_flags();
+    for flag in requested.isa_flags() {
+        let on_host = host_flags.iter().find(|f| f.name == flag.name);
+        if flag.as_bool() == Some(true) && on_host.and_then(|f| f.as_bool()) == Some(false) {
+            bail!(
+                "the code asks for the ISA feature `{}`, which this machine lacks",
+                flag.name
+            );
+        }
+    }
+    Ok(requested)
+}
+
+/// Applies `(name, value)` settings in order.
+fn apply(builder: &mut dyn Configurable, settings: &[(String, String)]) -> Result<()> {
+    for (name, value) in settings {
+        builder
+            .set(name, value)
+            .map_err(|e| anyhow!("Cranelift setting `{name}={value}`: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The Cranelift settings of a build's modules, which must agree: the JIT
+/// compiles a program with one ISA, and the passes measure code size with
+/// one.
+pub fn common_settings(modules: &[ClifModule]) -> Result<CodegenSettings> {
+    let Some(first) = modules.first() else {
+        return Ok(CodegenSettings::default());
+    };
+    if let Some(other) = modules.iter().find(|m| m.settings != first.settings) {
+        bail!(
+            "modules `{}` and `{}` ask for different Cranelift settings (their `set` and `target` lines); one build compiles with one set of settings",
+            first.name,
+            other.name
+        );
+    }
+    Ok(first.settings.clone())
 }
 
 /// Testing: every function hashes alike (`PAREC_MERGE_FORCE_COLLISIONS=1`).

@@ -56,8 +56,22 @@ pub enum Exit {
     /// The program trapped (compiled code exits with status 101).
     Trap(TrapKind),
     /// The interpreter could not run the program to the end (an extern it does
-    /// not implement, output failure, malformed TIR).
+    /// not implement, malformed TIR).
     Error(String),
+}
+
+impl Exit {
+    /// How a run that ended as `self` ends when its output could not all be
+    /// written (a failed final flush): a normal end becomes the
+    /// [`TrapKind::WriteError`] trap, as in compiled code, whose runtime
+    /// flushes stdout before `main` returns and in `exit`; a trap stays
+    /// itself (the runtime's trap flushes without checking).
+    pub fn after_write_error(self) -> Exit {
+        match self {
+            Exit::Status(_) => Exit::Trap(TrapKind::WriteError),
+            other => other,
+        }
+    }
 }
 
 /// Deepest Pare call nesting the interpreter allows (`main` is the first
@@ -125,25 +139,26 @@ fn run_on_thread(
                 };
                 let exit = run(program, &mut out);
                 match out.flush() {
-                    Err(e) if !matches!(exit, Exit::Error(_)) => Exit::Error(output_error(&e)),
-                    _ => exit,
+                    Err(_) => exit.after_write_error(),
+                    Ok(()) => exit,
                 }
             })?;
         // Dropping the receiver on a write error makes the worker's next send
         // fail, which ends the run.
-        let mut write_error = None;
+        let mut write_failed = false;
         for chunk in receiver {
-            if let Err(e) = stdout.write_all(&chunk) {
-                write_error = Some(e);
+            if stdout.write_all(&chunk).is_err() {
+                write_failed = true;
                 break;
             }
         }
         let exit = worker
             .join()
             .unwrap_or_else(|_| Exit::Error("the interpreter panicked".into()));
-        Ok(match write_error {
-            Some(e) => Exit::Error(output_error(&e)),
-            None => exit,
+        Ok(if write_failed {
+            exit.after_write_error()
+        } else {
+            exit
         })
     })
 }
@@ -174,10 +189,6 @@ impl Write for ChannelWriter {
             .send(chunk)
             .map_err(|_| std::io::Error::other("output closed"))
     }
-}
-
-fn output_error(e: &std::io::Error) -> String {
-    format!("cannot write the program's output: {e}")
 }
 
 /// Why evaluation stopped going forward; the error side of every evaluation
@@ -642,7 +653,7 @@ impl<'p, 'w> Machine<'p, 'w> {
                 let bytes = self.heap.str_bytes(value)?;
                 match self.out.write_all(bytes) {
                     Ok(()) => Ok(0),
-                    Err(e) => Err(self.fail(output_error(&e))),
+                    Err(_) => Err(Flow::Trap(TrapKind::WriteError)),
                 }
             }
             Builtin::Len => match arg.ty {
@@ -680,10 +691,12 @@ impl<'p, 'w> Machine<'p, 'w> {
         Ok(result?)
     }
 
+    /// Writes program output; a failed write traps, as a short `fwrite`
+    /// does in compiled code.
     fn write(&mut self, bytes: &[u8]) -> Result<(), Flow> {
         match self.out.write_all(bytes) {
             Ok(()) => Ok(()),
-            Err(e) => Err(self.fail(output_error(&e))),
+            Err(_) => Err(Flow::Trap(TrapKind::WriteError)),
         }
     }
 

@@ -332,10 +332,14 @@ pub enum TrapKind {
     /// Recursion deeper than the stack allows (compiled code: a fault on the
     /// stack's guard page; the interpreter: [`crate::interp::MAX_CALL_DEPTH`]).
     StackOverflow,
+    /// Output to stdout could not be written (a full disk, a closed
+    /// stream): found by the write that fails or, for buffered output, by
+    /// the flush when the program ends.
+    WriteError,
 }
 
 impl TrapKind {
-    pub const ALL: [TrapKind; 7] = [
+    pub const ALL: [TrapKind; 8] = [
         TrapKind::DivisionByZero,
         TrapKind::DivisionOverflow,
         TrapKind::IndexOutOfBounds,
@@ -343,6 +347,7 @@ impl TrapKind {
         TrapKind::NegativeLength,
         TrapKind::OutOfMemory,
         TrapKind::StackOverflow,
+        TrapKind::WriteError,
     ];
     /// The code passed to the runtime's trap function.
     pub fn code(self) -> i32 {
@@ -361,6 +366,7 @@ impl TrapKind {
             TrapKind::NegativeLength => "negative array length",
             TrapKind::OutOfMemory => "out of memory",
             TrapKind::StackOverflow => "stack overflow",
+            TrapKind::WriteError => "write error on stdout",
         }
     }
 }

@@ -71,12 +71,33 @@ pub struct DataDef {
     pub relocs: Vec<DataReloc>,
 }
 
+/// Cranelift settings a module asks for on top of the build's: a `.clif`
+/// file's `set` lines and the ISA flags of its `target` line, as `(name,
+/// value)` pairs in file order. Empty for modules that take the build's
+/// settings (every Pare module).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CodegenSettings {
+    /// Shared settings (`set opt_level=speed`, `set enable_pinned_reg`).
+    pub shared: Vec<(String, String)>,
+    /// ISA settings (`target x86_64 has_avx`).
+    pub isa: Vec<(String, String)>,
+}
+
+impl CodegenSettings {
+    pub fn is_empty(&self) -> bool {
+        self.shared.is_empty() && self.isa.is_empty()
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ClifModule {
     pub name: String,
     pub symbols: Vec<Symbol>,
     pub functions: Vec<FunctionDef>,
     pub data: Vec<DataDef>,
+    /// The Cranelift settings its code is compiled with, on top of the
+    /// build's.
+    pub settings: CodegenSettings,
 }
 
 impl ClifModule {

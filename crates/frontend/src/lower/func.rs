@@ -211,6 +211,9 @@ impl<'p> FnLower<'_, '_, 'p> {
                 None => self.b.ins().iconst(types::I32, 0),
                 Some(v) => self.resize_int(v, types::I32, self.f.ret.is_signed()),
             };
+            // The C library flushes stdout after `main` without reporting
+            // errors; the runtime flushes first and traps on a write error.
+            self.call_runtime(RuntimeFn::Flush, &[]);
             self.b.ins().return_(&[status]);
         } else {
             let rets: Vec<Value> = value.into_iter().collect();

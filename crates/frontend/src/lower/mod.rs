@@ -109,10 +109,11 @@ pub(crate) enum RuntimeFn {
     Exit,
     /// Called first by `main`: turns stack overflow into a trap.
     Init,
+    Flush,
 }
 
 impl RuntimeFn {
-    pub(crate) const ALL: [RuntimeFn; 8] = [
+    pub(crate) const ALL: [RuntimeFn; 9] = [
         RuntimeFn::PrintI64,
         RuntimeFn::PrintBool,
         RuntimeFn::PrintStr,
@@ -121,6 +122,7 @@ impl RuntimeFn {
         RuntimeFn::Trap,
         RuntimeFn::Exit,
         RuntimeFn::Init,
+        RuntimeFn::Flush,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -133,6 +135,7 @@ impl RuntimeFn {
             RuntimeFn::Trap => "pare_trap",
             RuntimeFn::Exit => "pare_exit",
             RuntimeFn::Init => "pare_init",
+            RuntimeFn::Flush => "pare_flush",
         }
     }
 
@@ -150,6 +153,7 @@ impl RuntimeFn {
             RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
             RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
             RuntimeFn::Init => (&[], &[]),
+            RuntimeFn::Flush => (&[], &[]),
         };
         sig.params.extend_from_slice(params);
         sig.returns.extend_from_slice(rets);

@@ -2,12 +2,13 @@
 //!
 //! Exported entry points (C calling convention, see [`RuntimeFn`]):
 //! `pare_print_i64`, `pare_print_bool`, `pare_print_str`, `pare_new_array`,
-//! `pare_alloc`, `pare_trap`, `pare_exit`, `pare_init`; one local function,
-//! the signal handler `pare_on_fault`. Imported from libc: `fwrite`,
-//! `fflush`, `calloc`, `exit`, `sigaltstack`, `sigaction`, `signal` and the
-//! data symbols `stdout`/`stderr` (each a `FILE *` variable: the runtime
-//! loads the pointer from the symbol's address). No variadic function is
-//! called (Cranelift cannot call them portably).
+//! `pare_alloc`, `pare_trap`, `pare_exit`, `pare_flush`, `pare_init`; one
+//! local function, the signal handler `pare_on_fault`. Imported from libc:
+//! `fwrite`, `fflush`, `ferror`, `calloc`, `exit`, `sigaltstack`,
+//! `sigaction`, `signal` and the data symbols `stdout`/`stderr` (each a
+//! `FILE *` variable: the runtime loads the pointer from the symbol's
+//! address). No variadic function is called (Cranelift cannot call them
+//! portably).
 //!
 //! Invariants: output goes through libc's `stdout`, so it interleaves with C
 //! code writing there; `pare_trap` and `pare_exit` flush `stdout` and never
@@ -28,6 +29,12 @@
 //! access is checked); C code called through `extern fn` can. The
 //! `struct sigaction` and `stack_t` layouts and the constants are those of
 //! Linux/glibc on both aarch64 and x86_64 ([`SIGACTION_SIZE`] and below).
+//!
+//! Write errors: a short `fwrite` to stdout, and a failed flush of stdout
+//! in `pare_exit` and `pare_flush` (which `main` calls before it returns),
+//! trap with [`TrapKind::WriteError`]; the flush checks `ferror` too, so an
+//! error of a C function writing to stdout (`putchar`) counts. `pare_trap`
+//! flushes without checking: its own message is the one to report.
 //!
 //! Data objects (all local, read-only): `.rt.true`, `.rt.false`, the
 //! concatenated trap lines `.rt.trap_text` ("trap: <message>\n" per
@@ -85,6 +92,7 @@ const FAULT_HANDLER: &str = "pare_on_fault";
 enum Libc {
     Fwrite,
     Fflush,
+    Ferror,
     Calloc,
     Exit,
     Sigaltstack,
@@ -97,6 +105,7 @@ impl Libc {
         match self {
             Libc::Fwrite => "fwrite",
             Libc::Fflush => "fflush",
+            Libc::Ferror => "ferror",
             Libc::Calloc => "calloc",
             Libc::Exit => "exit",
             Libc::Sigaltstack => "sigaltstack",
@@ -113,8 +122,8 @@ impl Libc {
         let (params, returns): (Vec<AbiParam>, Vec<AbiParam>) = match self {
             // size_t fwrite(const void *, size_t, size_t, FILE *)
             Libc::Fwrite => (vec![ptr, size, size, ptr], vec![size]),
-            // int fflush(FILE *)
-            Libc::Fflush => (vec![ptr], vec![int]),
+            // int fflush(FILE *), int ferror(FILE *)
+            Libc::Fflush | Libc::Ferror => (vec![ptr], vec![int]),
             // void *calloc(size_t, size_t)
             Libc::Calloc => (vec![size, size], vec![ptr]),
             // void exit(int)
@@ -214,6 +223,7 @@ fn build_function(
         Entry::Runtime(RuntimeFn::Alloc) => rt.alloc(params[0]),
         Entry::Runtime(RuntimeFn::Trap) => rt.trap(params[0]),
         Entry::Runtime(RuntimeFn::Exit) => rt.exit(params[0]),
+        Entry::Runtime(RuntimeFn::Flush) => rt.flush(),
         Entry::Runtime(RuntimeFn::Init) => rt.init(),
         Entry::FaultHandler => rt.on_fault(params[1], params[2]),
     }
@@ -289,16 +299,40 @@ impl RtFn<'_, '_> {
         self.b.ins().load(self.cfg.pointer_type, TRUSTED, addr, 0)
     }
 
-    /// `fwrite(bytes, 1, len, *stream)`.
-    fn write(&mut self, stream: &str, bytes: Value, len: Value) {
+    /// `fwrite(bytes, 1, len, *stream)`; returns the number of bytes written.
+    fn write(&mut self, stream: &str, bytes: Value, len: Value) -> Value {
         let file = self.c_stream(stream);
         let one = self.b.ins().iconst(types::I64, 1);
-        self.call_libc(Libc::Fwrite, &[bytes, one, len, file]);
+        self.call_libc(Libc::Fwrite, &[bytes, one, len, file])
+            .unwrap_or(len)
     }
 
-    fn flush_stdout(&mut self) {
+    /// Writes `len` bytes to stdout; traps if fewer were written.
+    fn write_stdout(&mut self, bytes: Value, len: Value) {
+        let written = self.write("stdout", bytes, len);
+        let short = self.b.ins().icmp(IntCC::NotEqual, written, len);
+        self.trap_if(short, TrapKind::WriteError);
+    }
+
+    /// `fflush(stdout)`; returns its result (0 on success).
+    fn flush_stdout(&mut self) -> Option<Value> {
         let file = self.c_stream("stdout");
-        self.call_libc(Libc::Fflush, &[file]);
+        self.call_libc(Libc::Fflush, &[file])
+    }
+
+    /// Flushes stdout; traps if the flush fails or stdout had an error
+    /// before (`ferror`: a write of C code, or one the buffer hid).
+    fn flush_stdout_checked(&mut self) {
+        let flushed = self.flush_stdout();
+        let file = self.c_stream("stdout");
+        let error = self.call_libc(Libc::Ferror, &[file]);
+        // Both return an `int` (their signatures say so).
+        let (Some(flushed), Some(error)) = (flushed, error) else {
+            return;
+        };
+        let failed = self.b.ins().bor(flushed, error);
+        let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, failed, 0);
+        self.trap_if(failed, TrapKind::WriteError);
     }
 
     /// Calls `pare_trap(kind)` (which does not return) and ends the block.
@@ -397,7 +431,7 @@ impl RtFn<'_, '_> {
         let text = self.b.ins().iadd(buf, start);
         let size = self.b.ins().iconst(types::I64, i64::from(DECIMAL_BUFFER));
         let len = self.b.ins().isub(size, start);
-        self.write("stdout", text, len);
+        self.write_stdout(text, len);
         self.b.ins().return_(&[]);
     }
 
@@ -419,7 +453,7 @@ impl RtFn<'_, '_> {
         }
         self.b.switch_to_block(output);
         self.b.seal_block(output);
-        self.write("stdout", text, len);
+        self.write_stdout(text, len);
         self.b.ins().return_(&[]);
     }
 
@@ -429,7 +463,7 @@ impl RtFn<'_, '_> {
         self.trap_if(is_null, TrapKind::NullDereference);
         let len = self.b.ins().load(types::I64, TRUSTED, s, 0);
         let bytes = self.b.ins().iadd_imm_u(s, 8);
-        self.write("stdout", bytes, len);
+        self.write_stdout(bytes, len);
         self.b.ins().return_(&[]);
     }
 
@@ -490,9 +524,9 @@ impl RtFn<'_, '_> {
         self.b.ins().trap(NORETURN_TRAP);
     }
 
-    /// Flushes stdout and exits with `code`.
+    /// Flushes stdout and exits with `code`; traps if the flush fails.
     fn exit(&mut self, code: Value) {
-        self.flush_stdout();
+        self.flush_stdout_checked();
         self.call_libc(Libc::Exit, &[code]);
         self.b.ins().trap(NORETURN_TRAP);
     }
@@ -564,6 +598,13 @@ impl RtFn<'_, '_> {
         let segv = self.b.ins().iconst(types::I32, SIGSEGV);
         let default_action = self.b.ins().iconst(self.cfg.pointer_type, 0);
         self.call_libc(Libc::Signal, &[segv, default_action]);
+        self.b.ins().return_(&[]);
+    }
+
+    /// Flushes stdout; traps if the flush fails. `main` calls it before it
+    /// returns, since the C library's exit flushes without reporting errors.
+    fn flush(&mut self) {
+        self.flush_stdout_checked();
         self.b.ins().return_(&[]);
     }
 }

@@ -241,8 +241,8 @@ fn corpus_encodings(dir: &Path) -> Result<Option<Vec<Vec<u32>>>> {
     }
     let mut base = Vec::new();
     for program in programs {
-        let modules = lowered(&program.main)
-            .map_err(|e| anyhow!("`{}`: {e:#}", program.main.display()))?;
+        let modules =
+            lowered(&program.main).map_err(|e| anyhow!("`{}`: {e:#}", program.main.display()))?;
         base.extend(encodings_of(&modules));
     }
     base.sort();

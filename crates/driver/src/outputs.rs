@@ -1,0 +1,275 @@
+//! The files a command writes, checked against the files it reads.
+//!
+//! parec never writes over one of its inputs: an executable, an object
+//! directory, assembly, CLIF or cgdata whose path names a source file, an
+//! imported module, a `.clif` file or a `--cgdata-use` file is refused, and
+//! so are two outputs of one command that name the same file. Files are
+//! compared by identity, not by spelling: on Unix two paths are the same
+//! file when they have the same device and inode (so symbolic links, `./x`
+//! and `x`, and hard links all count); elsewhere their canonical paths are
+//! compared. A path that does not exist yet is no input.
+//!
+//! The checks run in two steps, both before anything is written:
+//!
+//! 1. [`Outputs::check`], before compiling: each output can be written
+//!    where it is asked for (its directory exists; an output file is not a
+//!    directory, an output directory is not a file), no two outputs are the
+//!    same file and none is one of the command's explicit inputs;
+//! 2. [`Outputs::check_not_read`], right after the front end, against the
+//!    files it read: a Pare program's imports are found by the front end,
+//!    so only then is the whole set of inputs known.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+
+/// What kind of file system object an output is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputKind {
+    /// A file, created or replaced; its directory must exist.
+    File,
+    /// A directory of files (`--emit obj`), created with its parents.
+    Directory,
+}
+
+/// One path a command will write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedOutput {
+    pub path: PathBuf,
+    /// The flag that names it (`-o`, `--cgdata-generate`), for messages.
+    pub flag: &'static str,
+    pub kind: OutputKind,
+}
+
+/// Every path a command will write.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    pub planned: Vec<PlannedOutput>,
+}
+
+impl Outputs {
+    /// Adds an output file named by `flag` (`-` is stdout and is not added).
+    pub fn file(&mut self, path: &Path, flag: &'static str) {
+        self.add(path, flag, OutputKind::File);
+    }
+
+    /// Adds an output directory named by `flag`.
+    pub fn directory(&mut self, path: &Path, flag: &'static str) {
+        self.add(path, flag, OutputKind::Directory);
+    }
+
+    fn add(&mut self, path: &Path, flag: &'static str, kind: OutputKind) {
+        if path != Path::new("-") {
+            self.planned.push(PlannedOutput {
+                path: path.to_path_buf(),
+                flag,
+                kind,
+            });
+        }
+    }
+
+    /// The output paths.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.planned.iter().map(|o| o.path.as_path())
+    }
+
+    /// Before compiling: every output can be written, no two are the same
+    /// file, and none is one of `inputs`.
+    pub fn check(&self, inputs: &[PathBuf]) -> Result<()> {
+        for (i, output) in self.planned.iter().enumerate() {
+            check_writable(output)?;
+            if let Some(input) = inputs.iter().find(|input| same_file(&output.path, input)) {
+                bail!(
+                    "{} `{}` is the input `{}`; refusing to overwrite it",
+                    output.flag,
+                    output.path.display(),
+                    input.display()
+                );
+            }
+            if let Some(other) = self.planned[..i]
+                .iter()
+                .find(|other| same_path(&output.path, &other.path))
+            {
+                bail!(
+                    "{} `{}` and {} `{}` are the same file",
+                    other.flag,
+                    other.path.display(),
+                    output.flag,
+                    output.path.display()
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// After the front end: no output is one of the files it `read`.
+    pub fn check_not_read(&self, read: &[PathBuf]) -> Result<()> {
+        for output in &self.planned {
+            if let Some(source) = read.iter().find(|source| same_file(&output.path, source)) {
+                bail!(
+                    "{} `{}` is the source file `{}` of the program; refusing to overwrite it",
+                    output.flag,
+                    output.path.display(),
+                    source.display()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `output` can be created where it is asked for.
+fn check_writable(output: &PlannedOutput) -> Result<()> {
+    let path = &output.path;
+    let shown = path.display();
+    if path.as_os_str().is_empty() {
+        bail!("{}: the output path is empty", output.flag);
+    }
+    match output.kind {
+        OutputKind::File => {
+            if path.is_dir() {
+                bail!("{} `{shown}` is a directory", output.flag);
+            }
+            let dir = parent_dir(path);
+            if !dir.is_dir() {
+                let why = if dir.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist"
+                };
+                bail!(
+                    "cannot write {} `{shown}`: `{}` {why}",
+                    output.flag,
+                    dir.display()
+                );
+            }
+        }
+        OutputKind::Directory => {
+            if path.exists() && !path.is_dir() {
+                bail!(
+                    "{} `{shown}` exists and is not a directory; refusing to overwrite it",
+                    output.flag
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The directory a file path is in (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether two existing paths are the same file.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether two paths, existing or not, name the same file: the same file
+/// if both exist, else the same canonical directory and file name.
+fn same_path(a: &Path, b: &Path) -> bool {
+    if same_file(a, b) {
+        return true;
+    }
+    match (planned_location(a), planned_location(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Where a path that may not exist yet will be: its canonical directory
+/// joined with its file name.
+fn planned_location(path: &Path) -> Option<PathBuf> {
+    let dir = parent_dir(path).canonicalize().ok()?;
+    Some(dir.join(path.file_name()?))
+}
+
+/// What identifies an existing file (after following symbolic links).
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(paths: &[(&Path, OutputKind)]) -> Outputs {
+        let mut out = Outputs::default();
+        for (path, kind) in paths {
+            out.add(path, "-o", *kind);
+        }
+        out
+    }
+
+    #[test]
+    fn an_input_is_refused_however_it_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("main.pare");
+        std::fs::write(&input, "fn main() {}").unwrap();
+        let link = dir.path().join("link.pare");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let hard = dir.path().join("hard.pare");
+        std::fs::hard_link(&input, &hard).unwrap();
+        let dotted = dir.path().join(".").join("main.pare");
+        for spelling in [&input, &link, &hard, &dotted] {
+            let err = outputs(&[(spelling, OutputKind::File)])
+                .check(std::slice::from_ref(&input))
+                .unwrap_err();
+            assert!(err.to_string().contains("refusing to overwrite"), "{err}");
+        }
+        let fresh = dir.path().join("main");
+        outputs(&[(&fresh, OutputKind::File)])
+            .check(std::slice::from_ref(&input))
+            .unwrap();
+    }
+
+    #[test]
+    fn outputs_must_be_creatable() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such/dir/x");
+        let err = outputs(&[(&missing, OutputKind::File)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        let err = outputs(&[(dir.path(), OutputKind::File)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let err = outputs(&[(&file, OutputKind::Directory)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("not a directory"), "{err}");
+        // An object directory is created with its parents.
+        outputs(&[(&missing, OutputKind::Directory)])
+            .check(&[])
+            .unwrap();
+    }
+
+    #[test]
+    fn two_outputs_may_not_be_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("out");
+        let b = dir.path().join(".").join("out");
+        let err = outputs(&[(&a, OutputKind::File), (&b, OutputKind::File)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("same file"), "{err}");
+    }
+}
