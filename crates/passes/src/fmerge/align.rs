@@ -1,5 +1,6 @@
 //! Alignment: which blocks and instructions of two functions are merged
-//! (HyFM, Rocha et al., *HyFM: Function Merging for Free*, LCTES 2021, §3).
+//! ([HYFM] §3: Rocha et al., *HyFM: Function Merging for Free*, LCTES 2021;
+//! full references in docs/DESIGN.md).
 //!
 //! # Notation
 //!

@@ -1,7 +1,7 @@
-//! Function fingerprints: F3M's MinHash over instruction shingles (§III-B)
-//! and the opcode-frequency fingerprint of HyFM and the thesis (§"Focusing
-//! on Profitable Functions"), kept for comparison and for the exhaustive
-//! baseline search.
+//! Function fingerprints: [F3M] §III-B's MinHash over instruction shingles
+//! and the opcode-frequency fingerprint of [HYFM] and [ROCHA-PHD]
+//! ("Focusing on Profitable Functions"), kept for comparison and for the
+//! exhaustive baseline search (full references in docs/DESIGN.md).
 //!
 //! # Instruction encoding
 //!

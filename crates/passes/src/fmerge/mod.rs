@@ -2,18 +2,23 @@
 //! HyFM's per-block alignment and code generation, the thesis' cost model
 //! as a filter and measured aarch64 bytes as the decision.
 //!
-//! References:
-//! - S. Stirling, R. C. O. Rocha, K. Hazelwood, H. Leather, M. O'Boyle and
-//!   P. Petoumenos, *F3M: Fast Focused Function Merging*, CGO 2022
-//!   (`shared/papers/f3m-minhash-lsh-merging.txt`): fingerprints §III-B,
-//!   LSH §III-C, adaptive parameters §III-D, HyFM's SSA bugs §III-E.
-//! - R. C. O. Rocha, P. Petoumenos, Z. Wang, M. Cole, K. Hazelwood and
-//!   H. Leather, *HyFM: Function Merging for Free*, LCTES 2021: block
-//!   pairing and alignment ([`align`]), code generation ([`codegen`]).
-//! - R. C. O. Rocha, *Function Merging Techniques for Code Size Reduction*,
-//!   PhD thesis, University of Edinburgh, 2021
-//!   (`shared/papers/merging-cost-model-and-ranking.txt`): the profitability
-//!   model ([`profit`]), ranking and the exploration threshold.
+//! Sources (full references in docs/DESIGN.md):
+//! - [F3M] Sean Stirling, Rodrigo C. O. Rocha, Kim Hazelwood, Hugh Leather,
+//!   Michael O'Boyle, Pavlos Petoumenos, *F3M: Fast Focused Function
+//!   Merging*, CGO 2022 (`shared/papers/f3m-minhash-lsh-merging.txt`):
+//!   fingerprints §III-B, LSH §III-C, adaptive parameters §III-D, HyFM's
+//!   SSA bugs §III-E.
+//! - [HYFM] Rodrigo C. O. Rocha, Pavlos Petoumenos, Zheng Wang, Murray Cole,
+//!   Kim Hazelwood, Hugh Leather, *HyFM: Function Merging for Free*, LCTES
+//!   2021: block pairing and alignment ([`align`]), code generation
+//!   ([`codegen`]), which follows [SALSSA] (*Effective Function Merging in
+//!   the SSA Form*, PLDI 2020).
+//! - [ROCHA-PHD] Rodrigo C. O. Rocha, PhD thesis on function merging,
+//!   University of Edinburgh, 2021
+//!   (`shared/papers/merging-cost-model-and-ranking.txt`), chapter
+//!   "Optimisation Strategy": the profitability model ([`profit`]), ranking
+//!   and the exploration threshold; [FMSA] (CGO 2019) §4.4 for the model's
+//!   first form.
 //!
 //! `merge` (the constant merger) folds functions that differ only in
 //! constants; this pass takes what it left: functions that differ in types,

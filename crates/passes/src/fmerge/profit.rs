@@ -1,9 +1,10 @@
 //! Profitability: the thesis' cost model as a fast filter, then Cranelift's
 //! own aarch64 bytes as the decision.
 //!
-//! The model (Rocha, *Function Merging Techniques for Code Size Reduction*,
-//! PhD thesis, University of Edinburgh, 2021, "Profitability Cost Model";
-//! also Rocha et al., CGO 2019, §4.4) is
+//! The model ([ROCHA-PHD], Rocha's PhD thesis on function merging,
+//! University of Edinburgh, 2021, "Profitability Cost Model"; first in
+//! [FMSA] §4.4, Rocha et al., *Function Merging by Sequence Alignment*,
+//! CGO 2019; full references in docs/DESIGN.md) is
 //!
 //! ```text
 //! Δ({f1, f2}, f12) = c(f1) + c(f2) − (c(f12) + ε),   ε = δ(f1, f12) + δ(f2, f12)

@@ -1,5 +1,5 @@
-//! Rewriting the module around a merged function `M` (thesis, "Focusing on
-//! Profitable Functions"; HyFM §3.3).
+//! Rewriting the module around a merged function `M` ([ROCHA-PHD], "Focusing
+//! on Profitable Functions"; [HYFM] §3.3; full references in docs/DESIGN.md).
 //!
 //! Each original `fk` either
 //! - becomes a *thunk* `fk(args) = M(args placed by Pk, k)`: a `return_call`

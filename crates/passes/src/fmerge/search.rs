@@ -1,6 +1,7 @@
-//! Candidate search: F3M's locality-sensitive hashing (§III-C, §III-D) and,
-//! as the baseline it replaces, exhaustive ranking over every pair (HyFM and
-//! the thesis' exploration framework).
+//! Candidate search: [F3M] §III-C and §III-D's locality-sensitive hashing
+//! and, as the baseline it replaces, exhaustive ranking over every pair
+//! ([HYFM] and [ROCHA-PHD]'s exploration framework; full references in
+//! docs/DESIGN.md).
 //!
 //! # LSH
 //!

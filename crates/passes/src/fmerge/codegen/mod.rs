@@ -1,6 +1,7 @@
 //! Code generation: one function that does what two aligned functions did,
-//! chosen by a function identifier (HyFM §3.2 on SalSSA's code generator:
-//! Rocha et al., *Effective Function Merging in the SSA Form*, PLDI 2020).
+//! chosen by a function identifier ([HYFM] §3.2 on [SALSSA]'s code
+//! generator: Rocha et al., *Effective Function Merging in the SSA Form*,
+//! PLDI 2020; full references in docs/DESIGN.md).
 //!
 //! # Notation
 //!
