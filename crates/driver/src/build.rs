@@ -56,6 +56,7 @@ use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
+use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
@@ -325,6 +326,14 @@ impl Output {
     pub fn merge_stats(&self) -> Option<&MergeStats> {
         self.passes.iter().find_map(|run| match &run.outcome.stats {
             PassStats::Merge(stats) => Some(stats),
+            _ => None,
+        })
+    }
+
+    /// What similar-function merging did and where its time went, if it ran.
+    pub fn fmerge_stats(&self) -> Option<(&FmergeStats, &FmergeTimes)> {
+        self.passes.iter().find_map(|run| match &run.outcome.stats {
+            PassStats::Fmerge(stats, times) => Some((stats, times)),
             _ => None,
         })
     }

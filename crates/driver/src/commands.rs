@@ -243,6 +243,9 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {
         remarks::print_text(output.remarks());
+        if let Some((stats, _)) = output.fmerge_stats() {
+            eprintln!("fmerge: {stats}");
+        }
     }
     if let Some(path) = &opts.remarks_file {
         remarks::write_json_lines(path, output.remarks())?;

@@ -13,6 +13,7 @@
 //! ```text
 //! gvn      CLIF, per function          parec_passes::gvn
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
+//! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
@@ -46,11 +47,12 @@ use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::merge::{self, MergePlan, MergeStats};
 use parec_passes::remark::Remark;
 
-use crate::target::OptLevel;
+use crate::target::{OptLevel, Target};
 
 /// A pass on CLIF, run on every module before Cranelift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +62,9 @@ pub enum ClifPass {
     /// Stable-hash global function merging (`parec_passes::merge`). Its plan
     /// comes from the build mode: local, round 1, or cgdata.
     Merge,
+    /// Similar-function merging (`parec_passes::fmerge`): F3M search, HyFM
+    /// alignment, measured profitability; on what `Merge` left.
+    Fmerge,
     /// A pass from outside parec.
     Custom(CustomPass),
 }
@@ -95,6 +100,7 @@ impl ClifPass {
         match self {
             ClifPass::Gvn => "gvn",
             ClifPass::Merge => "merge",
+            ClifPass::Fmerge => "fmerge",
             ClifPass::Custom(custom) => custom.name,
         }
     }
@@ -123,9 +129,37 @@ impl ClifPass {
                     remarks: report.remarks,
                 }
             }
+            ClifPass::Fmerge => {
+                let mut report = run_fmerge(module, isa);
+                parec_passes::remark::fill_module(&mut report.remarks, &module.name);
+                PassOutcome {
+                    stats: PassStats::Fmerge(report.stats, report.times),
+                    remarks: report.remarks,
+                }
+            }
             ClifPass::Custom(custom) => {
                 PassOutcome::stats(PassStats::Custom(vec![(custom.run)(module)]))
             }
+        }
+    }
+}
+
+/// Similar-function merging on `module`. Merges are measured in aarch64
+/// bytes whatever the target, so that the JIT and builds for every target
+/// merge alike (the host ISA, when it is not aarch64, only decides whether
+/// thunks may tail-call); with no ISA at all (`parec opt` without a target)
+/// the aarch64 ISA still measures.
+fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> fmerge::FmergeReport {
+    let options = crate::target::fmerge_options(isa);
+    let aarch64 = Target::Aarch64.triple().architecture;
+    match isa.filter(|isa| isa.triple().architecture == aarch64) {
+        Some(isa) => fmerge::run(module, Some(isa), &options),
+        None => {
+            let measure = Target::Aarch64
+                .isa_with(OptLevel::Oz, &module.settings)
+                .or_else(|_| Target::Aarch64.isa(OptLevel::Oz))
+                .ok();
+            fmerge::run(module, measure.as_deref(), &options)
         }
     }
 }
@@ -144,6 +178,7 @@ impl PassOutcome {
         PassOutcome::stats(match pass {
             ClifPass::Gvn => PassStats::Gvn(GvnStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
+            ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
             ClifPass::Custom(_) => PassStats::Custom(Vec::new()),
         })
     }
@@ -167,6 +202,8 @@ impl PassOutcome {
 pub enum PassStats {
     Gvn(GvnStats),
     Merge(MergeStats),
+    /// Similar-function merging's counts, and where its time went.
+    Fmerge(FmergeStats, FmergeTimes),
     /// A custom pass's statistics lines, one per module.
     Custom(Vec<String>),
 }
@@ -176,6 +213,10 @@ impl PassStats {
         match (self, other) {
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
+            (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
+                a.accumulate(&b);
+                ta.accumulate(&tb);
+            }
             (PassStats::Custom(a), PassStats::Custom(b)) => a.extend(b),
             // Outcomes of one pass are always of one kind.
             (a, b) => unreachable!("statistics of different passes: {a:?} and {b:?}"),
@@ -188,6 +229,7 @@ impl fmt::Display for PassStats {
         match self {
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
+            PassStats::Fmerge(s, _) => write!(f, "{s}"),
             PassStats::Custom(lines) => write!(f, "{}", lines.join("; ")),
         }
     }
@@ -229,6 +271,7 @@ impl Pass {
     pub const ALL: &'static [Pass] = &[
         Pass::Clif(ClifPass::Gvn),
         Pass::Clif(ClifPass::Merge),
+        Pass::Clif(ClifPass::Fmerge),
         Pass::Machine(MachinePass::Outline),
     ];
 
@@ -385,7 +428,10 @@ mod tests {
     #[test]
     fn unknown_pass_is_rejected() {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
-        assert_eq!(err, "unknown pass `nope`; available: gvn, merge, outline");
+        assert_eq!(
+            err,
+            "unknown pass `nope`; available: gvn, merge, fmerge, outline"
+        );
     }
 
     #[test]
@@ -405,7 +451,10 @@ mod tests {
             "-O2 is Cranelift alone"
         );
         let oz = Pipeline::for_level(OptLevel::Oz);
-        assert_eq!(oz.clif, vec![ClifPass::Gvn, ClifPass::Merge]);
+        assert_eq!(
+            oz.clif,
+            vec![ClifPass::Gvn, ClifPass::Merge, ClifPass::Fmerge]
+        );
         assert_eq!(oz.machine, vec![MachinePass::Outline]);
     }
 

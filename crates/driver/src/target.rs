@@ -12,6 +12,7 @@ use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{self, CallConv, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
+use parec_passes::fmerge::{self, FmergeOptions};
 use parec_passes::merge::MergeOptions;
 use target_lexicon::{Architecture, Triple};
 
@@ -303,6 +304,56 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     if let Some(isa) = isa {
         options.tail_calls = isa.triple().architecture != Architecture::X86_64
             || isa.flags().preserve_frame_pointers();
+    }
+    options
+}
+
+/// The similar-function merger's options for code generation by `isa`:
+/// defaults, the tail-call rule of [`merge_options`], and from the
+/// environment (unparsable values are ignored, as for `PAREC_MERGE_*`):
+/// `PAREC_FMERGE_SEARCH` (`adaptive`, `static`, `exhaustive`,
+/// `exhaustive-frequency`), `PAREC_FMERGE_EXPLORATION` (candidates tried per
+/// function), `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`),
+/// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
+/// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
+/// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
+/// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
+/// to touch: the hook for hot code).
+pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
+    let var = |name: &str| std::env::var(name).ok();
+    let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
+    let mut options = FmergeOptions {
+        tail_calls: merge_options(isa).tail_calls,
+        ..FmergeOptions::default()
+    };
+    if let Some(search) = var("PAREC_FMERGE_SEARCH").and_then(|v| fmerge::Search::from_name(&v)) {
+        options.search = search;
+    }
+    if let Some(n) = number("PAREC_FMERGE_EXPLORATION").filter(|&n| n > 0) {
+        options.exploration = n as usize;
+    }
+    match var("PAREC_FMERGE_ALIGN").as_deref() {
+        Some("nw") => options.align = fmerge::AlignMode::NeedlemanWunsch,
+        Some("pairwise") => options.align = fmerge::AlignMode::Pairwise,
+        _ => {}
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_INSTS").filter(|&n| n >= 0) {
+        options.min_insts = n as usize;
+    }
+    if let Some(n) = number("PAREC_FMERGE_MIN_BENEFIT") {
+        options.min_benefit = n;
+    }
+    if let Some(n) = number("PAREC_FMERGE_MAX_MEMBERS").filter(|&n| n >= 2) {
+        options.max_members = n as usize;
+    }
+    options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
+        options.exclude = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(String::from)
+            .collect();
     }
     options
 }

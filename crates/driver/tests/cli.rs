@@ -281,7 +281,7 @@ fn opt_rejects_unknown_passes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: unknown pass `frobnicate`; available: gvn, merge, outline\n"
+        "error: unknown pass `frobnicate`; available: gvn, merge, fmerge, outline\n"
     );
 }
 
@@ -401,7 +401,8 @@ fn planted_miscompile_is_not_a_parec_pass() {
         .arg(data("arith.clif")));
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(
-        stderr(&o).contains("unknown pass `planted-iadd-isub`; available: gvn, merge, outline"),
+        stderr(&o)
+            .contains("unknown pass `planted-iadd-isub`; available: gvn, merge, fmerge, outline"),
         "stderr: {}",
         stderr(&o)
     );

@@ -26,7 +26,7 @@ use parec_passes::outline::decode::{self, Decoder, Form};
 use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
 
 mod support;
-use support::workspace_root;
+use support::{text_size, workspace_root};
 
 /// The root file of every program in `examples/` and `bench/`.
 fn corpus() -> Vec<PathBuf> {
@@ -346,22 +346,6 @@ fn registers_in(operands: &str, pc_relative: bool) -> u128 {
         };
     }
     set
-}
-
-/// Linked `.text` bytes of an executable.
-fn text_size(exe: &Path) -> u64 {
-    let out = Command::new("aarch64-linux-gnu-size")
-        .arg("-A")
-        .arg(exe)
-        .output()
-        .expect("aarch64-linux-gnu-size runs");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| {
-            let mut f = l.split_whitespace();
-            (f.next() == Some(".text")).then(|| f.next()?.parse().ok())?
-        })
-        .expect("a .text section")
 }
 
 /// Links `objects` and runs the result under qemu; returns stdout and size.

@@ -313,6 +313,21 @@ fn remarks_add_up_to_every_pass_statistics() {
                         stats.single_local as u64
                     );
                 }
+                PassStats::Fmerge(stats, _) => {
+                    let pairs = [
+                        ("merged", stats.merged),
+                        ("refused", stats.refused),
+                        ("rejected-by-model", stats.rejected_by_model),
+                        ("rejected-by-measurement", stats.rejected_by_measurement),
+                    ];
+                    for (decision, value) in pairs {
+                        assert_eq!(
+                            decisions(&remarks, "fmerge", decision),
+                            value as u64,
+                            "{file}: fmerge {decision}"
+                        );
+                    }
+                }
                 PassStats::Custom(_) => unreachable!("no custom pass at -Oz"),
             }
         }

@@ -10,6 +10,7 @@
 //! |------|----------|--------------|
 //! | [`gvn`] | one CLIF function | optimistic global value numbering with PRE and LICM; [`gvn::run_for_size`] keeps a rewrite only if the function's machine code does not grow |
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
+//! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
 //!
@@ -90,6 +91,7 @@
 
 pub mod cgdata;
 pub mod clif_module;
+pub mod fmerge;
 pub mod gvn;
 pub mod merge;
 pub mod outline;

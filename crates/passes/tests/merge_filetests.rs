@@ -8,132 +8,13 @@
 //! Figure 6, two-module merging through a summary, forced collisions and the
 //! cgdata section encoding.
 
-use std::collections::HashMap;
-use std::path::Path;
-
-use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::{
-    ExternalName, Function, GlobalValueData, Signature, UserExternalName, UserFuncName,
-};
-use cranelift_codegen::isa::CallConv;
-use cranelift_codegen::settings;
-use cranelift_codegen::verify_function;
-use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use cranelift_codegen::ir::Function;
 use parec_passes::cgdata::{CgData, Section};
-use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 use parec_passes::merge::{self, hash, MergeOptions, Summary};
 
 mod support;
-use support::{clif_files, interpret, workspace};
-
-struct Case {
-    name: String,
-    module: ClifModule,
-    runs: Vec<(String, Vec<DataValue>)>,
-}
-
-/// Parses a `.clif` file into a module: every function a local symbol named
-/// like the function, every other name an import.
-fn load(path: &Path, module_name: &str) -> Case {
-    let text = std::fs::read_to_string(path).unwrap();
-    let file = parse_test(&text, ParseOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut module = ClifModule::new(module_name);
-    let mut runs = Vec::new();
-    for (func, _) in &file.functions {
-        module.declare(
-            &testcase(&func.name.to_string()),
-            SymbolKind::Function(func.signature.clone()),
-            Linkage::Local,
-        );
-    }
-    for (mut func, details) in file.functions {
-        for c in &details.comments {
-            let cmd = parse_run_command(c.text, &func.signature)
-                .unwrap_or_else(|e| panic!("{}: bad run line {}: {e}", path.display(), c.text));
-            if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
-                runs.push((inv.func.clone(), inv.args.clone()));
-            }
-        }
-        let own = module
-            .symbol_index(&testcase(&func.name.to_string()))
-            .unwrap();
-        func.name = ClifModule::func_name(own);
-        rename_to_symbols(&mut module, &mut func);
-        module.functions.push(FunctionDef { symbol: own, func });
-    }
-    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-    Case { name, module, runs }
-}
-
-fn testcase(printed: &str) -> String {
-    printed.trim_start_matches('%').to_string()
-}
-
-/// Test-case names (`%f`) in ext funcs and symbol global values become
-/// module symbols.
-fn rename_to_symbols(module: &mut ClifModule, func: &mut Function) {
-    let fix = |module: &mut ClifModule, func: &mut Function, name: &ExternalName, data: bool| {
-        let ExternalName::TestCase(t) = name else {
-            return name.clone();
-        };
-        let kind = if data {
-            SymbolKind::Data { writable: true }
-        } else {
-            SymbolKind::Function(Signature::new(CallConv::Tail))
-        };
-        let s = module.declare(&testcase(&t.to_string()), kind, Linkage::Import);
-        ExternalName::user(func.declare_imported_user_function(ClifModule::external_name(s)))
-    };
-    let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
-    for r in refs {
-        let name = func.dfg.ext_funcs[r].name.clone();
-        func.dfg.ext_funcs[r].name = fix(module, func, &name, false);
-    }
-    let gvs: Vec<_> = func.global_values.keys().collect();
-    for gv in gvs {
-        if let GlobalValueData::Symbol { name, .. } = func.global_values[gv].clone() {
-            let new = fix(module, func, &name, true);
-            if let GlobalValueData::Symbol { name, .. } = &mut func.global_values[gv] {
-                *name = new;
-            }
-        }
-    }
-}
-
-/// The module's functions with symbol names turned back into `%name`s.
-fn to_testcase_functions(module: &ClifModule) -> Vec<Function> {
-    let name_of = |u: &UserExternalName| module.symbols[u.index as usize].name.clone();
-    module
-        .functions
-        .iter()
-        .map(|def| {
-            let mut f = def.func.clone();
-            f.name = UserFuncName::testcase(module.symbols[def.symbol as usize].name.clone());
-            let user: HashMap<_, _> = f
-                .params
-                .user_named_funcs()
-                .iter()
-                .map(|(r, u)| (r, name_of(u)))
-                .collect();
-            let refs: Vec<_> = f.dfg.ext_funcs.keys().collect();
-            for r in refs {
-                if let ExternalName::User(u) = f.dfg.ext_funcs[r].name {
-                    f.dfg.ext_funcs[r].name = ExternalName::testcase(user[&u].clone());
-                }
-            }
-            let gvs: Vec<_> = f.global_values.keys().collect();
-            for gv in gvs {
-                if let GlobalValueData::Symbol { name, .. } = &mut f.global_values[gv] {
-                    if let ExternalName::User(u) = name {
-                        *name = ExternalName::testcase(user[u].clone());
-                    }
-                }
-            }
-            f
-        })
-        .collect()
-}
+use support::{clif_files, interpret, load, to_testcase_functions, verify_all, workspace, Case};
 
 fn load_cases() -> Vec<Case> {
     clif_files("merge").iter().map(|p| load(p, "m")).collect()
@@ -149,19 +30,6 @@ fn assert_runs_agree(case: &Case, before: &[Function], after: &[Function]) {
             "{}: {name}{args:?}",
             case.name
         );
-    }
-}
-
-fn verify_all(module: &ClifModule, context: &str) {
-    let flags = settings::Flags::new(settings::builder());
-    for def in &module.functions {
-        if let Err(e) = verify_function(&def.func, &flags) {
-            panic!(
-                "{context}: {} fails verification:\n{e}\n{}",
-                module.symbols[def.symbol as usize].name,
-                def.func.display()
-            );
-        }
     }
 }
 

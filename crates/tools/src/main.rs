@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use parec::build::ModeFlags;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
+use parec::pipeline::{available_passes, Pass};
 use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};
@@ -82,6 +83,15 @@ enum Command {
         /// Function counts of the --scaling modules.
         #[arg(long, value_delimiter = ',', default_values_t = bench::scaling::DEFAULT_SIZES.to_vec(), requires = "scaling")]
         sizes: Vec<usize>,
+        /// Function counts of the --scaling table of similar-function
+        /// merging's candidate search, which needs no frontend (default:
+        /// the --sizes; the F3M comparison uses 1000,10000,100000).
+        #[arg(long, value_delimiter = ',', requires = "scaling")]
+        search_sizes: Option<Vec<usize>>,
+        /// Also measure -Oz and -Oz --two-rounds without PASS (repeatable,
+        /// or comma-separated): what the pass adds to the whole pipeline.
+        #[arg(long, value_name = "PASS", value_delimiter = ',', value_parser = parse_pass, conflicts_with = "scaling")]
+        without: Vec<Pass>,
     },
     /// (For the differential tester.) Runs a program with the interpreter,
     /// as `parec interp`.
@@ -126,6 +136,12 @@ struct FuzzOptions {
     timeout_secs: u64,
     clif_checks: bool,
     shrink: bool,
+}
+
+/// A pass of `--without`, by name.
+fn parse_pass(name: &str) -> Result<Pass, String> {
+    Pass::from_name(name)
+        .ok_or_else(|| format!("unknown pass `{name}`; available: {}", available_passes()))
 }
 
 fn opt_level(s: &str) -> OptLevel {
@@ -178,15 +194,19 @@ fn execute(cli: Cli) -> ExitCode {
             dir,
             scaling,
             sizes,
+            search_sizes,
+            without,
         } => {
             if scaling {
-                bench::scaling::scaling(&sizes)
+                let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
+                bench::scaling::scaling(&sizes, &search_sizes)
             } else {
                 bench::bench(&BenchOptions {
                     dir,
                     quick,
                     filter,
                     json,
+                    without,
                 })
             }
         }

@@ -151,20 +151,35 @@ fn bench_scaling_times_every_phase() {
         "stdout:\n{stdout}\nstderr:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let rows: Vec<Vec<String>> = stdout
-        .lines()
-        .filter(|l| l.starts_with('|'))
-        .skip(2)
-        .map(cells)
-        .collect();
-    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    let (phases, search) = stdout
+        .split_once("fmerge candidate search")
+        .expect("a candidate-search table");
+    let rows = |text: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .filter(|l| l.starts_with('|'))
+            .skip(2)
+            .map(cells)
+            .collect()
+    };
+    let phase_rows = rows(phases);
+    let names: Vec<&str> = phase_rows.iter().map(|r| r[0].as_str()).collect();
     let mut expected = vec!["frontend"];
     expected.extend(Pass::ALL.iter().map(|p| p.name()));
     expected.extend(["cranelift", "object"]);
     assert_eq!(names, expected);
     // Every phase does real work, the machine outliner included.
-    for row in &rows {
+    for row in &phase_rows {
         let ms: f64 = row[1].parse().unwrap();
         assert!(ms > 0.0, "{row:?}");
     }
+    let searches: Vec<String> = rows(search).into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(
+        searches,
+        [
+            "LSH adaptive (F3M)",
+            "LSH static k=200 b=100",
+            "exhaustive MinHash",
+            "exhaustive opcode frequency (HyFM)"
+        ]
+    );
 }

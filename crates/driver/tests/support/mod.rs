@@ -128,3 +128,19 @@ pub fn compare(example: &Example, executor: &str, o: &Output) -> Vec<String> {
     }
     problems
 }
+
+/// Linked `.text` bytes of an executable.
+pub fn text_size(exe: &Path) -> u64 {
+    let out = Command::new("aarch64-linux-gnu-size")
+        .arg("-A")
+        .arg(exe)
+        .output()
+        .expect("aarch64-linux-gnu-size runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace();
+            (f.next() == Some(".text")).then(|| f.next()?.parse().ok())?
+        })
+        .expect("a .text section")
+}

@@ -5,11 +5,20 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+use std::collections::HashMap;
+
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::ir::Function;
+use cranelift_codegen::ir::{
+    ExternalName, Function, GlobalValueData, Signature, UserExternalName, UserFuncName,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings;
+use cranelift_codegen::verify_function;
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
 use cranelift_interpreter::step::ControlFlow;
+use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -39,7 +48,13 @@ pub fn interpret(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut store = FunctionStore::default();
         for f in funcs {
-            store.add(f.name.to_string(), f);
+            // Calls look functions up by their printed name (`%f`), run
+            // lines by the bare name (`f`).
+            let printed = f.name.to_string();
+            if let Some(bare) = printed.strip_prefix('%') {
+                store.add(bare.to_string(), f);
+            }
+            store.add(printed, f);
         }
         let state = InterpreterState::default().with_function_store(store);
         let mut interp = Interpreter::new(state).with_fuel(Some(1_000_000));
@@ -51,4 +66,134 @@ pub fn interpret(
         }
     }));
     outcome.unwrap_or_else(|_| Err("interpreter panicked".into()))
+}
+
+pub struct Case {
+    pub name: String,
+    pub module: ClifModule,
+    pub runs: Vec<(String, Vec<DataValue>)>,
+}
+
+/// Parses a `.clif` file into a module: every function a local symbol named
+/// like the function (exported if a line `; export: %name` says so), every
+/// other name an import.
+pub fn load(path: &Path, module_name: &str) -> Case {
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = parse_test(&text, ParseOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut module = ClifModule::new(module_name);
+    let mut runs = Vec::new();
+    let exported: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("; export:"))
+        .map(|n| testcase(n.trim()))
+        .collect();
+    for (func, _) in &file.functions {
+        let name = testcase(&func.name.to_string());
+        let linkage = if exported.contains(&name) {
+            Linkage::Export
+        } else {
+            Linkage::Local
+        };
+        module.declare(&name, SymbolKind::Function(func.signature.clone()), linkage);
+    }
+    for (mut func, details) in file.functions {
+        for c in &details.comments {
+            let cmd = parse_run_command(c.text, &func.signature)
+                .unwrap_or_else(|e| panic!("{}: bad run line {}: {e}", path.display(), c.text));
+            if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
+                runs.push((inv.func.clone(), inv.args.clone()));
+            }
+        }
+        let own = module
+            .symbol_index(&testcase(&func.name.to_string()))
+            .unwrap();
+        func.name = ClifModule::func_name(own);
+        rename_to_symbols(&mut module, &mut func);
+        module.functions.push(FunctionDef { symbol: own, func });
+    }
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    Case { name, module, runs }
+}
+
+fn testcase(printed: &str) -> String {
+    printed.trim_start_matches('%').to_string()
+}
+
+/// Test-case names (`%f`) in ext funcs and symbol global values become
+/// module symbols.
+fn rename_to_symbols(module: &mut ClifModule, func: &mut Function) {
+    let fix = |module: &mut ClifModule, func: &mut Function, name: &ExternalName, data: bool| {
+        let ExternalName::TestCase(t) = name else {
+            return name.clone();
+        };
+        let kind = if data {
+            SymbolKind::Data { writable: true }
+        } else {
+            SymbolKind::Function(Signature::new(CallConv::Tail))
+        };
+        let s = module.declare(&testcase(&t.to_string()), kind, Linkage::Import);
+        ExternalName::user(func.declare_imported_user_function(ClifModule::external_name(s)))
+    };
+    let refs: Vec<_> = func.dfg.ext_funcs.keys().collect();
+    for r in refs {
+        let name = func.dfg.ext_funcs[r].name.clone();
+        func.dfg.ext_funcs[r].name = fix(module, func, &name, false);
+    }
+    let gvs: Vec<_> = func.global_values.keys().collect();
+    for gv in gvs {
+        if let GlobalValueData::Symbol { name, .. } = func.global_values[gv].clone() {
+            let new = fix(module, func, &name, true);
+            if let GlobalValueData::Symbol { name, .. } = &mut func.global_values[gv] {
+                *name = new;
+            }
+        }
+    }
+}
+
+/// The module's functions with symbol names turned back into `%name`s.
+pub fn to_testcase_functions(module: &ClifModule) -> Vec<Function> {
+    let name_of = |u: &UserExternalName| module.symbols[u.index as usize].name.clone();
+    module
+        .functions
+        .iter()
+        .map(|def| {
+            let mut f = def.func.clone();
+            f.name = UserFuncName::testcase(module.symbols[def.symbol as usize].name.clone());
+            let user: HashMap<_, _> = f
+                .params
+                .user_named_funcs()
+                .iter()
+                .map(|(r, u)| (r, name_of(u)))
+                .collect();
+            let refs: Vec<_> = f.dfg.ext_funcs.keys().collect();
+            for r in refs {
+                if let ExternalName::User(u) = f.dfg.ext_funcs[r].name {
+                    f.dfg.ext_funcs[r].name = ExternalName::testcase(user[&u].clone());
+                }
+            }
+            let gvs: Vec<_> = f.global_values.keys().collect();
+            for gv in gvs {
+                if let GlobalValueData::Symbol { name, .. } = &mut f.global_values[gv] {
+                    if let ExternalName::User(u) = name {
+                        *name = ExternalName::testcase(user[u].clone());
+                    }
+                }
+            }
+            f
+        })
+        .collect()
+}
+
+pub fn verify_all(module: &ClifModule, context: &str) {
+    let flags = settings::Flags::new(settings::builder());
+    for def in &module.functions {
+        if let Err(e) = verify_function(&def.func, &flags) {
+            panic!(
+                "{context}: {} fails verification:\n{e}\n{}",
+                module.symbols[def.symbol as usize].name,
+                def.func.display()
+            );
+        }
+    }
 }

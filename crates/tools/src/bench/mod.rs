@@ -5,7 +5,9 @@
 //! `expected.out`) and each [`Config`] — `-O2` (Cranelift alone, the
 //! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
 //! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
-//! with the summaries of every module) and `clang -Oz` — the program is
+//! with the summaries of every module), for each pass named by `--without`
+//! both of these without it (`-Oz -PASS`, `-Oz 2 rounds -PASS`: what the
+//! pass adds to the whole pipeline), and `clang -Oz` — the program is
 //! compiled through [`Build::run`] like `parec build`, linked statically with
 //! `ld.lld-19 --icf=all` exactly like `parec build`
 //! ([`link::link_executable`]), and run under `qemu-aarch64-static`; its
@@ -82,6 +84,9 @@ pub struct BenchOptions {
     pub filter: Vec<String>,
     /// Where to write the JSON report, if anywhere.
     pub json: Option<PathBuf>,
+    /// Passes whose contribution to `-Oz` is measured: `-Oz` and `-Oz 2
+    /// rounds` without each of them.
+    pub without: Vec<Pass>,
 }
 
 /// How many times each measurement is repeated (the median is reported).
@@ -129,8 +134,8 @@ impl Config {
 const BASELINE: usize = 0;
 
 /// The configurations, in column order: `-O2`, each pass alone, `-Oz`,
-/// `-Oz` in two rounds, clang.
-pub fn configs() -> Vec<Config> {
+/// `-Oz` in two rounds, both without each pass of `without`, clang.
+pub fn configs(without: &[Pass]) -> Vec<Config> {
     let mut out = vec![Config::Pare {
         name: "-O2".into(),
         level: OptLevel::O2,
@@ -158,6 +163,21 @@ pub fn configs() -> Vec<Config> {
         pipeline: Pipeline::for_level(OptLevel::Oz),
         two_rounds: true,
     });
+    for &left_out in without {
+        let passes: Vec<Pass> = Pass::ALL
+            .iter()
+            .copied()
+            .filter(|&p| p != left_out)
+            .collect();
+        for (name, two_rounds) in [("-Oz", false), ("-Oz 2 rounds", true)] {
+            out.push(Config::Pare {
+                name: format!("{name} -{}", left_out.name()),
+                level: OptLevel::Oz,
+                pipeline: Pipeline::from_passes(&passes),
+                two_rounds,
+            });
+        }
+    }
     out.push(Config::Clang);
     out
 }
@@ -236,7 +256,11 @@ pub struct Report {
 /// 1 if any cell failed.
 pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     let programs = discover(&opts.dir, &opts.filter)?;
-    let report = measure(&programs, &configs(), Runs::for_options(opts.quick))?;
+    let report = measure(
+        &programs,
+        &configs(&opts.without),
+        Runs::for_options(opts.quick),
+    )?;
     print!("{}", markdown(&report));
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&to_json(&report))
@@ -669,13 +693,25 @@ mod tests {
 
     #[test]
     fn configs_are_baseline_passes_all_clang() {
-        let names: Vec<String> = configs().iter().map(|c| c.name().to_string()).collect();
+        let names: Vec<String> = configs(&[]).iter().map(|c| c.name().to_string()).collect();
         let mut expected = vec!["-O2".to_string()];
         expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
         expected.push("-Oz".into());
         expected.push("-Oz 2 rounds".into());
         expected.push("clang -Oz".into());
         assert_eq!(names, expected);
+        let merge = Pass::from_name("merge").unwrap();
+        let without = configs(&[merge]);
+        let names: Vec<&str> = without.iter().map(|c| c.name()).collect();
+        assert_eq!(
+            names[names.len() - 3..],
+            ["-Oz -merge", "-Oz 2 rounds -merge", "clang -Oz"]
+        );
+        let Config::Pare { pipeline, .. } = &without[without.len() - 2] else {
+            panic!("a parec configuration");
+        };
+        assert!(!pipeline.merges(), "{pipeline:?}");
+        assert!(!pipeline.clif.is_empty(), "{pipeline:?}");
     }
 
     #[test]

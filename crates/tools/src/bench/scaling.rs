@@ -21,8 +21,23 @@
 //! (GVN's guard compiles each changed function two or three times). Below the
 //! table, GVN alone (`gvn::run`, no guard) is timed per 1,000 CLIF
 //! instructions, with the largest function's own time.
+//!
+//! A second table times similar-function merging's candidate search alone
+//! ([`search_scaling`]): F3M's LSH (adaptive and static) against exhaustive
+//! pairwise ranking (MinHash and HyFM's opcode frequencies), at sizes up to
+//! 100,000 functions without the frontend. The functions are the distinct
+//! F3M instruction encodings of every function of the `bench/` corpus
+//! (real code; the synthetic module's six templates would put nearly every
+//! function in the same buckets), or of the 1,000-function synthetic module
+//! when there is no corpus, repeated with every tenth encoding of each copy
+//! perturbed (a copy number and position hash xored into the opcode byte),
+//! so that copies are similar but not identical. Each function is ranked once (top 5, no
+//! merging). Exhaustive ranking above 1,000 functions times 1,000 evenly
+//! spaced queries and scales the time to all of them (every query does the
+//! same work), which the table marks.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -32,6 +47,7 @@ use parec::pipeline::{Pass, Pipeline};
 use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_passes::clif_module::{count_insts, ClifModule};
+use parec_passes::fmerge::{fingerprint, FmergeStats, FmergeTimes, LshParams, Search, SearchIndex};
 use parec_passes::gvn;
 
 /// Per-function growth (largest N over smallest) above which a phase is
@@ -114,6 +130,8 @@ struct SizeTimes {
     /// `(phase, time)`, phases in the same order for every size.
     phases: Vec<(String, Duration)>,
     gvn_alone: GvnAlone,
+    /// What similar-function merging did, and where its time went.
+    fmerge: (FmergeStats, FmergeTimes),
 }
 
 /// GVN without the size guard over every function of a module.
@@ -155,10 +173,10 @@ fn time_gvn_alone(modules: &[ClifModule]) -> GvnAlone {
     alone
 }
 
-/// `parec bench --scaling`: prints the table; returns 0.
-pub fn scaling(sizes: &[usize]) -> Result<i32, Failure> {
-    if sizes.is_empty() || sizes.contains(&0) {
-        return Err(anyhow!("--sizes needs positive function counts").into());
+/// `parec bench --scaling`: prints the tables; returns 0.
+pub fn scaling(sizes: &[usize], search_sizes: &[usize]) -> Result<i32, Failure> {
+    if sizes.is_empty() || sizes.contains(&0) || search_sizes.contains(&0) {
+        return Err(anyhow!("--sizes and --search-sizes need positive function counts").into());
     }
     let mut sizes = sizes.to_vec();
     sizes.sort_unstable();
@@ -168,7 +186,236 @@ pub fn scaling(sizes: &[usize]) -> Result<i32, Failure> {
         results.push(measure_size(n)?);
     }
     print!("{}", scaling_markdown(&results));
+    if !search_sizes.is_empty() {
+        print!("\n{}", search_scaling(search_sizes)?);
+    }
     Ok(0)
+}
+
+/// Queries timed per exhaustive search above this many functions.
+const EXHAUSTIVE_SAMPLE: usize = 1_000;
+
+/// One search configuration's time at one size.
+#[derive(Clone, Debug)]
+struct SearchTime {
+    time: Duration,
+    /// Fingerprint comparisons per ranked function.
+    comparisons: f64,
+    /// Candidates returned per ranked function (at most 5).
+    found: f64,
+    extrapolated: bool,
+}
+
+/// The F3M encodings of `n` functions (see the module doc).
+fn search_workload(base: &[Vec<u32>], n: usize) -> Vec<Vec<u32>> {
+    let mix = |a: u64, b: u64| {
+        let mut z = a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z ^= z >> 31;
+        z.wrapping_mul(0x94d0_49bb_1331_11eb) >> 16
+    };
+    (0..n)
+        .map(|i| {
+            let mut e = base[i % base.len()].clone();
+            let copy = (i / base.len()) as u64;
+            if copy > 0 {
+                for (p, x) in e.iter_mut().enumerate() {
+                    let h = mix(i as u64, p as u64);
+                    if h % 10 == 0 {
+                        *x ^= (h >> 8) as u32 & 0xff | 1;
+                    }
+                }
+            }
+            e
+        })
+        .collect()
+}
+
+/// The distinct F3M encodings (of at least 3 instructions) of every
+/// function of the programs in `dir`, if it holds a benchmark corpus.
+fn corpus_encodings(dir: &Path) -> Result<Option<Vec<Vec<u32>>>> {
+    let Ok(programs) = super::discover(dir, &[]) else {
+        return Ok(None);
+    };
+    if programs.is_empty() {
+        return Ok(None);
+    }
+    let mut base = Vec::new();
+    for program in programs {
+        let modules =
+            lowered(&program.main).map_err(|e| anyhow!("`{}`: {e:#}", program.main.display()))?;
+        base.extend(encodings_of(&modules));
+    }
+    base.sort();
+    base.dedup();
+    Ok(Some(base))
+}
+
+/// The distinct encodings of the 1,000-function synthetic module.
+fn synthetic_encodings() -> Result<Vec<Vec<u32>>> {
+    let dir = tempfile::Builder::new()
+        .prefix("parec-scaling-")
+        .tempdir()
+        .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+    let main = dir.path().join("main.pare");
+    std::fs::write(&main, synthetic_module(1_000))
+        .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
+    let modules = lowered(&main).map_err(|e| anyhow!("the synthetic module: {e:#}"))?;
+    let mut base = encodings_of(&modules);
+    base.sort();
+    base.dedup();
+    Ok(base)
+}
+
+/// The CLIF modules of the Pare program `main`, lowered for aarch64.
+fn lowered(main: &Path) -> Result<Vec<ClifModule>> {
+    let output = build(Pipeline::empty(), Backend::Clif(Some(Target::Aarch64)))
+        .run(Input::Pare(vec![main.to_path_buf()]))
+        .map_err(|e| match e {
+            Failure::Reported => anyhow!("the program has errors"),
+            Failure::Error(e) => e,
+        })?;
+    Ok(output.modules)
+}
+
+fn encodings_of(modules: &[ClifModule]) -> Vec<Vec<u32>> {
+    modules
+        .iter()
+        .flat_map(|m| &m.functions)
+        .map(|d| fingerprint::encodings(&d.func))
+        .filter(|e| e.len() >= 3)
+        .collect()
+}
+
+/// The CPU time of the calling thread: the search table measures work, not
+/// wall time, so that other processes on the machine do not inflate it.
+fn thread_cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` only writes the `timespec` it is given.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } == 0;
+    if !ok {
+        return Duration::ZERO;
+    }
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+/// Times one search over `functions`: index, then rank every function
+/// (or every `stride`-th, scaled).
+fn time_search(search: Search, functions: &[Vec<u32>]) -> SearchTime {
+    let n = functions.len();
+    let exhaustive = matches!(
+        search,
+        Search::ExhaustiveMinHash | Search::ExhaustiveFrequency
+    );
+    let stride = if exhaustive && n > EXHAUSTIVE_SAMPLE {
+        n / EXHAUSTIVE_SAMPLE
+    } else {
+        1
+    };
+    let start = thread_cpu_time();
+    let mut index = SearchIndex::new(search, n, 5);
+    for e in functions {
+        let frequency = (search == Search::ExhaustiveFrequency)
+            .then(|| fingerprint::OpcodeFrequency::from_encodings(e));
+        index.insert(e, frequency);
+    }
+    let build = thread_cpu_time() - start;
+    let start = thread_cpu_time();
+    let mut found = 0;
+    let mut queries = 0;
+    for id in (0..n).step_by(stride) {
+        found += index.candidates(id).len();
+        queries += 1;
+    }
+    let ranking = thread_cpu_time() - start;
+    SearchTime {
+        time: build + ranking.mul_f64(n as f64 / queries as f64),
+        comparisons: index.comparisons as f64 / queries as f64,
+        found: found as f64 / queries as f64,
+        extrapolated: stride > 1,
+    }
+}
+
+/// The candidate-search table (see the module doc).
+pub fn search_scaling(sizes: &[usize]) -> Result<String> {
+    let mut sizes = sizes.to_vec();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let (base, source) = match corpus_encodings(Path::new("bench"))? {
+        Some(base) => (base, "the bench/ corpus"),
+        None => (
+            synthetic_encodings()?,
+            "the lowered 1,000-function synthetic module",
+        ),
+    };
+    let searches = [
+        ("LSH adaptive (F3M)", Search::LshAdaptive),
+        ("LSH static k=200 b=100", Search::LshStatic),
+        ("exhaustive MinHash", Search::ExhaustiveMinHash),
+        (
+            "exhaustive opcode frequency (HyFM)",
+            Search::ExhaustiveFrequency,
+        ),
+    ];
+    let mut times: Vec<Vec<SearchTime>> = Vec::new();
+    for &n in &sizes {
+        let functions = search_workload(&base, n);
+        times.push(
+            searches
+                .iter()
+                .map(|&(_, s)| time_search(s, &functions))
+                .collect(),
+        );
+    }
+    let mut out =
+        String::from("fmerge candidate search (rank every function once, top 5):\n\n| search |");
+    let mut rule = String::from("|---|");
+    for &n in &sizes {
+        let _ = write!(out, " {n} fns ms | µs/fn | cmp/fn | found/fn |");
+        rule.push_str("---:|---:|---:|---:|");
+    }
+    let _ = writeln!(out, " growth per fn |\n{rule}---:|");
+    for (s, (name, search)) in searches.iter().enumerate() {
+        let mut line = format!("| {name} |");
+        for (k, &n) in sizes.iter().enumerate() {
+            let t = &times[k][s];
+            let mark = if t.extrapolated { "*" } else { "" };
+            let _ = write!(
+                line,
+                " {:.1}{mark} | {:.2} | {:.1} | {:.2} |",
+                t.time.as_secs_f64() * 1000.0,
+                t.time.as_secs_f64() * 1e6 / n as f64,
+                t.comparisons,
+                t.found
+            );
+        }
+        let per_fn = |k: usize| times[k][s].time.as_secs_f64() / sizes[k] as f64;
+        let growth = per_fn(sizes.len() - 1) / per_fn(0).max(f64::MIN_POSITIVE);
+        let params = match search {
+            Search::LshAdaptive => {
+                let last = LshParams::adaptive(sizes[sizes.len() - 1]);
+                format!(
+                    " (b={}, t={:.2} at {} fns)",
+                    last.bands,
+                    last.threshold,
+                    sizes[sizes.len() - 1]
+                )
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(line, " {growth:.2}{params} |");
+        out.push_str(&line);
+    }
+    let _ = writeln!(
+        out,
+        "\n* extrapolated from {EXHAUSTIVE_SAMPLE} evenly spaced queries. Times include \
+         fingerprinting and indexing; {} distinct base functions (F3M encodings of {source}), \
+         copies perturbed in every tenth encoding.",
+        base.len()
+    );
+    Ok(out)
 }
 
 fn measure_size(n: usize) -> Result<SizeTimes> {
@@ -190,6 +437,7 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
     let modules = baseline.modules;
     let functions = modules.iter().map(|m| m.functions.len()).sum();
     let mut phases = vec![("frontend".to_string(), baseline.times.get("frontend"))];
+    let mut fmerge = (FmergeStats::default(), FmergeTimes::default());
 
     // Each pass alone on the lowered modules: CLIF passes stop after
     // themselves; machine passes need code, and only their own stage counts.
@@ -202,6 +450,9 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
             .run(Input::Modules(modules.clone()))
             .map_err(|e| anyhow!("pass `{}`: {:#}", pass.name(), anyhow::Error::from(e)))?;
         phases.push((pass.name().to_string(), output.times.get(pass.name())));
+        if let Some((stats, times)) = output.fmerge_stats() {
+            fmerge = (stats.clone(), *times);
+        }
     }
 
     let gvn_alone = time_gvn_alone(&modules);
@@ -211,6 +462,7 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
         functions,
         phases,
         gvn_alone,
+        fmerge,
     })
 }
 
@@ -278,6 +530,25 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
             g.largest.0,
             g.largest.1.as_secs_f64() * 1000.0,
             per_k(g.largest.1, g.largest.0)
+        );
+    }
+    for r in results {
+        let (stats, times) = &r.fmerge;
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let _ = writeln!(
+            out,
+            "\nfmerge alone, {} fns: search {:.1} ms, alignment and code generation {:.1} ms, \
+             measurement {:.1} ms; {} candidates, {} attempted, {} merged, {} rejected by the \
+             model, {} by measurement.",
+            r.functions,
+            ms(times.search),
+            ms(times.merge),
+            ms(times.measure),
+            stats.candidates,
+            stats.attempted,
+            stats.merged,
+            stats.rejected_by_model,
+            stats.rejected_by_measurement
         );
     }
     let _ = writeln!(

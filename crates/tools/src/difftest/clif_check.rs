@@ -149,20 +149,30 @@ fn check_pass(
         }
     };
     stats.verified += after.functions.len();
-    for (index, (old, new)) in before.functions.iter().zip(&after.functions).enumerate() {
-        if !interpretable(&old.func) || !interpretable(&new.func) {
-            continue;
-        }
-        stats.eligible += 1;
+    // Functions are paired by name: a pass may delete functions (calls to
+    // them redirected) and renumber symbols.
+    let by_name: std::collections::HashMap<&str, &ir::Function> = after
+        .functions
+        .iter()
+        .filter_map(|d| Some((after.symbols.get(d.symbol as usize)?.name.as_str(), &d.func)))
+        .collect();
+    for (index, old) in before.functions.iter().enumerate() {
         let name = before
             .symbols
             .get(old.symbol as usize)
             .map_or("?", |s| s.name.as_str());
+        let Some(&new_func) = by_name.get(name) else {
+            continue;
+        };
+        if !interpretable(&old.func) || !interpretable(new_func) {
+            continue;
+        }
+        stats.eligible += 1;
         let mut rng = SplitMix(seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         for _ in 0..CALLS_PER_FUNCTION {
             let args = random_args(&old.func.signature, &mut rng);
             let a = interpret(&old.func, &args);
-            let b = interpret(&new.func, &args);
+            let b = interpret(new_func, &args);
             if matches!(a, Outcome::Unsupported(_)) || matches!(b, Outcome::Unsupported(_)) {
                 stats.unsupported += 1;
                 continue;

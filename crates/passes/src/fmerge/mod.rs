@@ -1,0 +1,926 @@
+//! Similar-function merging on CLIF: F3M's MinHash/LSH candidate search,
+//! HyFM's per-block alignment and code generation, the thesis' cost model
+//! as a filter and measured aarch64 bytes as the decision.
+//!
+//! Sources (full references in docs/DESIGN.md):
+//! - [F3M] Sean Stirling, Rodrigo C. O. Rocha, Kim Hazelwood, Hugh Leather,
+//!   Michael O'Boyle, Pavlos Petoumenos, *F3M: Fast Focused Function
+//!   Merging*, CGO 2022 (`shared/papers/f3m-minhash-lsh-merging.txt`):
+//!   fingerprints §III-B, LSH §III-C, adaptive parameters §III-D, HyFM's
+//!   SSA bugs §III-E.
+//! - [HYFM] Rodrigo C. O. Rocha, Pavlos Petoumenos, Zheng Wang, Murray Cole,
+//!   Kim Hazelwood, Hugh Leather, *HyFM: Function Merging for Free*, LCTES
+//!   2021: block pairing and alignment ([`align`]), code generation
+//!   ([`codegen`]), which follows [SALSSA] (*Effective Function Merging in
+//!   the SSA Form*, PLDI 2020).
+//! - [ROCHA-PHD] Rodrigo C. O. Rocha, PhD thesis on function merging,
+//!   University of Edinburgh, 2021
+//!   (`shared/papers/merging-cost-model-and-ranking.txt`), chapter
+//!   "Optimisation Strategy": the profitability model ([`profit`]), ranking
+//!   and the exploration threshold; [FMSA] (CGO 2019) §4.4 for the model's
+//!   first form.
+//!
+//! `merge` (the constant merger) folds functions that differ only in
+//! constants; this pass takes what it left: functions that differ in types,
+//! operations, blocks or parameters.
+//!
+//! # Notation
+//!
+//! A *candidate* is a function the pass may merge (see [`ineligible`]).
+//! Merging `f0` (the query) and `f1` (a ranked candidate) gives `M`, named
+//! `f0.Tfm` ([`MERGED_SUFFIX`]), with a last parameter `fid` choosing the
+//! side; each `fk` becomes a thunk or is deleted ([`rewrite`]).
+//!
+//! # Algorithm (the thesis' exploration framework with F3M's search)
+//!
+//! 1. Candidates are fingerprinted and indexed ([`search`], in name order,
+//!    so results do not depend on the module's function order). Functions
+//!    the linker's identical-code folding shares with another are left to
+//!    it ([`icf`]).
+//! 2. Worklist in name order: for a live candidate `f0`, rank its
+//!    candidates by estimated similarity and try the first `N`
+//!    ([`FmergeOptions::exploration`]), stopping at the first merge that
+//!    pays. Each try: align; generate `M`; verify it; choose
+//!    thunk or deletion per side; the model's `Δ` must be positive; then
+//!    the measured bytes must shrink. One remark per try.
+//! 3. On success `f0` and `f1` leave the index and `M` enters it and the
+//!    worklist (the thesis' feedback loop: a merged function can merge
+//!    again, which is how three functions merge), up to
+//!    [`FmergeOptions::max_members`] originals per merged function: each
+//!    level adds an identifier parameter and a level of selects, and a
+//!    chain of re-merges would redirect every earlier thunk again.
+//! 4. Deleted functions and their symbols are removed at the end.
+//!
+//! # Invariants
+//!
+//! - Every transformation keeps semantics for each side: `M(args, k)`
+//!   computes `fk(args)` (widened results aside, which thunks and redirected
+//!   callers narrow), traps where `fk` trapped with the same code, and reads
+//!   no value that side `k` did not define (see [`codegen`]).
+//! - `.Tgm` bodies and thunks of either merger are not candidates: bodies
+//!   are meant to be folded by the linker across modules, and thunks are
+//!   already minimal. Running the pass twice merges nothing more on the
+//!   test corpus.
+//! - Deterministic: candidates, buckets and rankings are ordered by names
+//!   and insertion; hash maps are only looked up, never iterated.
+//!
+//! # Cost
+//!
+//! Fingerprinting is linear in the module; LSH ranking near-linear (see
+//! [`search`]). Each try aligns (`O(n·m)` per block pair), generates code,
+//! verifies, and compiles `M`, the thunks and redirected callers with
+//! Cranelift when the model lets it through; at most `N` tries per
+//! function.
+
+pub mod align;
+pub mod codegen;
+pub mod fingerprint;
+pub mod icf;
+pub mod profit;
+pub mod rewrite;
+pub mod search;
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{ArgumentPurpose, Function, GlobalValueData, InstructionData, Opcode};
+use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::settings;
+use hashbrown::HashMap;
+
+use crate::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use crate::merge::hash;
+use crate::merge::BODY_SUFFIX;
+use crate::remark::Remark;
+
+/// The pass's name in remarks and on the command line.
+const PASS: &str = "fmerge";
+
+pub use align::AlignMode;
+pub use search::{LshParams, Search, SearchIndex};
+
+/// The suffix of merged functions.
+pub const MERGED_SUFFIX: &str = ".Tfm";
+
+/// Bytes the model charges per redirected call site (the identifier).
+const CALL_SITE_COST: i64 = 4;
+
+/// Options of the pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FmergeOptions {
+    pub search: Search,
+    /// Candidates tried per function (the thesis' exploration threshold:
+    /// 89% of its merges were with the first candidate, 98% within five).
+    pub exploration: usize,
+    pub align: AlignMode,
+    /// Functions with fewer non-constant instructions are not candidates.
+    pub min_insts: usize,
+    /// A merge must save more than this many measured bytes.
+    pub min_benefit: i64,
+    /// At most this many parameters in `M`, the identifier included.
+    pub max_params: usize,
+    /// At most this many original functions in one merged function: 2
+    /// merges pairs only; more lets merged functions merge again (the
+    /// thesis' feedback loop), each time with one more identifier
+    /// parameter and one more level of selects and dispatches.
+    pub max_members: usize,
+    /// Measure every try, even those the model rejects (to evaluate the
+    /// model; decisions are unchanged).
+    pub measure_all: bool,
+    /// Thunks of tail-convention functions may `return_call` `M` (see
+    /// `merge::MergeOptions::tail_calls`).
+    pub tail_calls: bool,
+    /// Functions not to touch: the hook for hot code (profile or static
+    /// hotness), where a merge's dispatch branches would cost time.
+    pub exclude: BTreeSet<String>,
+}
+
+impl Default for FmergeOptions {
+    fn default() -> Self {
+        FmergeOptions {
+            search: Search::LshAdaptive,
+            exploration: 5,
+            align: AlignMode::NeedlemanWunsch,
+            min_insts: 3,
+            min_benefit: 0,
+            max_params: 16,
+            max_members: 3,
+            measure_all: false,
+            tail_calls: true,
+            exclude: BTreeSet::new(),
+        }
+    }
+}
+
+/// Counts of what the pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FmergeStats {
+    pub functions: usize,
+    pub candidates: usize,
+    /// Fingerprint comparisons in the search.
+    pub comparisons: u64,
+    /// Functions left out because the linker folds them with another.
+    pub folded: usize,
+    /// Pairs aligned and given to code generation.
+    pub attempted: usize,
+    /// Pairs code generation refused (types, parameters, nothing aligned).
+    pub refused: usize,
+    pub rejected_by_model: usize,
+    pub rejected_by_measurement: usize,
+    pub merged: usize,
+    pub thunks: usize,
+    pub deleted: usize,
+    pub redirected_calls: usize,
+    /// Merged functions that failed Cranelift's verifier (a bug; never
+    /// committed).
+    pub verifier_failures: usize,
+    /// Sums over the merges made.
+    pub predicted_bytes: i64,
+    pub measured_bytes: i64,
+}
+
+impl FmergeStats {
+    pub fn accumulate(&mut self, o: &FmergeStats) {
+        self.functions += o.functions;
+        self.candidates += o.candidates;
+        self.comparisons += o.comparisons;
+        self.folded += o.folded;
+        self.attempted += o.attempted;
+        self.refused += o.refused;
+        self.rejected_by_model += o.rejected_by_model;
+        self.rejected_by_measurement += o.rejected_by_measurement;
+        self.merged += o.merged;
+        self.thunks += o.thunks;
+        self.deleted += o.deleted;
+        self.redirected_calls += o.redirected_calls;
+        self.verifier_failures += o.verifier_failures;
+        self.predicted_bytes += o.predicted_bytes;
+        self.measured_bytes += o.measured_bytes;
+    }
+}
+
+impl fmt::Display for FmergeStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} functions, {} candidates ({} left to ICF), {} comparisons, {} attempted, {} refused, \
+             {} rejected by the model, {} rejected by measurement, {} merged ({} thunks, {} deleted, \
+             {} calls redirected), predicted {} bytes, measured {} bytes",
+            self.functions,
+            self.candidates,
+            self.folded,
+            self.comparisons,
+            self.attempted,
+            self.refused,
+            self.rejected_by_model,
+            self.rejected_by_measurement,
+            self.merged,
+            self.thunks,
+            self.deleted,
+            self.redirected_calls,
+            self.predicted_bytes,
+            self.measured_bytes
+        )?;
+        if self.verifier_failures > 0 {
+            write!(f, ", {} VERIFIER FAILURES", self.verifier_failures)?;
+        }
+        Ok(())
+    }
+}
+
+/// What happened to one pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Merged,
+    Refused(String),
+    RejectedByModel,
+    RejectedByMeasurement,
+}
+
+/// One tried pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    pub first: String,
+    pub second: String,
+    pub similarity: f64,
+    /// The model's `Δ` in bytes (after code generation).
+    pub predicted: Option<i64>,
+    /// The measured benefit in bytes (with an ISA, when the model let the
+    /// pair through or [`FmergeOptions::measure_all`] is set).
+    pub measured: Option<i64>,
+    pub decision: Decision,
+    /// For a merge: the merged function and what became of each side.
+    pub detail: String,
+}
+
+/// Time spent per phase.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FmergeTimes {
+    /// Fingerprinting, indexing and ranking.
+    pub search: Duration,
+    /// Alignment, code generation, verification, the model.
+    pub merge: Duration,
+    /// Compiling with Cranelift to measure.
+    pub measure: Duration,
+}
+
+impl FmergeTimes {
+    pub fn accumulate(&mut self, o: &FmergeTimes) {
+        self.search += o.search;
+        self.merge += o.merge;
+        self.measure += o.measure;
+    }
+}
+
+/// The result of [`run`].
+#[derive(Clone, Debug, Default)]
+pub struct FmergeReport {
+    pub stats: FmergeStats,
+    pub attempts: Vec<Attempt>,
+    /// One remark per attempt, named by its first function.
+    pub remarks: Vec<Remark>,
+    pub times: FmergeTimes,
+}
+
+/// Runs the pass on `module`. With `isa`, merges are measured in its
+/// bytes; without, the model decides alone.
+pub fn run(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    options: &FmergeOptions,
+) -> FmergeReport {
+    let mut pass = Pass::new(module, isa, options);
+    pass.explore();
+    pass.finish()
+}
+
+/// Why `func` (symbol `symbol` of `module`) is not a candidate, if it is not.
+pub fn ineligible(
+    module: &ClifModule,
+    func: &Function,
+    symbol: u32,
+    options: &FmergeOptions,
+) -> Option<&'static str> {
+    let name = &module.symbols[symbol as usize].name;
+    if name.ends_with(BODY_SUFFIX) {
+        return Some("a constant-merge body");
+    }
+    if options.exclude.contains(name) {
+        return Some("excluded");
+    }
+    let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;
+    if func.signature.params.iter().any(special) || func.signature.returns.iter().any(special) {
+        return Some("special-purpose parameters");
+    }
+    if func.layout.entry_block().is_none() {
+        return Some("no body");
+    }
+    if !func.dynamic_stack_slots.is_empty() {
+        return Some("dynamic stack slots");
+    }
+    let plain_globals = func.global_values.values().all(|gv| {
+        matches!(
+            gv,
+            GlobalValueData::Symbol { .. }
+                | GlobalValueData::Load { .. }
+                | GlobalValueData::IAddImm { .. }
+        )
+    });
+    if !plain_globals {
+        return Some("target-specific global values");
+    }
+    let mut count = 0;
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let data = &func.dfg.insts[inst];
+            match data {
+                InstructionData::BranchTable { .. }
+                | InstructionData::TryCall { .. }
+                | InstructionData::TryCallIndirect { .. }
+                | InstructionData::DynamicStackAddr { .. }
+                | InstructionData::ExceptionHandlerAddress { .. } => {
+                    return Some("jump tables, exceptions or dynamic stack")
+                }
+                _ => {}
+            }
+            if matches!(
+                data.opcode(),
+                Opcode::GetFramePointer
+                    | Opcode::GetStackPointer
+                    | Opcode::GetReturnAddress
+                    | Opcode::StackSwitch
+            ) {
+                return Some("reads its own frame");
+            }
+            if !fingerprint::is_constant(func, inst) {
+                count += 1;
+            }
+        }
+    }
+    if is_thunk(module, func) {
+        return Some("a thunk");
+    }
+    if count < options.min_insts {
+        return Some("too small");
+    }
+    None
+}
+
+/// A single block whose only call goes to a merged body (`.Tgm` or `.Tfm`)
+/// and that otherwise only passes arguments and results on.
+fn is_thunk(module: &ClifModule, func: &Function) -> bool {
+    if func.layout.blocks().count() != 1 {
+        return false;
+    }
+    let mut calls_body = false;
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            match func.dfg.insts[inst] {
+                InstructionData::Call { func_ref, .. } => {
+                    let name = hash::symbol_name(module, func, &func.dfg.ext_funcs[func_ref].name);
+                    if calls_body || !(name.ends_with(BODY_SUFFIX) || name.contains(MERGED_SUFFIX))
+                    {
+                        return false;
+                    }
+                    calls_body = true;
+                }
+                _ if fingerprint::is_constant(func, inst) => {}
+                ref data => {
+                    if !matches!(data.opcode(), Opcode::Return | Opcode::Ireduce) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    calls_body
+}
+
+/// How one side of a planned merge is kept.
+enum SidePlan {
+    Thunk(Box<Function>),
+    /// Deleted; these callers are rewritten (function index, new body).
+    Deleted {
+        sites: usize,
+    },
+}
+
+/// A merge ready to commit.
+struct Plan {
+    merged: codegen::Merged,
+    sides: [SidePlan; 2],
+    /// Callers rewritten for deleted sides, final versions.
+    callers: Vec<(usize, Function)>,
+}
+
+struct Pass<'m> {
+    module: &'m mut ClifModule,
+    isa: Option<&'m dyn TargetIsa>,
+    options: &'m FmergeOptions,
+    index: SearchIndex,
+    /// Index id → function index in `module.functions`.
+    ids: Vec<usize>,
+    /// Index id → how many original functions it stands for.
+    members: Vec<usize>,
+    /// Measured bytes per function index (dropped when it changes).
+    sizes: HashMap<usize, Option<i64>>,
+    /// Per symbol, the functions that may name it (a superset: entries are
+    /// added when a function changes, never removed).
+    referrers: HashMap<u32, BTreeSet<usize>>,
+    deleted: BTreeSet<usize>,
+    removed_symbols: BTreeSet<u32>,
+    tried: BTreeSet<(usize, usize)>,
+    report: FmergeReport,
+}
+
+impl<'m> Pass<'m> {
+    fn new(
+        module: &'m mut ClifModule,
+        isa: Option<&'m dyn TargetIsa>,
+        options: &'m FmergeOptions,
+    ) -> Pass<'m> {
+        let start = Instant::now();
+        let classes = icf::classes(module);
+        let mut class_sizes: HashMap<u32, usize> = HashMap::new();
+        for &c in &classes {
+            *class_sizes.entry(c).or_default() += 1;
+        }
+        let mut folded = 0;
+        let mut candidates: Vec<(&str, usize)> = Vec::new();
+        for (i, d) in module.functions.iter().enumerate() {
+            if ineligible(module, &d.func, d.symbol, options).is_some() {
+                continue;
+            }
+            if class_sizes[&classes[i]] > 1 {
+                folded += 1;
+                continue;
+            }
+            candidates.push((module.symbols[d.symbol as usize].name.as_str(), i));
+        }
+        candidates.sort();
+        let mut index = SearchIndex::new(options.search, candidates.len(), options.exploration);
+        let mut ids = Vec::with_capacity(candidates.len());
+        for &(_, i) in &candidates {
+            let func = &module.functions[i].func;
+            index.insert(&fingerprint::encodings(func), frequency(options, func));
+            ids.push(i);
+        }
+        let mut referrers: HashMap<u32, BTreeSet<usize>> = HashMap::new();
+        for (i, def) in module.functions.iter().enumerate() {
+            note_referrer(&mut referrers, i, &def.func);
+        }
+        let mut report = FmergeReport::default();
+        report.stats.functions = module.functions.len();
+        report.stats.candidates = candidates.len();
+        report.stats.folded = folded;
+        report.times.search = start.elapsed();
+        Pass {
+            module,
+            isa,
+            options,
+            index,
+            members: vec![1; ids.len()],
+            ids,
+            sizes: HashMap::new(),
+            referrers,
+            deleted: BTreeSet::new(),
+            removed_symbols: BTreeSet::new(),
+            tried: BTreeSet::new(),
+            report,
+        }
+    }
+
+    /// The thesis' greedy exploration over the worklist.
+    fn explore(&mut self) {
+        let mut worklist: VecDeque<usize> = (0..self.ids.len()).collect();
+        while let Some(id) = worklist.pop_front() {
+            if !self.index.is_alive(id) {
+                continue;
+            }
+            let start = Instant::now();
+            let candidates = self.index.candidates(id);
+            self.report.times.search += start.elapsed();
+            for candidate in candidates {
+                let key = (id.min(candidate.id), id.max(candidate.id));
+                let members = self.members[id] + self.members[candidate.id];
+                if members > self.options.max_members || !self.tried.insert(key) {
+                    continue;
+                }
+                if let Some(merged) = self.attempt(id, candidate.id, candidate.similarity) {
+                    if let Some(new) = merged {
+                        worklist.push_back(new);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    fn name(&self, index: usize) -> &str {
+        &self.module.symbols[self.module.functions[index].symbol as usize].name
+    }
+
+    /// Tries to merge ids `a` and `b`; on success returns the new id of `M`
+    /// if it is a candidate itself.
+    fn attempt(&mut self, a: usize, b: usize, similarity: f64) -> Option<Option<usize>> {
+        let (ia, ib) = (self.ids[a], self.ids[b]);
+        let mut attempt = Attempt {
+            first: self.name(ia).to_string(),
+            second: self.name(ib).to_string(),
+            similarity,
+            predicted: None,
+            measured: None,
+            decision: Decision::Merged,
+            detail: String::new(),
+        };
+        self.report.stats.attempted += 1;
+        let start = Instant::now();
+        let planned = self.plan(ia, ib);
+        self.report.times.merge += start.elapsed();
+        let (plan, predicted) = match planned {
+            Ok(p) => p,
+            Err(why) => {
+                self.report.stats.refused += 1;
+                attempt.decision = Decision::Refused(why);
+                self.record(attempt);
+                return None;
+            }
+        };
+        attempt.predicted = Some(predicted);
+        if predicted > 0 || self.options.measure_all {
+            if let Err(why) = verified(&plan.merged.func, self.isa, &mut self.report.stats) {
+                self.report.stats.refused += 1;
+                attempt.decision = Decision::Refused(why);
+                self.record(attempt);
+                return None;
+            }
+        }
+        let measure = self.isa.is_some() && (predicted > 0 || self.options.measure_all);
+        if measure {
+            let start = Instant::now();
+            attempt.measured = self.measure(ia, ib, &plan);
+            self.report.times.measure += start.elapsed();
+        }
+        attempt.decision = if predicted <= 0 {
+            Decision::RejectedByModel
+        } else {
+            match (self.isa, attempt.measured) {
+                (None, _) => Decision::Merged,
+                (Some(_), Some(m)) if m > self.options.min_benefit => Decision::Merged,
+                (Some(_), Some(_)) => Decision::RejectedByMeasurement,
+                (Some(_), None) => Decision::Refused("Cranelift cannot compile it".into()),
+            }
+        };
+        match attempt.decision {
+            Decision::RejectedByModel => self.report.stats.rejected_by_model += 1,
+            Decision::RejectedByMeasurement => self.report.stats.rejected_by_measurement += 1,
+            Decision::Refused(_) => self.report.stats.refused += 1,
+            _ => {}
+        }
+        if attempt.decision != Decision::Merged {
+            self.record(attempt);
+            return None;
+        }
+        self.report.stats.predicted_bytes += predicted;
+        self.report.stats.measured_bytes += attempt.measured.unwrap_or(0);
+        let new = self.commit(a, b, plan, &mut attempt);
+        self.record(attempt);
+        Some(new)
+    }
+
+    /// Aligns, generates and verifies `M`, plans each side; returns the plan
+    /// and the model's `Δ`.
+    fn plan(&mut self, ia: usize, ib: usize) -> Result<(Plan, i64), String> {
+        let module = &*self.module;
+        let (fa, fb) = (&module.functions[ia], &module.functions[ib]);
+        let members = [fa.symbol, fb.symbol];
+        let merged_symbol = module.symbols.len() as u32;
+        let context = align::KeyContext {
+            members,
+            slot_partner: align::pair_stack_slots(&fa.func, &fb.func),
+        };
+        let mut interner = align::Interner::default();
+        let v0 = align::FuncView::new(&fa.func, 0, &context, &mut interner);
+        let v1 = align::FuncView::new(&fb.func, 1, &context, &mut interner);
+        let alignment = align::align(&v0, &v1, self.options.align);
+        if alignment.matched == 0 {
+            return Err("no blocks align".into());
+        }
+        let merged = codegen::generate(&codegen::Pair {
+            views: [&v0, &v1],
+            alignment: &alignment,
+            slot_partner: &context.slot_partner,
+            members,
+            merged_symbol,
+            max_params: self.options.max_params,
+        })?;
+        // Release builds verify only what the model lets through (below);
+        // debug builds (the tests) verify every merged function built.
+        if cfg!(debug_assertions) {
+            verified(&merged.func, self.isa, &mut self.report.stats)?;
+        }
+        let mut callers: Vec<(usize, Function)> = Vec::new();
+        let mut epsilon = 0;
+        let mut sides = Vec::with_capacity(2);
+        for (k, def) in [fa, fb].into_iter().enumerate() {
+            let thunk = rewrite::build_thunk(
+                &def.func,
+                &merged.func.signature,
+                merged_symbol,
+                &merged.positions[k],
+                k,
+                self.options.tail_calls,
+            );
+            let thunk_cost = profit::estimate(&thunk);
+            let redirect = self.redirect(
+                def.symbol,
+                &def.func,
+                [ia, ib],
+                &merged,
+                k,
+                merged_symbol,
+                &callers,
+            );
+            match redirect {
+                Some((rewritten, sites)) if CALL_SITE_COST * sites as i64 <= thunk_cost => {
+                    epsilon += CALL_SITE_COST * sites as i64;
+                    for (caller, func) in rewritten {
+                        match callers.iter_mut().find(|(c, _)| *c == caller) {
+                            Some(entry) => entry.1 = func,
+                            None => callers.push((caller, func)),
+                        }
+                    }
+                    sides.push(SidePlan::Deleted { sites });
+                }
+                _ => {
+                    epsilon += thunk_cost;
+                    sides.push(SidePlan::Thunk(Box::new(thunk)));
+                }
+            }
+        }
+        let predicted = profit::estimate(&fa.func) + profit::estimate(&fb.func)
+            - profit::estimate(&merged.func)
+            - epsilon;
+        let [s0, s1]: [SidePlan; 2] = sides.try_into().ok().expect("two sides");
+        Ok((
+            Plan {
+                merged,
+                sides: [s0, s1],
+                callers,
+            },
+            predicted,
+        ))
+    }
+
+    /// If side `k` (symbol `symbol`) may be deleted: its callers with every
+    /// call redirected to `M` (starting from the versions in `pending`),
+    /// and the number of call sites.
+    #[allow(clippy::too_many_arguments)]
+    fn redirect(
+        &self,
+        symbol: u32,
+        func: &Function,
+        sides: [usize; 2],
+        merged: &codegen::Merged,
+        k: usize,
+        merged_symbol: u32,
+        pending: &[(usize, Function)],
+    ) -> Option<(Vec<(usize, Function)>, usize)> {
+        if !rewrite::may_delete(self.module, symbol, func, &merged.func.signature) {
+            return None;
+        }
+        let current = |i: usize| -> &Function {
+            pending
+                .iter()
+                .find(|(c, _)| *c == i)
+                .map_or(&self.module.functions[i].func, |(_, f)| f)
+        };
+        let referrers = self.referrers.get(&symbol).into_iter().flatten();
+        let others = referrers
+            .copied()
+            .filter(|i| !sides.contains(i) && !self.deleted.contains(i))
+            .map(|i| (i, current(i)));
+        // `M` itself names the sides only by taking an address.
+        let merged_entry = std::iter::once((usize::MAX, &merged.func));
+        let callers = rewrite::direct_call_sites(self.module, symbol, others.chain(merged_entry))?;
+        if callers.iter().any(|(i, _)| *i == usize::MAX) {
+            return None;
+        }
+        let sites = callers.iter().map(|(_, s)| s.len()).sum();
+        let rewritten = callers
+            .iter()
+            .map(|(i, s)| {
+                let f = rewrite::redirect_calls(
+                    current(*i),
+                    symbol,
+                    s,
+                    &merged.func.signature,
+                    merged_symbol,
+                    &merged.positions[k],
+                    k,
+                );
+                (*i, f)
+            })
+            .collect();
+        Some((rewritten, sites))
+    }
+
+    /// Measured bytes of function `index` as it is now.
+    fn size_of(&mut self, index: usize) -> Option<i64> {
+        let isa = self.isa?;
+        if let Some(&s) = self.sizes.get(&index) {
+            return s;
+        }
+        let s = profit::measure(&self.module.functions[index].func, isa);
+        self.sizes.insert(index, s);
+        s
+    }
+
+    /// Bytes saved by the plan: the originals and callers before, minus `M`,
+    /// the thunks and the callers after.
+    fn measure(&mut self, ia: usize, ib: usize, plan: &Plan) -> Option<i64> {
+        let isa = self.isa?;
+        let mut saved =
+            self.size_of(ia)? + self.size_of(ib)? - profit::measure(&plan.merged.func, isa)?;
+        for side in &plan.sides {
+            if let SidePlan::Thunk(thunk) = side {
+                saved -= profit::measure(thunk, isa)?;
+            }
+        }
+        for (caller, func) in &plan.callers {
+            saved += self.size_of(*caller)? - profit::measure(func, isa)?;
+        }
+        Some(saved)
+    }
+
+    /// Applies a plan; returns `M`'s id if it is a candidate.
+    fn commit(&mut self, a: usize, b: usize, plan: Plan, attempt: &mut Attempt) -> Option<usize> {
+        let (ia, ib) = (self.ids[a], self.ids[b]);
+        let name = self.merged_name(ia);
+        let symbol = self.module.declare(
+            &name,
+            SymbolKind::Function(plan.merged.func.signature.clone()),
+            Linkage::Local,
+        );
+        debug_assert_eq!(symbol as usize + 1, self.module.symbols.len());
+        let mut kept = Vec::new();
+        for (k, side) in plan.sides.into_iter().enumerate() {
+            let index = [ia, ib][k];
+            self.sizes.remove(&index);
+            match side {
+                SidePlan::Thunk(thunk) => {
+                    self.module.functions[index].func = *thunk;
+                    self.report.stats.thunks += 1;
+                    kept.push("thunk");
+                }
+                SidePlan::Deleted { sites } => {
+                    self.deleted.insert(index);
+                    self.removed_symbols
+                        .insert(self.module.functions[index].symbol);
+                    self.report.stats.deleted += 1;
+                    self.report.stats.redirected_calls += sites;
+                    kept.push("deleted");
+                }
+            }
+        }
+        for (caller, func) in plan.callers {
+            self.sizes.remove(&caller);
+            note_referrer(&mut self.referrers, caller, &func);
+            self.module.functions[caller].func = func;
+        }
+        for index in [ia, ib] {
+            note_referrer(
+                &mut self.referrers,
+                index,
+                &self.module.functions[index].func,
+            );
+        }
+        let mut merged = plan.merged.func;
+        merged.name = ClifModule::func_name(symbol);
+        note_referrer(&mut self.referrers, self.module.functions.len(), &merged);
+        self.module.functions.push(FunctionDef {
+            symbol,
+            func: merged,
+        });
+        self.report.stats.merged += 1;
+        self.index.remove(a);
+        self.index.remove(b);
+        attempt.decision = Decision::Merged;
+        attempt.detail = format!("into {name} (first {}, second {})", kept[0], kept[1]);
+        let index = self.module.functions.len() - 1;
+        let func = &self.module.functions[index].func;
+        let members = self.members[a] + self.members[b];
+        if members >= self.options.max_members
+            || ineligible(self.module, func, symbol, self.options).is_some()
+        {
+            return None;
+        }
+        let start = Instant::now();
+        let id = self
+            .index
+            .insert(&fingerprint::encodings(func), frequency(self.options, func));
+        self.report.times.search += start.elapsed();
+        self.ids.push(index);
+        self.members.push(members);
+        Some(id)
+    }
+
+    /// `f0.Tfm`, or `f0.Tfm2`, … if taken (a merged side's suffix dropped).
+    fn merged_name(&self, index: usize) -> String {
+        let name = self.name(index);
+        let base = name.split(MERGED_SUFFIX).next().unwrap_or(name);
+        (1..)
+            .map(|n| match n {
+                1 => format!("{base}{MERGED_SUFFIX}"),
+                n => format!("{base}{MERGED_SUFFIX}{n}"),
+            })
+            .find(|candidate| self.module.symbol_index(candidate).is_none())
+            .expect("an unused name")
+    }
+
+    fn record(&mut self, attempt: Attempt) {
+        self.report.remarks.push(remark(&attempt));
+        self.report.attempts.push(attempt);
+    }
+
+    fn finish(mut self) -> FmergeReport {
+        let deleted = std::mem::take(&mut self.deleted);
+        let mut index = 0;
+        self.module.functions.retain(|_| {
+            index += 1;
+            !deleted.contains(&(index - 1))
+        });
+        rewrite::remove_symbols(self.module, &self.removed_symbols);
+        self.report.stats.comparisons = self.index.comparisons;
+        self.report
+    }
+}
+
+/// Records that function `index` (defined as `func`) names its symbols.
+fn note_referrer(referrers: &mut HashMap<u32, BTreeSet<usize>>, index: usize, func: &Function) {
+    for user in func.params.user_named_funcs().values() {
+        if user.namespace == crate::clif_module::SYMBOL_NAMESPACE {
+            referrers.entry(user.index).or_default().insert(index);
+        }
+    }
+}
+
+/// The opcode-frequency fingerprint, if the search ranks by it.
+fn frequency(options: &FmergeOptions, func: &Function) -> Option<fingerprint::OpcodeFrequency> {
+    (options.search == Search::ExhaustiveFrequency).then(|| fingerprint::OpcodeFrequency::of(func))
+}
+
+/// Cranelift's verifier on a merged function; a failure is a bug of this
+/// pass, counted, and the merge is not made.
+fn verified(
+    func: &Function,
+    isa: Option<&dyn TargetIsa>,
+    stats: &mut FmergeStats,
+) -> Result<(), String> {
+    verify(func, isa).map_err(|e| {
+        stats.verifier_failures += 1;
+        debug_assert!(false, "merged function fails verification:\n{e}");
+        "the merged function fails verification".to_string()
+    })
+}
+
+fn verify(func: &Function, isa: Option<&dyn TargetIsa>) -> Result<(), String> {
+    let result = match isa {
+        Some(isa) => cranelift_codegen::verify_function(func, isa),
+        None => {
+            cranelift_codegen::verify_function(func, &settings::Flags::new(settings::builder()))
+        }
+    };
+    result.map_err(|e| cranelift_codegen::print_errors::pretty_verifier_error(func, None, e))
+}
+
+/// The remark of one attempt.
+fn remark(a: &Attempt) -> Remark {
+    let mut reason = format!("with {}: similarity {:.2}", a.second, a.similarity);
+    if let Some(p) = a.predicted {
+        reason.push_str(&format!(", predicted {p:+} bytes"));
+    }
+    if let Some(m) = a.measured {
+        reason.push_str(&format!(", measured {m:+} bytes"));
+    }
+    let first = a.first.as_str();
+    let remark = match &a.decision {
+        Decision::Merged => Remark::passed(PASS, "merged", first, format!("{reason}: {}", a.detail))
+            .count("merged", 1),
+        Decision::Refused(why) => {
+            Remark::missed(PASS, "refused", first, format!("{reason}: {why}")).count("refused", 1)
+        }
+        Decision::RejectedByModel => Remark::missed(PASS, "rejected-by-model", first, reason)
+            .count("rejected_by_model", 1),
+        Decision::RejectedByMeasurement => {
+            Remark::missed(PASS, "rejected-by-measurement", first, reason)
+                .count("rejected_by_measurement", 1)
+        }
+    };
+    // The measured saving where there is one, else the model's.
+    match a.measured.or(a.predicted) {
+        Some(bytes) => remark.bytes(bytes),
+        None => remark,
+    }
+}

@@ -1,0 +1,346 @@
+//! Candidate search: [F3M] §III-C and §III-D's locality-sensitive hashing
+//! and, as the baseline it replaces, exhaustive ranking over every pair
+//! ([HYFM] and [ROCHA-PHD]'s exploration framework; full references in
+//! docs/DESIGN.md).
+//!
+//! # LSH
+//!
+//! A MinHash fingerprint of `k = b·r` hashes is cut into `b` bands of `r`
+//! rows; each band is hashed (FNV-1a) and the function is put in that band's
+//! bucket. Two functions whose MinHash similarity is `s` share at least one
+//! bucket with probability `p = 1 − (1 − s^r)^b` (Equation 2), so a query
+//! compares a function only with the members of its `b` buckets — at most
+//! [`BUCKET_CAP`] comparisons per bucket, since a few buckets of very common
+//! shingles collect many functions and would make the search quadratic
+//! again. Candidates whose similarity is below the threshold `t` are
+//! dropped; the rest are ranked by similarity, ties by id (ids are given in
+//! name order, so the ranking does not depend on the module's order), and
+//! the first `N` (the exploration threshold) are returned.
+//!
+//! *Static* parameters are F3M's defaults `k = 200, r = 2, b = 100, t = 0`.
+//! *Adaptive* ones depend on the number `x` of functions (Equation 3):
+//!
+//! ```text
+//! t = 0.05                    x ≤ 10^3.5
+//! t = (log10 x − 3) / 10      10^3.5 < x < 10^7
+//! t = 0.4                     x ≥ 10^7
+//! ```
+//!
+//! and `b = ⌈log 0.1 / log(1 − (t + 0.1)²)⌉` (Equation 4: a 90% chance of
+//! finding pairs slightly above `t` with `r = 2`), set to exactly 100 below
+//! 5,000 functions, as the paper does.
+//!
+//! # Exhaustive ranking
+//!
+//! Every live function is compared with the query, by MinHash similarity or
+//! by the thesis' opcode/type-frequency estimate: `O(n)` per query, `O(n²)`
+//! for a module. Kept for the scaling comparison and as an option.
+//!
+//! Cost: building is `O(n·b)`; an LSH query is `O(b · BUCKET_CAP · k)` at
+//! worst, in practice a handful of comparisons.
+
+use hashbrown::HashMap;
+
+use super::fingerprint::{fnv1a, MinHash, OpcodeFrequency, MAX_HASHES};
+
+/// F3M's cap on fingerprint comparisons per bucket and query (§III-C).
+pub const BUCKET_CAP: usize = 100;
+
+/// How candidates are found and ranked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Search {
+    /// LSH with `t` and `b` from the number of functions (§III-D).
+    #[default]
+    LshAdaptive,
+    /// LSH with `k = 200, r = 2, b = 100, t = 0`.
+    LshStatic,
+    /// Every pair, ranked by MinHash similarity.
+    ExhaustiveMinHash,
+    /// Every pair, ranked by the opcode/type-frequency estimate (HyFM).
+    ExhaustiveFrequency,
+}
+
+impl Search {
+    /// The name used in options and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Search::LshAdaptive => "adaptive",
+            Search::LshStatic => "static",
+            Search::ExhaustiveMinHash => "exhaustive",
+            Search::ExhaustiveFrequency => "exhaustive-frequency",
+        }
+    }
+
+    /// Looks a search up by [`Search::name`].
+    pub fn from_name(name: &str) -> Option<Search> {
+        [
+            Search::LshAdaptive,
+            Search::LshStatic,
+            Search::ExhaustiveMinHash,
+            Search::ExhaustiveFrequency,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+}
+
+/// LSH parameters: `r` rows per band, `b` bands, similarity threshold `t`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LshParams {
+    pub rows: usize,
+    pub bands: usize,
+    pub threshold: f64,
+}
+
+impl LshParams {
+    /// F3M's static configuration.
+    pub const STATIC: LshParams = LshParams {
+        rows: 2,
+        bands: 100,
+        threshold: 0.0,
+    };
+
+    /// F3M-adapt for a program of `functions` functions (Equations 3, 4).
+    pub fn adaptive(functions: usize) -> LshParams {
+        let x = functions.max(1) as f64;
+        let threshold = if x <= 10f64.powf(3.5) {
+            0.05
+        } else if x < 1e7 {
+            (x.log10() - 3.0) / 10.0
+        } else {
+            0.4
+        };
+        let bands = if functions < 5_000 {
+            100
+        } else {
+            let s = threshold + 0.1;
+            (0.1f64.ln() / (1.0 - s * s).ln()).ceil() as usize
+        };
+        LshParams {
+            rows: 2,
+            bands: bands.clamp(1, MAX_HASHES / 2),
+            threshold,
+        }
+    }
+
+    /// The fingerprint size `k = b·r`.
+    pub fn hashes(&self) -> usize {
+        self.rows * self.bands
+    }
+}
+
+/// A ranked candidate: an id of the index and its estimated similarity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Candidate {
+    pub id: usize,
+    pub similarity: f64,
+}
+
+/// One indexed function.
+#[derive(Clone, Debug)]
+struct Entry {
+    minhash: MinHash,
+    frequency: Option<OpcodeFrequency>,
+    alive: bool,
+}
+
+/// The search structure over a module's candidate functions.
+pub struct SearchIndex {
+    search: Search,
+    params: LshParams,
+    exploration: usize,
+    entries: Vec<Entry>,
+    /// `(band, band hash)` → ids, in insertion order.
+    buckets: HashMap<(u32, u32), Vec<u32>>,
+    /// Per id, the query that last saw it (deduplicates across bands).
+    seen: Vec<u32>,
+    query: u32,
+    /// Fingerprint comparisons made so far.
+    pub comparisons: u64,
+}
+
+impl SearchIndex {
+    /// An empty index for a program of `functions` functions, returning the
+    /// best `exploration` candidates per query.
+    pub fn new(search: Search, functions: usize, exploration: usize) -> SearchIndex {
+        let params = match search {
+            Search::LshAdaptive => LshParams::adaptive(functions),
+            _ => LshParams::STATIC,
+        };
+        SearchIndex {
+            search,
+            params,
+            exploration,
+            entries: Vec::new(),
+            buckets: HashMap::new(),
+            seen: Vec::new(),
+            query: 0,
+            comparisons: 0,
+        }
+    }
+
+    /// The LSH parameters in use (the exhaustive searches use only `k`).
+    pub fn params(&self) -> LshParams {
+        self.params
+    }
+
+    /// Adds a function given its instruction encodings (and, for the
+    /// frequency ranking, its opcode frequencies); returns its id.
+    pub fn insert(&mut self, encodings: &[u32], frequency: Option<OpcodeFrequency>) -> usize {
+        let minhash = MinHash::new(encodings, self.params.hashes());
+        let id = self.entries.len();
+        if self.uses_lsh() {
+            for (band, rows) in minhash.hashes.chunks(self.params.rows).enumerate() {
+                self.buckets
+                    .entry((band as u32, fnv1a(rows)))
+                    .or_default()
+                    .push(id as u32);
+            }
+        }
+        self.entries.push(Entry {
+            minhash,
+            frequency,
+            alive: true,
+        });
+        self.seen.push(u32::MAX);
+        id
+    }
+
+    /// Takes `id` out of every future ranking (it was merged away).
+    pub fn remove(&mut self, id: usize) {
+        self.entries[id].alive = false;
+    }
+
+    /// Whether `id` is still a candidate.
+    pub fn is_alive(&self, id: usize) -> bool {
+        self.entries[id].alive
+    }
+
+    fn uses_lsh(&self) -> bool {
+        matches!(self.search, Search::LshAdaptive | Search::LshStatic)
+    }
+
+    /// The best candidates to merge `id` with, best first.
+    pub fn candidates(&mut self, id: usize) -> Vec<Candidate> {
+        let mut found = if self.uses_lsh() {
+            self.lsh_candidates(id)
+        } else {
+            self.exhaustive_candidates(id)
+        };
+        found.sort_by(|a, b| b.similarity.total_cmp(&a.similarity).then(a.id.cmp(&b.id)));
+        found.truncate(self.exploration);
+        found
+    }
+
+    /// The members of `id`'s buckets, at most [`BUCKET_CAP`] compared per
+    /// bucket, at or above the threshold.
+    fn lsh_candidates(&mut self, id: usize) -> Vec<Candidate> {
+        self.query = self.query.wrapping_add(1);
+        self.seen[id] = self.query;
+        let mut found = Vec::new();
+        let rows = self.params.rows;
+        let bands: Vec<(u32, u32)> = self.entries[id]
+            .minhash
+            .hashes
+            .chunks(rows)
+            .enumerate()
+            .map(|(band, r)| (band as u32, fnv1a(r)))
+            .collect();
+        for key in bands {
+            let Some(bucket) = self.buckets.get(&key) else {
+                continue;
+            };
+            let mut compared = 0;
+            for &other in bucket {
+                let other = other as usize;
+                if compared == BUCKET_CAP {
+                    break;
+                }
+                if self.seen[other] == self.query || !self.entries[other].alive {
+                    continue;
+                }
+                self.seen[other] = self.query;
+                compared += 1;
+                let similarity = self.entries[id]
+                    .minhash
+                    .similarity(&self.entries[other].minhash);
+                if similarity >= self.params.threshold {
+                    found.push(Candidate {
+                        id: other,
+                        similarity,
+                    });
+                }
+            }
+            self.comparisons += compared as u64;
+        }
+        found
+    }
+
+    /// Every other live function.
+    fn exhaustive_candidates(&mut self, id: usize) -> Vec<Candidate> {
+        let query = &self.entries[id];
+        let mut found = Vec::new();
+        for (other, entry) in self.entries.iter().enumerate() {
+            if other == id || !entry.alive {
+                continue;
+            }
+            let similarity = match (self.search, &query.frequency, &entry.frequency) {
+                (Search::ExhaustiveFrequency, Some(a), Some(b)) => a.similarity(b),
+                _ => query.minhash.similarity(&entry.minhash),
+            };
+            found.push(Candidate {
+                id: other,
+                similarity,
+            });
+        }
+        self.comparisons += found.len() as u64;
+        found
+    }
+
+    /// The MinHash similarity of two indexed functions.
+    pub fn similarity(&self, a: usize, b: usize) -> f64 {
+        self.entries[a].minhash.similarity(&self.entries[b].minhash)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adaptive_parameters_follow_the_paper() {
+        // §III-D: 100 bands below 5k functions; 57 at 10k, 25 at 100k,
+        // 14 at 1M; t = 0.05 up to 10^3.5 functions, 0.4 from 10^7.
+        let p = LshParams::adaptive(1_000);
+        assert_eq!((p.bands, p.rows, p.threshold), (100, 2, 0.05));
+        assert_eq!(LshParams::adaptive(10_000).bands, 57);
+        assert_eq!(LshParams::adaptive(100_000).bands, 25);
+        assert_eq!(LshParams::adaptive(1_000_000).bands, 14);
+        assert!((LshParams::adaptive(100_000).threshold - 0.2).abs() < 1e-12);
+        assert_eq!(LshParams::adaptive(20_000_000).threshold, 0.4);
+        assert_eq!(LshParams::STATIC.hashes(), 200);
+    }
+
+    #[test]
+    fn lsh_finds_similar_and_ranks_them_first() {
+        let base: Vec<u32> = (0..60).collect();
+        let mut near = base.clone();
+        near[30] = 999;
+        let far: Vec<u32> = (500..560).collect();
+        let mut index = SearchIndex::new(Search::LshStatic, 3, 5);
+        let a = index.insert(&base, None);
+        let b = index.insert(&far, None);
+        let c = index.insert(&near, None);
+        let found = index.candidates(a);
+        assert_eq!(found.first().map(|c| c.id), Some(c));
+        assert!(found.iter().all(|x| x.id != b), "{found:?}");
+        index.remove(c);
+        assert!(index.candidates(a).iter().all(|x| x.id != c));
+        let mut exhaustive = SearchIndex::new(Search::ExhaustiveMinHash, 3, 5);
+        for f in [&base, &far, &near] {
+            exhaustive.insert(f, None);
+        }
+        let all = exhaustive.candidates(0);
+        assert_eq!(all.iter().map(|c| c.id).collect::<Vec<_>>(), vec![2, 1]);
+    }
+}
