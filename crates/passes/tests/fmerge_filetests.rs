@@ -121,7 +121,16 @@ fn fmerge_filetests() {
         }
         for expect in expectations(&case) {
             if let Err(e) = check(&expect, &report) {
-                failures.push(format!("{}: {e}\n{}", case.name, report.remarks.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("\n")));
+                failures.push(format!(
+                    "{}: {e}\n{}",
+                    case.name,
+                    report
+                        .remarks
+                        .iter()
+                        .map(|r| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ));
             }
         }
         let after = to_testcase_functions(&module);

@@ -906,13 +906,16 @@ fn remark(a: &Attempt) -> Remark {
     }
     let first = a.first.as_str();
     let remark = match &a.decision {
-        Decision::Merged => Remark::passed(PASS, "merged", first, format!("{reason}: {}", a.detail))
-            .count("merged", 1),
+        Decision::Merged => {
+            Remark::passed(PASS, "merged", first, format!("{reason}: {}", a.detail))
+                .count("merged", 1)
+        }
         Decision::Refused(why) => {
             Remark::missed(PASS, "refused", first, format!("{reason}: {why}")).count("refused", 1)
         }
-        Decision::RejectedByModel => Remark::missed(PASS, "rejected-by-model", first, reason)
-            .count("rejected_by_model", 1),
+        Decision::RejectedByModel => {
+            Remark::missed(PASS, "rejected-by-model", first, reason).count("rejected_by_model", 1)
+        }
         Decision::RejectedByMeasurement => {
             Remark::missed(PASS, "rejected-by-measurement", first, reason)
                 .count("rejected_by_measurement", 1)
