@@ -7,6 +7,7 @@
 //! | stage          | works on                 | what                                                 |
 //! |----------------|--------------------------|------------------------------------------------------|
 //! | front end      | sources                  | Pare: load, check, lower ([`crate::frontend`]); `.clif` files arrive as modules |
+//! | units          | every [`ClifModule`]     | with [`Units::WholeProgram`] (`--lto`), all modules linked into one |
 //! | CLIF passes    | every [`ClifModule`]     | [`Pipeline::clif`] in order, merging given its plan; verifier after each |
 //! | Cranelift      | every function           | e-graph, lowering, register allocation, emission ([`crate::codegen`]) |
 //! | machine passes | every module's code      | [`Pipeline::machine`] in order, outlining given its tree |
@@ -48,6 +49,7 @@
 //! - With [`Pipeline::verify`], Cranelift's verifier checks every function
 //!   after every CLIF pass, and this is the only place that runs it.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,15 +57,16 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use parec_passes::cgdata::{CgData, Section as _};
-use parec_passes::clif_module::{ClifModule, CodegenSettings};
+use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
+use parec_passes::whole_program;
 
 use crate::codegen::{self, CodegenOptions, CompiledObject};
 use crate::outputs::Outputs;
-use crate::pipeline::{verify_modules, ClifPass, PassOutcome, PassStats, Pipeline};
+use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
 use crate::{cgdata_file, frontend, parallel, Failure};
 
@@ -300,6 +303,22 @@ pub struct Build {
     /// Modules processed in parallel (at least 1); the output is the same
     /// for any value.
     pub jobs: usize,
+    /// What the CLIF passes see: each module, or the whole program.
+    pub units: Units,
+}
+
+/// The compilation units the CLIF passes and code generation work on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Units {
+    /// One unit per module (separate compilation; the default).
+    #[default]
+    PerModule,
+    /// `--lto`: every module of the program, and the runtime, linked into
+    /// one CLIF module before the passes ([`whole_program::link`]), so that
+    /// inlining and merging cross module boundaries and each generic
+    /// instance exists once. The unit is named after the root module and
+    /// becomes one object.
+    WholeProgram,
 }
 
 /// What a compilation produced.
@@ -362,6 +381,10 @@ impl Build {
 
         let start = Instant::now();
         let (mut modules, read) = self.front_end(input)?;
+        if self.units == Units::WholeProgram && modules.len() > 1 {
+            let name = modules[0].name.clone();
+            modules = vec![whole_program::link(modules, &name).map_err(|e| anyhow!(e))?];
+        }
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
@@ -375,13 +398,25 @@ impl Build {
         let mut summary = None;
         for &pass in &self.pipeline.clif {
             let start = Instant::now();
+            let merging_follows = self.pipeline.merges_after(pass);
             let planning = match pass {
                 ClifPass::Merge => self.mode.merge_plan(&modules, &merge_options(isa)),
+                // What merging would do to the modules as they are now.
+                ClifPass::Inline(_) if merging_follows => {
+                    let mut ahead = self.mode.merge_plan(&modules, &merge_options(isa));
+                    ahead.summary = None;
+                    ahead
+                }
                 _ => MergePlanning::default(),
             };
             summary = summary.or(planning.summary);
-            let plan = planning.plan.as_ref();
-            let outcome = run_on_every_module(pass, &mut modules, isa, plan, self.jobs)?;
+            let shared = matches!(pass, ClifPass::Inline(_)).then(|| shared_functions(&modules));
+            let view = BuildView {
+                plan: planning.plan.as_ref(),
+                merging_follows,
+                shared: shared.as_ref(),
+            };
+            let outcome = run_on_every_module(pass, &mut modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {
                 verify_modules(&modules, isa, pass.name()).map_err(|e| anyhow!(e))?;
             }
@@ -445,15 +480,31 @@ fn run_on_every_module(
     pass: ClifPass,
     modules: &mut [ClifModule],
     isa: Option<&dyn TargetIsa>,
-    plan: Option<&MergePlan>,
+    view: &BuildView,
     jobs: usize,
 ) -> Result<PassOutcome> {
-    let outcomes = parallel::map_mut(jobs, modules, |m| pass.run(m, isa, plan))?;
+    let outcomes = parallel::map_mut(jobs, modules, |m| pass.run(m, isa, view))?;
     let mut total = PassOutcome::nothing(pass);
     for outcome in outcomes {
         total.accumulate(outcome);
     }
     Ok(total)
+}
+
+/// The local functions that more than one module defines (generic
+/// instances each using module emits), by name.
+fn shared_functions(modules: &[ClifModule]) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut shared = BTreeSet::new();
+    for module in modules {
+        for def in &module.functions {
+            let symbol = &module.symbols[def.symbol as usize];
+            if symbol.linkage == Linkage::Local && !seen.insert(symbol.name.as_str()) {
+                shared.insert(symbol.name.clone());
+            }
+        }
+    }
+    shared
 }
 
 /// Time spent per stage, in the order the stages first ran. Stages that

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
 
-use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output};
+use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
 use crate::clif_file::ClifFile;
 use crate::codegen::{self, CompiledObject};
 use crate::io_error;
@@ -52,6 +52,8 @@ pub struct BuildOptions {
     pub remarks_file: Option<PathBuf>,
     /// Print the machine outliner's statistics to stderr.
     pub outline_stats: bool,
+    /// Compile the program as one unit (`--lto`).
+    pub units: Units,
 }
 
 /// The kind of the input files.
@@ -144,6 +146,7 @@ pub fn run_with_pipeline(
         mode: BuildMode::Local,
         backend: Backend::Jit,
         jobs: available_jobs(),
+        units: Units::PerModule,
     };
     let output = build.run(input)?;
     restore_default_sigpipe();
@@ -239,6 +242,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
         mode,
         backend,
         jobs: opts.jobs,
+        units: opts.units,
     };
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {

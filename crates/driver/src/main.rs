@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use parec::build::ModeFlags;
+use parec::build::{ModeFlags, Units};
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::size::SizeOptions;
@@ -93,6 +93,11 @@ enum Command {
         /// Print what the machine outliner did (per module and in total) to stderr.
         #[arg(long)]
         outline_stats: bool,
+        /// Whole-program compilation (as clang's -flto and rustc's -C lto):
+        /// every module and the runtime as one unit, so inlining and merging
+        /// cross module boundaries; one object.
+        #[arg(long)]
+        lto: bool,
     },
     /// Where the bytes of an executable or objects went: per function,
     /// module, generic and kind; or the changes from another build.
@@ -277,6 +282,7 @@ fn execute(cli: Cli) -> ExitCode {
             two_rounds,
             remarks,
             outline_stats,
+            lto,
         } => {
             let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
             let emit = match emit {
@@ -303,6 +309,11 @@ fn execute(cli: Cli) -> ExitCode {
                 remarks: matches!(remarks, Some(None)),
                 remarks_file: remarks.flatten(),
                 outline_stats,
+                units: if lto {
+                    Units::WholeProgram
+                } else {
+                    Units::PerModule
+                },
             })
         }
         Command::Size {

@@ -32,7 +32,7 @@ use cranelift_interpreter::step::{step, ControlFlow};
 use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
-use crate::build::{Backend, Build, BuildMode, Input};
+use crate::build::{Backend, Build, BuildMode, Input, Units};
 use crate::clif_file::ClifFile;
 use crate::clif_header;
 use crate::pipeline::Pipeline;
@@ -83,6 +83,7 @@ pub fn opt(
         mode: BuildMode::Local,
         backend: Backend::Clif(Some(target)),
         jobs: 1,
+        units: Units::PerModule,
     };
     let output = build
         .run(Input::Modules(vec![file.module.clone()]))

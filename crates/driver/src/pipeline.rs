@@ -11,6 +11,7 @@
 //! The order at `-Oz` ([`Pass::ALL`]):
 //!
 //! ```text
+//! inline   CLIF, per module            parec_passes::inline (size policy)
 //! gvn      CLIF, per function          parec_passes::gvn
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
@@ -35,12 +36,15 @@
 //!   ([`PassOutcome::remarks`], `CompiledObject::remarks` for machine
 //!   passes), in module order (docs/REMARKS.md).
 //!
-//! Levels: `-O0` and `-O2` run no parec pass (`-O2` is Cranelift alone, the
-//! baseline every size figure is compared to); `-Oz` runs [`Pass::ALL`].
+//! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
+//! by the speed policy (`inline-speed`); `-Oz` runs [`Pass::ALL`]. Cranelift
+//! alone, the baseline every size figure is compared to, is `-O2` with an
+//! empty pass list (`--passes ''`).
 //!
 //! Passes outside parec (a test's deliberate miscompile, a user's own pass)
 //! join a pipeline as [`ClifPass::Custom`]; they have no command-line name.
 
+use std::collections::BTreeSet;
 use std::fmt;
 
 use cranelift_codegen::ir;
@@ -49,6 +53,7 @@ use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
 use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
 use parec_passes::gvn::{self, GvnStats};
+use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergePlan, MergeStats};
 use parec_passes::remark::Remark;
 
@@ -57,6 +62,10 @@ use crate::target::{OptLevel, Target};
 /// A pass on CLIF, run on every module before Cranelift.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClifPass {
+    /// Inlining bottom-up over the call graph (`parec_passes::inline`):
+    /// the size policy decides in measured aarch64 bytes, the speed policy
+    /// by instruction counts and loops.
+    Inline(Policy),
     /// Optimistic global value numbering with PRE (`parec_passes::gvn`).
     Gvn,
     /// Stable-hash global function merging (`parec_passes::merge`). Its plan
@@ -98,6 +107,8 @@ impl ClifPass {
     /// The name in `--passes` lists, reports and errors.
     pub fn name(self) -> &'static str {
         match self {
+            ClifPass::Inline(Policy::Size) => "inline",
+            ClifPass::Inline(Policy::Speed) => "inline-speed",
             ClifPass::Gvn => "gvn",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
@@ -108,13 +119,24 @@ impl ClifPass {
     /// Runs the pass on `module`. With `isa`, rewrites that grow machine code
     /// are undone. Merging works with `plan` (`None`: the module merges on
     /// its own).
+    /// `view` is what the pass may know of the rest of the build.
     pub fn run(
         self,
         module: &mut ClifModule,
         isa: Option<&dyn TargetIsa>,
-        plan: Option<&MergePlan>,
+        view: &BuildView,
     ) -> PassOutcome {
+        let plan = view.plan;
         match self {
+            ClifPass::Inline(policy) => {
+                let measure = measuring_isa(module, isa);
+                let options = inline_options(policy, module, isa, view);
+                let report = inline::run(module, measure.get(), &options);
+                PassOutcome {
+                    stats: PassStats::Inline(report.stats),
+                    remarks: report.remarks,
+                }
+            }
             ClifPass::Gvn => {
                 let report = gvn::run_module(module, isa);
                 PassOutcome {
@@ -144,23 +166,86 @@ impl ClifPass {
     }
 }
 
-/// Similar-function merging on `module`. Merges are measured in aarch64
-/// bytes whatever the target, so that the JIT and builds for every target
-/// merge alike (the host ISA, when it is not aarch64, only decides whether
-/// thunks may tail-call); with no ISA at all (`parec opt` without a target)
-/// the aarch64 ISA still measures.
+/// What a CLIF pass may know of the build beyond its own module.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildView<'a> {
+    /// Merging: its plan (`None`: the module merges on its own). Passes
+    /// before merging: the plan merging would follow for the modules as
+    /// they are now.
+    pub plan: Option<&'a MergePlan>,
+    /// Whether the constant merger runs later in the pipeline.
+    pub merging_follows: bool,
+    /// Local functions that several modules define: generic instances,
+    /// which every module using one emits and the linker's identical-code
+    /// folding keeps once.
+    pub shared: Option<&'a BTreeSet<String>>,
+}
+
+/// The inliner's options for `module`: callers merging will merge are left
+/// alike, and functions the linker keeps one copy of (merge members, which
+/// become thunks of a shared body, and instances several modules define)
+/// are not deleted for what their body seems to cost.
+fn inline_options(
+    policy: Policy,
+    module: &ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    view: &BuildView,
+) -> InlineOptions {
+    let mut options = InlineOptions::for_policy(policy);
+    if view.merging_follows {
+        let merge_options = crate::target::merge_options(isa);
+        options.keep = merge::planned_members(module, view.plan, &merge_options);
+    }
+    if let Some(shared) = view.shared {
+        options.shared = module
+            .functions
+            .iter()
+            .map(|def| &module.symbols[def.symbol as usize].name)
+            .filter(|name| shared.contains(*name))
+            .cloned()
+            .collect();
+    }
+    options
+}
+
+/// Similar-function merging on `module`, measured in aarch64 bytes (see
+/// [`measuring_isa`]).
 fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> fmerge::FmergeReport {
     let options = crate::target::fmerge_options(isa);
+    let measure = measuring_isa(module, isa);
+    fmerge::run(module, measure.get(), &options)
+}
+
+/// The ISA whose code size the merging and inlining passes decide by.
+///
+/// They decide in aarch64 bytes whatever the target, so that the JIT and
+/// builds for every target transform alike: the build's ISA when it is
+/// aarch64, else an aarch64 ISA with the module's settings (`parec opt`
+/// without a target, the JIT on x86-64).
+enum MeasuringIsa<'a> {
+    Build(&'a dyn TargetIsa),
+    Own(Option<cranelift_codegen::isa::OwnedTargetIsa>),
+}
+
+impl MeasuringIsa<'_> {
+    fn get(&self) -> Option<&dyn TargetIsa> {
+        match self {
+            MeasuringIsa::Build(isa) => Some(*isa),
+            MeasuringIsa::Own(isa) => isa.as_deref(),
+        }
+    }
+}
+
+fn measuring_isa<'a>(module: &ClifModule, isa: Option<&'a dyn TargetIsa>) -> MeasuringIsa<'a> {
     let aarch64 = Target::Aarch64.triple().architecture;
     match isa.filter(|isa| isa.triple().architecture == aarch64) {
-        Some(isa) => fmerge::run(module, Some(isa), &options),
-        None => {
-            let measure = Target::Aarch64
+        Some(isa) => MeasuringIsa::Build(isa),
+        None => MeasuringIsa::Own(
+            Target::Aarch64
                 .isa_with(OptLevel::Oz, &module.settings)
                 .or_else(|_| Target::Aarch64.isa(OptLevel::Oz))
-                .ok();
-            fmerge::run(module, measure.as_deref(), &options)
-        }
+                .ok(),
+        ),
     }
 }
 
@@ -176,6 +261,7 @@ impl PassOutcome {
     /// What `pass` did when it had no module to work on.
     pub fn nothing(pass: ClifPass) -> PassOutcome {
         PassOutcome::stats(match pass {
+            ClifPass::Inline(_) => PassStats::Inline(InlineStats::default()),
             ClifPass::Gvn => PassStats::Gvn(GvnStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
@@ -200,6 +286,7 @@ impl PassOutcome {
 /// The statistics of a CLIF pass, summed over modules.
 #[derive(Clone, Debug)]
 pub enum PassStats {
+    Inline(InlineStats),
     Gvn(GvnStats),
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
@@ -211,6 +298,7 @@ pub enum PassStats {
 impl PassStats {
     fn accumulate(&mut self, other: PassStats) {
         match (self, other) {
+            (PassStats::Inline(a), PassStats::Inline(b)) => a.accumulate(&b),
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
             (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
@@ -227,6 +315,7 @@ impl PassStats {
 impl fmt::Display for PassStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            PassStats::Inline(s) => write!(f, "{s}"),
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
@@ -269,6 +358,7 @@ pub enum Pass {
 impl Pass {
     /// Every pass, in the order `-Oz` runs them.
     pub const ALL: &'static [Pass] = &[
+        Pass::Clif(ClifPass::Inline(Policy::Size)),
         Pass::Clif(ClifPass::Gvn),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
@@ -282,9 +372,16 @@ impl Pass {
         }
     }
 
+    /// The passes of `-O2`: inlining by the speed policy.
+    pub const SPEED: &'static [Pass] = &[Pass::Clif(ClifPass::Inline(Policy::Speed))];
+
     /// Looks one of parec's passes up by its command-line name.
     pub fn from_name(name: &str) -> Option<Pass> {
-        Self::ALL.iter().copied().find(|p| p.name() == name)
+        Self::ALL
+            .iter()
+            .chain(Self::SPEED)
+            .copied()
+            .find(|p| p.name() == name)
     }
 }
 
@@ -305,10 +402,12 @@ impl Pipeline {
         Pipeline::from_passes(&[])
     }
 
-    /// The pipeline of an optimization level: no parec pass below `-Oz`.
+    /// The pipeline of an optimization level: nothing at `-O0`, speed
+    /// inlining at `-O2`, every size pass at `-Oz`.
     pub fn for_level(level: OptLevel) -> Pipeline {
         match level {
-            OptLevel::O0 | OptLevel::O2 => Pipeline::empty(),
+            OptLevel::O0 => Pipeline::empty(),
+            OptLevel::O2 => Pipeline::from_passes(Pass::SPEED),
             OptLevel::Oz => Pipeline::from_passes(Pass::ALL),
         }
     }
@@ -358,6 +457,12 @@ impl Pipeline {
         self.clif.contains(&ClifPass::Merge)
     }
 
+    /// Whether the constant merger runs after `pass`.
+    pub fn merges_after(&self, pass: ClifPass) -> bool {
+        let later = self.clif.iter().skip_while(|&&p| p != pass).skip(1);
+        later.clone().any(|&p| p == ClifPass::Merge)
+    }
+
     /// Whether the machine outliner runs on code for `arch`.
     pub fn outlines(&self, arch: target_lexicon::Architecture) -> bool {
         self.machine
@@ -370,6 +475,7 @@ impl Pipeline {
 pub fn available_passes() -> String {
     Pass::ALL
         .iter()
+        .chain(Pass::SPEED)
         .map(|p| p.name())
         .collect::<Vec<_>>()
         .join(", ")
@@ -430,7 +536,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: gvn, merge, fmerge, outline"
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, outline, inline-speed"
         );
     }
 
@@ -446,14 +552,25 @@ mod tests {
     fn levels_choose_passes() {
         assert_eq!(Pipeline::for_level(OptLevel::O0), Pipeline::empty());
         assert_eq!(
-            Pipeline::for_level(OptLevel::O2),
-            Pipeline::empty(),
-            "-O2 is Cranelift alone"
+            Pipeline::for_level(OptLevel::O2).clif,
+            vec![ClifPass::Inline(Policy::Speed)],
+            "-O2 inlines for speed"
         );
         let oz = Pipeline::for_level(OptLevel::Oz);
         assert_eq!(
             oz.clif,
-            vec![ClifPass::Gvn, ClifPass::Merge, ClifPass::Fmerge]
+            vec![
+                ClifPass::Inline(Policy::Size),
+                ClifPass::Gvn,
+                ClifPass::Merge,
+                ClifPass::Fmerge
+            ]
+        );
+        assert!(oz.merges_after(ClifPass::Inline(Policy::Size)));
+        assert!(!oz.merges_after(ClifPass::Merge));
+        assert_eq!(
+            Pipeline::from_names("inline-speed").unwrap().clif,
+            vec![ClifPass::Inline(Policy::Speed)]
         );
         assert_eq!(oz.machine, vec![MachinePass::Outline]);
     }

@@ -281,7 +281,7 @@ fn opt_rejects_unknown_passes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: unknown pass `frobnicate`; available: gvn, merge, fmerge, outline\n"
+        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, outline, inline-speed\n"
     );
 }
 
@@ -402,7 +402,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: gvn, merge, fmerge, outline"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, outline, inline-speed"),
         "stderr: {}",
         stderr(&o)
     );

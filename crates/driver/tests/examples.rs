@@ -36,8 +36,8 @@ fn at_least_fifteen_examples_exist() {
 }
 
 /// Runs every program with the interpreter (if `interp`), the JIT, and as
-/// aarch64 executables built at each of `levels` under qemu; returns every
-/// mismatch.
+/// aarch64 executables built with each of `levels` (flags separated by
+/// spaces) under qemu; returns every mismatch.
 fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
     check_tool("qemu-aarch64-static", "--version");
     check_tool("ld.lld-19", "--version");
@@ -60,12 +60,14 @@ fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
         }
         check(&mut problems, "jit", parec().arg("run").arg(source));
         for level in levels {
-            let exe = tmp.path().join(format!("{}{level}", ex.name));
+            let exe = tmp
+                .path()
+                .join(format!("{}{}", ex.name, level.replace(' ', "")));
             let built = output(
                 parec()
                     .arg("build")
                     .arg(source)
-                    .arg(level)
+                    .args(level.split_whitespace())
                     .arg("-o")
                     .arg(&exe)
                     .current_dir(&root),
@@ -93,7 +95,7 @@ fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
 #[test]
 fn examples_agree_in_interpreter_jit_and_qemu() {
     let examples = programs_in("examples");
-    let problems = run_all(&examples, true, &["-O2", "-Oz"]);
+    let problems = run_all(&examples, true, &["-O2", "-Oz", "-Oz --lto"]);
     assert!(
         problems.is_empty(),
         "{} mismatch(es) over {} examples:\n\n{}",
@@ -111,7 +113,7 @@ fn bench_corpus_runs_correctly_in_jit_and_qemu() {
         "only {} benchmark programs",
         programs.len()
     );
-    let problems = run_all(&programs, false, &["-O2", "-Oz"]);
+    let problems = run_all(&programs, false, &["-O2", "-Oz", "-Oz --lto --two-rounds"]);
     assert!(
         problems.is_empty(),
         "{} mismatch(es) over {} benchmark programs:\n\n{}",

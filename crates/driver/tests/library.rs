@@ -5,7 +5,7 @@
 use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, MemFlagsData, Signature};
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::link::{self, Icf};
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
@@ -172,6 +172,7 @@ fn build(level: OptLevel, backend: Backend) -> Build {
         mode: BuildMode::Local,
         backend,
         jobs: 1,
+        units: Units::PerModule,
     }
 }
 

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::{self, CodegenOptions, CompiledObject};
 use parec::object;
 use parec::pipeline::Pipeline;
@@ -59,6 +59,7 @@ fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
         mode: BuildMode::Local,
         backend: Backend::Clif(Some(Target::Aarch64)),
         jobs: 1,
+        units: Units::PerModule,
     };
     build
         .run(Input::Pare(vec![root.to_path_buf()]))

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use parec::build::{Backend, Build, BuildMode, Input, Output};
+use parec::build::{Backend, Build, BuildMode, Input, Output, Units};
 use parec::pipeline::{PassStats, Pipeline};
 use parec::target::{OptLevel, Target};
 use parec_passes::gvn::GvnStats;
@@ -227,6 +227,7 @@ fn library_build(files: Vec<PathBuf>, mode: BuildMode) -> Output {
         mode,
         backend: Backend::Objects(Target::Aarch64),
         jobs: 2,
+        units: Units::PerModule,
     }
     .run(Input::Pare(files))
     .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))
@@ -328,6 +329,25 @@ fn remarks_add_up_to_every_pass_statistics() {
                         );
                     }
                 }
+                PassStats::Inline(stats) => {
+                    assert_eq!(
+                        count(&remarks, "inline", "inlined"),
+                        stats.inlined,
+                        "{file}"
+                    );
+                    assert_eq!(
+                        count(&remarks, "inline", "refused"),
+                        stats.refused,
+                        "{file}"
+                    );
+                    assert_eq!(
+                        count(&remarks, "inline", "deleted"),
+                        stats.deleted,
+                        "{file}"
+                    );
+                    assert_eq!(decisions(&remarks, "inline", "deleted"), stats.deleted);
+                    assert_eq!(decisions(&remarks, "inline", "grew"), stats.refused);
+                }
                 PassStats::Custom(_) => unreachable!("no custom pass at -Oz"),
             }
         }
@@ -397,6 +417,7 @@ fn merge_remarks_agree_with_a_stale_plan() {
             mode: BuildMode::Local,
             backend: Backend::Clif(Some(Target::Aarch64)),
             jobs: 1,
+            units: Units::PerModule,
         }
         .run(Input::Pare(vec![path]))
         .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))

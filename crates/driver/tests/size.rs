@@ -22,9 +22,21 @@ fn snapshot(name: &str, value: &str) {
     settings.bind(|| insta::assert_snapshot!(name, value));
 }
 
-/// `parec build ARGS` in `dir`; panics on failure.
+/// `parec build ARGS` in `dir`, without inlining; panics on failure.
+///
+/// The programs here are built to show particular functions, thunks, bodies
+/// and trap stubs; the inliner would fold most of them into `main`, so
+/// `-Oz` runs its other passes and `-O2` is Cranelift alone.
 fn build(dir: &Path, args: &[&str]) {
-    let out = run(parec().current_dir(dir).arg("build").args(args));
+    let passes = match args.contains(&"-O2") {
+        true => "",
+        false => "gvn,merge,fmerge,outline",
+    };
+    let out = run(parec()
+        .current_dir(dir)
+        .arg("build")
+        .args(args)
+        .args(["--passes", passes]));
     assert!(
         out.status.success(),
         "build {args:?}: {}",

@@ -13,6 +13,8 @@
 //! `UserFuncName::User(UserExternalName { namespace: SYMBOL_NAMESPACE, index: s })`
 //! for its own symbol `s`.
 
+use std::collections::BTreeSet;
+
 use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
 
 /// The namespace of [`UserExternalName`]s that index [`ClifModule::symbols`].
@@ -176,4 +178,130 @@ pub fn count_insts(func: &ir::Function) -> usize {
         .blocks()
         .map(|b| func.layout.block_insts(b).count())
         .sum()
+}
+
+/// Drops the external functions `func` declares but no instruction uses,
+/// and the external names nothing uses any more.
+///
+/// Inlining leaves the caller's import of the callee behind (Cranelift's
+/// inliner only rewrites the call), and a pass that then deletes the callee
+/// must not leave a name of the deleted symbol anywhere. Kept entities are
+/// renumbered in their original order, so the result does not depend on
+/// how the function was built.
+pub fn prune_external_names(func: &mut ir::Function) {
+    use cranelift_codegen::entity::{EntityRef as _, PrimaryMap};
+    use ir::InstructionData;
+
+    // Function references used by instructions, in ascending order.
+    let mut used = vec![false; func.dfg.ext_funcs.len()];
+    let insts: Vec<ir::Inst> = func
+        .layout
+        .blocks()
+        .flat_map(|b| func.layout.block_insts(b))
+        .collect();
+    for &inst in &insts {
+        if let Some(r) = func_ref_of(&func.dfg.insts[inst]) {
+            used[r.index()] = true;
+        }
+    }
+    let mut new_ref = vec![None; used.len()];
+    let mut ext_funcs = PrimaryMap::new();
+    for (r, data) in func.dfg.ext_funcs.iter() {
+        if used[r.index()] {
+            new_ref[r.index()] = Some(ext_funcs.push(data.clone()));
+        }
+    }
+    for &inst in &insts {
+        let data = &mut func.dfg.insts[inst];
+        if let Some(r) = func_ref_of(data) {
+            let renumbered = new_ref[r.index()].expect("a used reference is kept");
+            match data {
+                InstructionData::Call { func_ref, .. }
+                | InstructionData::FuncAddr { func_ref, .. }
+                | InstructionData::TryCall { func_ref, .. } => *func_ref = renumbered,
+                _ => unreachable!("func_ref_of knows these formats"),
+            }
+        }
+    }
+    func.dfg.ext_funcs = ext_funcs;
+
+    // External names used by the kept functions and the global values.
+    let old_names = func.params.user_named_funcs().clone();
+    let base = func.params.base_srcloc();
+    let mut params = ir::function::FunctionParameters::new();
+    if !base.is_default() {
+        params.ensure_base_srcloc(base);
+    }
+    let mut rename = |name: &mut ExternalName| {
+        if let ExternalName::User(r) = name {
+            *r = params.ensure_user_func_name(old_names[*r].clone());
+        }
+    };
+    for data in func.dfg.ext_funcs.values_mut() {
+        rename(&mut data.name);
+    }
+    for gv in func.global_values.values_mut() {
+        if let ir::GlobalValueData::Symbol { name, .. } = gv {
+            rename(name);
+        }
+    }
+    func.params = params;
+}
+
+/// The function reference an instruction uses, if any.
+fn func_ref_of(data: &ir::InstructionData) -> Option<ir::FuncRef> {
+    match *data {
+        ir::InstructionData::Call { func_ref, .. }
+        | ir::InstructionData::FuncAddr { func_ref, .. }
+        | ir::InstructionData::TryCall { func_ref, .. } => Some(func_ref),
+        _ => None,
+    }
+}
+
+/// Removes the symbols in `removed` (no longer defined nor referenced) and
+/// renumbers the others everywhere: function names, external names, data.
+pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
+    if removed.is_empty() {
+        return;
+    }
+    let mut new_index = Vec::with_capacity(module.symbols.len());
+    let mut next = 0u32;
+    for s in 0..module.symbols.len() as u32 {
+        new_index.push((!removed.contains(&s)).then(|| {
+            next += 1;
+            next - 1
+        }));
+    }
+    let map = |s: u32| new_index[s as usize].expect("a removed symbol is still defined");
+    let mut s = 0u32;
+    module.symbols.retain(|_| {
+        s += 1;
+        !removed.contains(&(s - 1))
+    });
+    for def in &mut module.functions {
+        def.symbol = map(def.symbol);
+        def.func.name = ClifModule::func_name(def.symbol);
+        let refs: Vec<_> = def.func.params.user_named_funcs().keys().collect();
+        for r in refs {
+            let mut user = def.func.params.user_named_funcs()[r].clone();
+            if user.namespace == SYMBOL_NAMESPACE {
+                // A deleted function is named nowhere: passes redirect or
+                // prune every reference before they delete it.
+                match new_index.get(user.index as usize) {
+                    Some(&Some(n)) => {
+                        user.index = n;
+                        def.func.params.reset_user_func_name(r, user);
+                    }
+                    Some(None) => debug_assert!(false, "a deleted symbol is still named"),
+                    None => {}
+                }
+            }
+        }
+    }
+    for data in &mut module.data {
+        data.symbol = map(data.symbol);
+        for reloc in &mut data.relocs {
+            reloc.target = map(reloc.target);
+        }
+    }
 }

@@ -8,6 +8,8 @@
 //!
 //! | pass | works on | what it does |
 //! |------|----------|--------------|
+//! | [`inline`] | a CLIF module | inlining bottom-up over the call graph ([`callgraph`]) with Cranelift's inliner: at `-Oz` when measured machine code does not grow (a callee no larger than its call, or a local callee inlined everywhere and deleted), at `-O2` by a speed policy |
+//! | [`whole_program`] | CLIF modules | links a program's modules into one, for whole-program compilation |
 //! | [`gvn`] | one CLIF function | optimistic global value numbering with PRE and LICM; [`gvn::run_for_size`] keeps a rewrite only if the function's machine code does not grow |
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
 //! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
@@ -89,10 +91,13 @@
 //! Every pass states its algorithm, invariants, cost and sources in its
 //! module documentation; docs/DESIGN.md has the full references.
 
+pub mod callgraph;
 pub mod cgdata;
 pub mod clif_module;
 pub mod fmerge;
 pub mod gvn;
+pub mod inline;
 pub mod merge;
 pub mod outline;
 pub mod remark;
+pub mod whole_program;

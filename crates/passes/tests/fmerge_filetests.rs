@@ -15,70 +15,14 @@
 //! leave no read of an undefined value.
 
 use cranelift_codegen::ir::{Function, InstructionData};
-use cranelift_codegen::isa::{self, OwnedTargetIsa};
-use cranelift_codegen::settings::{self, Configurable};
-use parec_passes::clif_module::{ClifModule, Linkage};
+use parec_passes::clif_module::ClifModule;
 use parec_passes::fmerge::{self, AlignMode, Decision, FmergeOptions, FmergeReport, Search};
 
 mod support;
-use support::{clif_files, interpret, load, to_testcase_functions, verify_all, workspace, Case};
-
-fn aarch64() -> OwnedTargetIsa {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed").unwrap();
-    isa::lookup_by_name("aarch64-unknown-linux-gnu")
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap()
-}
-
-/// The cases, with every function a run line calls exported.
-fn load_cases() -> Vec<Case> {
-    clif_files("fmerge")
-        .iter()
-        .map(|p| {
-            let mut case = load(p, "m");
-            for (name, _) in &case.runs {
-                let name = name.trim_start_matches('%');
-                let s = case.module.symbol_index(name).unwrap();
-                case.module.symbols[s as usize].linkage = Linkage::Export;
-            }
-            case
-        })
-        .collect()
-}
-
-/// Failures of the run lines of `case` between `before` and `after`.
-fn run_differences(case: &Case, before: &[Function], after: &[Function]) -> Vec<String> {
-    let mut failures = Vec::new();
-    for (name, args) in &case.runs {
-        let b = interpret(before, name, args);
-        let a = interpret(after, name, args);
-        if b.as_ref().is_err_and(|e| !e.starts_with("trap")) {
-            failures.push(format!("{}: {name}{args:?} does not run: {b:?}", case.name));
-        }
-        if b != a {
-            failures.push(format!(
-                "{}: {name}{args:?}: before {b:?}, after {a:?}",
-                case.name
-            ));
-        }
-    }
-    failures
-}
-
-/// The `; expect:` lines of a case's file.
-fn expectations(case: &Case) -> Vec<String> {
-    let path = workspace()
-        .join("filetests/fmerge")
-        .join(format!("{}.clif", case.name));
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("; expect:"))
-        .map(|l| l.trim().to_string())
-        .collect()
-}
+use support::{
+    aarch64, expectations, load_module_cases, run_differences, to_testcase_functions, verify_all,
+    workspace,
+};
 
 /// Checks one expectation against a report.
 fn check(expect: &str, report: &FmergeReport) -> Result<(), String> {
@@ -101,7 +45,7 @@ fn check(expect: &str, report: &FmergeReport) -> Result<(), String> {
 
 #[test]
 fn fmerge_filetests() {
-    let cases = load_cases();
+    let cases = load_module_cases("fmerge");
     assert!(cases.len() >= 14, "expected at least 14 fmerge filetests");
     let isa = aarch64();
     let options = FmergeOptions::default();
@@ -119,7 +63,7 @@ fn fmerge_filetests() {
                 case.name, again.remarks
             ));
         }
-        for expect in expectations(&case) {
+        for expect in expectations("fmerge", &case) {
             if let Err(e) = check(&expect, &report) {
                 failures.push(format!(
                     "{}: {e}\n{}",
@@ -170,7 +114,7 @@ fn every_mode_is_correct() {
     ];
     let mut merged = 0;
     let mut failures = Vec::new();
-    for case in load_cases() {
+    for case in load_module_cases("fmerge") {
         let before = to_testcase_functions(&case.module);
         for search in searches {
             for align in [AlignMode::NeedlemanWunsch, AlignMode::Pairwise] {
@@ -232,7 +176,7 @@ fn printed(module: &ClifModule) -> String {
 #[test]
 fn output_does_not_depend_on_function_order() {
     let isa = aarch64();
-    for case in load_cases() {
+    for case in load_module_cases("fmerge") {
         let mut forward = case.module.clone();
         let mut backward = case.module.clone();
         backward.functions.reverse();
@@ -247,7 +191,7 @@ fn output_does_not_depend_on_function_order() {
 #[test]
 fn measuring_everything_changes_no_decision() {
     let isa = aarch64();
-    for case in load_cases() {
+    for case in load_module_cases("fmerge") {
         let plain = fmerge::run(
             &mut case.module.clone(),
             Some(&*isa),
@@ -275,7 +219,7 @@ fn measuring_everything_changes_no_decision() {
 /// The hot-code hook: excluded functions are never merged.
 #[test]
 fn excluded_functions_are_not_touched() {
-    let case = load_cases()
+    let case = load_module_cases("fmerge")
         .into_iter()
         .find(|c| c.name == "one_opcode")
         .unwrap();
@@ -297,7 +241,7 @@ fn excluded_functions_are_not_touched() {
 /// went through memory).
 #[test]
 fn merged_functions_repair_ssa_without_memory() {
-    let case = load_cases()
+    let case = load_module_cases("fmerge")
         .into_iter()
         .find(|c| c.name == "ssa_repair")
         .unwrap();

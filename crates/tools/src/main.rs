@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use clap::{Parser, Subcommand};
-use parec::build::ModeFlags;
+use parec::build::{ModeFlags, Units};
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::pipeline::{available_passes, Pass};
@@ -235,6 +235,7 @@ fn execute(cli: Cli) -> ExitCode {
                     remarks: false,
                     remarks_file: None,
                     outline_stats: false,
+                    units: Units::PerModule,
                 };
                 commands::build_with_pipeline(&options, pipeline)
             }),

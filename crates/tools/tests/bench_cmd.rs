@@ -11,10 +11,12 @@ const PROGRAMS: [&str; 2] = ["checksum", "matrix"];
 
 /// The configuration names, in column order.
 fn configs() -> Vec<String> {
-    let mut names = vec!["-O2".to_string()];
+    let mut names = vec!["Cranelift".to_string(), "-O2".to_string()];
     names.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
     names.push("-Oz".into());
     names.push("-Oz 2 rounds".into());
+    names.push("-Oz lto".into());
+    names.push("-Oz 2 rounds lto".into());
     names.push("clang -Oz".into());
     names
 }
@@ -56,7 +58,7 @@ fn bench_quick_on_two_programs() {
     let header = cells(lines[0]);
     let mut expected_header = vec!["program".to_string()];
     for config in &configs {
-        for column in ["bytes", "vs -O2", "vs clang", "compile ms", "run ms"] {
+        for column in ["bytes", "vs Cranelift", "vs clang", "compile ms", "run ms"] {
             expected_header.push(format!("{config} {column}"));
         }
     }
@@ -134,7 +136,7 @@ fn bench_reports_a_wrong_output_and_fails() {
     );
     assert!(stdout.contains("| checksum | FAILED"), "{stdout}");
     assert!(
-        stderr.contains("error: checksum (-O2): stdout differs from expected.out"),
+        stderr.contains("error: checksum (Cranelift): stdout differs from expected.out"),
         "{stderr}"
     );
 }

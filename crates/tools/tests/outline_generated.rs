@@ -3,7 +3,7 @@
 //! the corpus. That they still run correctly is `parec fuzz`'s job: its
 //! `outline` and `Oz` configurations run the outliner under qemu.
 
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
@@ -19,6 +19,7 @@ fn generated_programs_shrink_and_never_grow() {
         mode: BuildMode::Local,
         backend: Backend::Clif(Some(Target::Aarch64)),
         jobs: 1,
+        units: Units::PerModule,
     };
     let (mut before, mut after, mut replaced) = (0u64, 0u64, 0usize);
     for seed in 11000..11040u64 {

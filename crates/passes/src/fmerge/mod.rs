@@ -851,7 +851,7 @@ impl<'m> Pass<'m> {
             index += 1;
             !deleted.contains(&(index - 1))
         });
-        rewrite::remove_symbols(self.module, &self.removed_symbols);
+        crate::clif_module::remove_symbols(self.module, &self.removed_symbols);
         self.report.stats.comparisons = self.index.comparisons;
         self.report
     }

@@ -17,8 +17,6 @@
 //! own argument at that position if the type agrees (already in that
 //! register: no instruction), else a zero.
 
-use std::collections::BTreeSet;
-
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::{
     types, ExtFuncData, ExternalName, FuncRef, Function, GlobalValueData, Inst, InstBuilder,
@@ -283,51 +281,4 @@ pub fn redirect_calls(
         }
     }
     func
-}
-
-/// Removes the symbols in `removed` (no longer defined nor referenced) and
-/// renumbers the others everywhere: function names, external names, data.
-pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
-    if removed.is_empty() {
-        return;
-    }
-    let mut new_index = Vec::with_capacity(module.symbols.len());
-    let mut next = 0u32;
-    for s in 0..module.symbols.len() as u32 {
-        new_index.push((!removed.contains(&s)).then(|| {
-            next += 1;
-            next - 1
-        }));
-    }
-    let map = |s: u32| new_index[s as usize].expect("a removed symbol is still defined");
-    let mut s = 0u32;
-    module.symbols.retain(|_| {
-        s += 1;
-        !removed.contains(&(s - 1))
-    });
-    for def in &mut module.functions {
-        def.symbol = map(def.symbol);
-        def.func.name = ClifModule::func_name(def.symbol);
-        let refs: Vec<_> = def.func.params.user_named_funcs().keys().collect();
-        for r in refs {
-            let mut user = def.func.params.user_named_funcs()[r].clone();
-            if user.namespace == SYMBOL_NAMESPACE {
-                // Deleted functions are named nowhere (see `redirect_calls`).
-                match new_index.get(user.index as usize) {
-                    Some(&Some(n)) => {
-                        user.index = n;
-                        def.func.params.reset_user_func_name(r, user);
-                    }
-                    Some(None) => debug_assert!(false, "a deleted symbol is still named"),
-                    None => {}
-                }
-            }
-        }
-    }
-    for data in &mut module.data {
-        data.symbol = map(data.symbol);
-        for reloc in &mut data.relocs {
-            reloc.target = map(reloc.target);
-        }
-    }
 }

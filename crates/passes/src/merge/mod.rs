@@ -202,6 +202,33 @@ fn stable_function(
     (sf, shape)
 }
 
+/// The functions of `module` that [`run`] with `plan` (or, without one, the
+/// module's own summary combined) would merge, by name.
+///
+/// Passes that run before merging use it to leave group members alike:
+/// inlining a different callee into each member of a group would make the
+/// members differ, and each would then cost its whole body again.
+pub fn planned_members(
+    module: &ClifModule,
+    plan: Option<&MergePlan>,
+    opts: &MergeOptions,
+) -> std::collections::BTreeSet<String> {
+    let own;
+    let plan = match plan {
+        Some(plan) => plan,
+        None => {
+            own = combine(&analyze(module, opts), opts);
+            &own
+        }
+    };
+    plan.groups
+        .values()
+        .flat_map(|group| &group.members)
+        .filter(|(m, _)| *m == module.name)
+        .map(|(_, name)| name.clone())
+        .collect()
+}
+
 /// Phase 3 on one module, with `plan` from cgdata or, without one, the
 /// module's own summary combined (local merging).
 pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOptions) -> MergeReport {

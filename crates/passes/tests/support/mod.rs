@@ -197,3 +197,66 @@ pub fn verify_all(module: &ClifModule, context: &str) {
         }
     }
 }
+
+/// The aarch64 ISA the size passes measure with in tests.
+pub fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
+    use cranelift_codegen::settings::Configurable;
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").unwrap();
+    cranelift_codegen::isa::lookup_by_name("aarch64-unknown-linux-gnu")
+        .unwrap()
+        .finish(settings::Flags::new(flags))
+        .unwrap()
+}
+
+/// The cases of `filetests/<dir>`, each one module, with every function a
+/// run line calls exported (the module's entry points).
+pub fn load_module_cases(dir: &str) -> Vec<Case> {
+    clif_files(dir)
+        .iter()
+        .map(|p| {
+            let mut case = load(p, "m");
+            for (name, _) in &case.runs {
+                let name = name.trim_start_matches('%');
+                let s = case.module.symbol_index(name).unwrap();
+                case.module.symbols[s as usize].linkage = Linkage::Export;
+            }
+            case
+        })
+        .collect()
+}
+
+/// Failures of the run lines of `case` between `before` and `after`: a run
+/// line that does not run before (other than by trapping), or whose results
+/// or trap differ.
+pub fn run_differences(case: &Case, before: &[Function], after: &[Function]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (name, args) in &case.runs {
+        let b = interpret(before, name, args);
+        let a = interpret(after, name, args);
+        if b.as_ref().is_err_and(|e| !e.starts_with("trap")) {
+            failures.push(format!("{}: {name}{args:?} does not run: {b:?}", case.name));
+        }
+        if b != a {
+            failures.push(format!(
+                "{}: {name}{args:?}: before {b:?}, after {a:?}",
+                case.name
+            ));
+        }
+    }
+    failures
+}
+
+/// The `; expect:` lines of a case's file in `filetests/<dir>`.
+pub fn expectations(dir: &str, case: &Case) -> Vec<String> {
+    let path = workspace()
+        .join("filetests")
+        .join(dir)
+        .join(format!("{}.clif", case.name));
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("; expect:"))
+        .map(|l| l.trim().to_string())
+        .collect()
+}

@@ -2,10 +2,12 @@
 //! corpus under every parec configuration and under `clang-19 -Oz`.
 //!
 //! For each program `bench/NAME/main.pare` (with its C twin `NAME.c` and
-//! `expected.out`) and each [`Config`] — `-O2` (Cranelift alone, the
-//! baseline), each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
+//! `expected.out`) and each [`Config`] — `Cranelift` (Cranelift alone at
+//! `-O2`, no parec pass: the baseline), `-O2` (with parec's speed inlining),
+//! each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
 //! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
-//! with the summaries of every module), for each pass named by `--without`
+//! with the summaries of every module), `-Oz lto` and `-Oz 2 rounds lto`
+//! (the same with the whole program as one unit, `--lto`), for each pass named by `--without`
 //! both of these without it (`-Oz -PASS`, `-Oz 2 rounds -PASS`: what the
 //! pass adds to the whole pipeline), and `clang -Oz` — the program is
 //! compiled through [`Build::run`] like `parec build`, linked statically with
@@ -46,7 +48,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
 use parec::pipeline::{Pass, Pipeline};
@@ -116,6 +118,8 @@ pub enum Config {
         pipeline: Pipeline,
         /// Build in two rounds (`--two-rounds`).
         two_rounds: bool,
+        /// Per module, or the whole program as one unit (`--lto`).
+        units: Units,
     },
     /// The C twin with `clang-19 -Oz`.
     Clang,
@@ -130,18 +134,29 @@ impl Config {
     }
 }
 
-/// Index of the `-O2` baseline in [`configs`].
+/// Index of the `Cranelift` baseline in [`configs`].
 const BASELINE: usize = 0;
 
-/// The configurations, in column order: `-O2`, each pass alone, `-Oz`,
-/// `-Oz` in two rounds, both without each pass of `without`, clang.
+/// The configurations, in column order: `Cranelift`, `-O2`, each pass
+/// alone, `-Oz` per module and whole-program, each in one and two rounds,
+/// the per-module two without each pass of `without`, clang.
 pub fn configs(without: &[Pass]) -> Vec<Config> {
-    let mut out = vec![Config::Pare {
-        name: "-O2".into(),
-        level: OptLevel::O2,
-        pipeline: Pipeline::for_level(OptLevel::O2),
-        two_rounds: false,
-    }];
+    let mut out = vec![
+        Config::Pare {
+            name: "Cranelift".into(),
+            level: OptLevel::O2,
+            pipeline: Pipeline::empty(),
+            two_rounds: false,
+            units: Units::PerModule,
+        },
+        Config::Pare {
+            name: "-O2".into(),
+            level: OptLevel::O2,
+            pipeline: Pipeline::for_level(OptLevel::O2),
+            two_rounds: false,
+            units: Units::PerModule,
+        },
+    ];
     for &pass in Pass::ALL {
         let pipeline = Pipeline::from_passes(&[pass]);
         out.push(Config::Pare {
@@ -149,20 +164,23 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             level: OptLevel::Oz,
             pipeline,
             two_rounds: false,
+            units: Units::PerModule,
         });
     }
-    out.push(Config::Pare {
-        name: "-Oz".into(),
-        level: OptLevel::Oz,
-        pipeline: Pipeline::for_level(OptLevel::Oz),
-        two_rounds: false,
-    });
-    out.push(Config::Pare {
-        name: "-Oz 2 rounds".into(),
-        level: OptLevel::Oz,
-        pipeline: Pipeline::for_level(OptLevel::Oz),
-        two_rounds: true,
-    });
+    for (name, two_rounds, units) in [
+        ("-Oz", false, Units::PerModule),
+        ("-Oz 2 rounds", true, Units::PerModule),
+        ("-Oz lto", false, Units::WholeProgram),
+        ("-Oz 2 rounds lto", true, Units::WholeProgram),
+    ] {
+        out.push(Config::Pare {
+            name: name.into(),
+            level: OptLevel::Oz,
+            pipeline: Pipeline::for_level(OptLevel::Oz),
+            two_rounds,
+            units,
+        });
+    }
     for &left_out in without {
         let passes: Vec<Pass> = Pass::ALL
             .iter()
@@ -175,6 +193,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
                 level: OptLevel::Oz,
                 pipeline: Pipeline::from_passes(&passes),
                 two_rounds,
+                units: Units::PerModule,
             });
         }
     }
@@ -387,8 +406,9 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Durat
             level,
             pipeline,
             two_rounds,
+            units,
             ..
-        } => compile_pare(source, *level, pipeline, *two_rounds, dir)?,
+        } => compile_pare(source, *level, pipeline, *two_rounds, *units, dir)?,
         Config::Clang => compile_c(source, dir)?,
     };
     link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
@@ -402,6 +422,7 @@ fn compile_pare(
     level: OptLevel,
     pipeline: &Pipeline,
     two_rounds: bool,
+    units: Units,
     dir: &Path,
 ) -> Result<(Vec<PathBuf>, Duration)> {
     let build = Build {
@@ -414,6 +435,7 @@ fn compile_pare(
         },
         backend: Backend::Objects(Target::Aarch64),
         jobs: 1,
+        units,
     };
     let start = Instant::now();
     let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {
@@ -570,14 +592,14 @@ impl Report {
     }
 }
 
-/// The report as a markdown table: per configuration, bytes, ratio vs -O2,
+/// The report as a markdown table: per configuration, bytes, ratio vs Cranelift,
 /// ratio vs clang, compile ms and run ms; then a geometric-mean row.
 pub fn markdown(report: &Report) -> String {
     let mut out = String::new();
     let mut header = String::from("| program |");
     let mut rule = String::from("|---|");
     for name in &report.configs {
-        for column in ["bytes", "vs -O2", "vs clang", "compile ms", "run ms"] {
+        for column in ["bytes", "vs Cranelift", "vs clang", "compile ms", "run ms"] {
             let _ = write!(header, " {name} {column} |");
             rule.push_str("---:|");
         }
@@ -694,10 +716,12 @@ mod tests {
     #[test]
     fn configs_are_baseline_passes_all_clang() {
         let names: Vec<String> = configs(&[]).iter().map(|c| c.name().to_string()).collect();
-        let mut expected = vec!["-O2".to_string()];
+        let mut expected = vec!["Cranelift".to_string(), "-O2".to_string()];
         expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
         expected.push("-Oz".into());
         expected.push("-Oz 2 rounds".into());
+        expected.push("-Oz lto".into());
+        expected.push("-Oz 2 rounds lto".into());
         expected.push("clang -Oz".into());
         assert_eq!(names, expected);
         let merge = Pass::from_name("merge").unwrap();

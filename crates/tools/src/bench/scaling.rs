@@ -41,7 +41,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::io_error::reason as io_reason;
 use parec::pipeline::{Pass, Pipeline};
 use parec::target::{OptLevel, Target};
@@ -475,6 +475,7 @@ fn build(mut pipeline: Pipeline, backend: Backend) -> Build {
         mode: BuildMode::Local,
         backend,
         jobs: 1,
+        units: Units::PerModule,
     }
 }
 

@@ -27,7 +27,7 @@ use pare_frontend::lower::{self, LowerConfig};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
-use parec::build::{Backend, Build, BuildMode, Input};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::pipeline::{ClifPass, Pipeline};
 use parec::target::OptLevel;
 
@@ -140,6 +140,7 @@ fn check_pass(
         mode: BuildMode::Local,
         backend: Backend::Clif(None),
         jobs: 1,
+        units: Units::PerModule,
     };
     let after = match build.run(Input::Modules(vec![before.clone()])) {
         Ok(mut output) => output.modules.remove(0),

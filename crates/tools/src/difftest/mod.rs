@@ -114,6 +114,11 @@ impl TestPass {
         Pass::ALL.iter().copied().map(TestPass::Parec).collect()
     }
 
+    /// The passes of parec's `-O2`.
+    pub fn speed() -> Vec<TestPass> {
+        Pass::SPEED.iter().copied().map(TestPass::Parec).collect()
+    }
+
     /// The CLIF pass, if it is one (the planted pass is).
     fn clif(self) -> Option<ClifPass> {
         match self {
@@ -172,10 +177,14 @@ impl PassConfig {
         }
     }
 
-    /// All passes off (`-O2`), each pass of [`Pass::ALL`] alone, all on
-    /// (`-Oz`); identical pipelines merged.
+    /// All passes off (Cranelift alone at `-O2`), `-O2` (speed inlining),
+    /// each pass of [`Pass::ALL`] alone, all on (`-Oz`); identical
+    /// pipelines merged.
     pub fn standard() -> Vec<PassConfig> {
-        let mut configs = vec![PassConfig::new("O2", OptLevel::O2, Vec::new())];
+        let mut configs = vec![
+            PassConfig::new("Cranelift", OptLevel::O2, Vec::new()),
+            PassConfig::new("O2", OptLevel::O2, TestPass::speed()),
+        ];
         for pass in TestPass::all() {
             configs.push(PassConfig::new(pass.name(), OptLevel::Oz, vec![pass]));
         }
@@ -191,13 +200,16 @@ impl PassConfig {
             match name {
                 "all" => configs.extend(PassConfig::standard()),
                 "O0" => configs.push(PassConfig::new("O0", OptLevel::O0, Vec::new())),
-                "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, Vec::new())),
+                "Cranelift" => {
+                    configs.push(PassConfig::new("Cranelift", OptLevel::O2, Vec::new()))
+                }
+                "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, TestPass::speed())),
                 "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all())),
                 _ => match TestPass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
                     None => {
                         return Err(format!(
-                        "unknown configuration `{name}`; expected all, O0, O2, Oz or a pass ({}, {})",
+                        "unknown configuration `{name}`; expected all, O0, Cranelift, O2, Oz or a pass ({}, {})",
                         parec::pipeline::available_passes(),
                         planted::NAME
                     ))
@@ -968,8 +980,10 @@ mod tests {
     #[test]
     fn standard_configs_cover_every_pass() {
         let configs = PassConfig::standard();
-        assert_eq!(configs[0].name, "O2");
+        assert_eq!(configs[0].name, "Cranelift");
         assert!(configs[0].passes.is_empty());
+        assert_eq!(configs[1].name, "O2");
+        assert_eq!(configs[1].passes, TestPass::speed());
         for pass in TestPass::all() {
             assert!(configs.iter().any(|c| c.passes == vec![pass]));
         }

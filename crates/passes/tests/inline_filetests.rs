@@ -1,0 +1,172 @@
+//! Inlining filetests: every `filetests/inline/*.clif` file is one module
+//! (functions named in run lines, and those a `; export: %f` line names, are
+//! exported; the others are local). The size policy runs with aarch64
+//! measurement; every function is verified; each `; run:` / `; print:` line
+//! is executed with cranelift-interpreter before and after (results and
+//! traps must agree); a second run must inline nothing; `; expect:` lines
+//! state what the file is about:
+//!
+//! | expectation        | meaning                                              |
+//! |--------------------|------------------------------------------------------|
+//! | `inlined N`        | call sites inlined                                   |
+//! | `deleted N`        | functions deleted                                    |
+//! | `kept %f`, `gone %f` | `%f` is still defined / no longer exists           |
+//! | `calls %f %g`      | `%f` still calls `%g` directly                       |
+//! | `reads %f %s`      | a global value of `%f` names the symbol `%s`         |
+//! | `remark TEXT`      | some remark contains TEXT                            |
+//!
+//! The result and the remarks are snapshotted in `snapshots/inline/`. The
+//! speed policy runs on the same files (verifier and run lines).
+
+use cranelift_codegen::ir::{Function, GlobalValueData};
+use parec_passes::callgraph::References;
+use parec_passes::clif_module::ClifModule;
+use parec_passes::inline::{self, InlineOptions, InlineReport, Policy};
+
+mod support;
+use support::{
+    aarch64, expectations, load_module_cases, run_differences, to_testcase_functions, verify_all,
+    workspace,
+};
+
+fn defined<'m>(module: &'m ClifModule, name: &str) -> Option<&'m Function> {
+    module
+        .function(name.trim_start_matches('%'))
+        .map(|d| &d.func)
+}
+
+/// Checks one expectation against the module after the pass.
+fn check(expect: &str, report: &InlineReport, module: &ClifModule) -> Result<(), String> {
+    let (what, value) = expect.split_once(' ').unwrap_or((expect, ""));
+    let args: Vec<&str> = value.split_whitespace().collect();
+    let count = |n: u64| match value.parse::<u64>() {
+        Ok(v) if v == n => Ok(()),
+        Ok(v) => Err(format!("expected {what} {v}, got {n}")),
+        Err(_) => Err(format!("bad expectation `{expect}`")),
+    };
+    let symbol_name = |index: u32| module.symbols[index as usize].name.clone();
+    match what {
+        "inlined" => count(report.stats.inlined),
+        "deleted" => count(report.stats.deleted),
+        "kept" if defined(module, value).is_some() => Ok(()),
+        "kept" => Err(format!("{value} was deleted")),
+        "gone" if defined(module, value).is_none() => Ok(()),
+        "gone" => Err(format!("{value} is still defined")),
+        "calls" => {
+            let func = defined(module, args[0]).ok_or(format!("{} is gone", args[0]))?;
+            let callee = args[1].trim_start_matches('%');
+            let calls = References::of(func).callees();
+            match calls.iter().any(|&s| symbol_name(s) == callee) {
+                true => Ok(()),
+                false => Err(format!("{} no longer calls {}", args[0], args[1])),
+            }
+        }
+        "reads" => {
+            let func = defined(module, args[0]).ok_or(format!("{} is gone", args[0]))?;
+            let wanted = args[1].trim_start_matches('%');
+            let reads = func.global_values.values().any(|gv| match gv {
+                GlobalValueData::Symbol { name, .. } => {
+                    ClifModule::symbol_of(func, name).is_some_and(|s| symbol_name(s) == wanted)
+                }
+                _ => false,
+            });
+            match reads {
+                true => Ok(()),
+                false => Err(format!("{} does not name {}", args[0], args[1])),
+            }
+        }
+        "remark" if report.remarks.iter().any(|r| r.to_string().contains(value)) => Ok(()),
+        "remark" => Err(format!("no remark contains `{value}`")),
+        _ => Err(format!("unknown expectation `{expect}`")),
+    }
+}
+
+#[test]
+fn inline_filetests() {
+    let cases = load_module_cases("inline");
+    assert!(cases.len() >= 12, "expected at least 12 inline filetests");
+    let isa = aarch64();
+    let options = InlineOptions::for_policy(Policy::Size);
+    let mut failures = Vec::new();
+    for case in cases {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = inline::run(&mut module, Some(&*isa), &options);
+        verify_all(&module, &case.name);
+        let mut again = module.clone();
+        let second = inline::run(&mut again, Some(&*isa), &options);
+        if second.stats.inlined != 0 || second.stats.deleted != 0 {
+            failures.push(format!(
+                "{}: a second run changed the module: {}",
+                case.name, second.stats
+            ));
+        }
+        for expect in expectations("inline", &case) {
+            if let Err(e) = check(&expect, &report, &module) {
+                let remarks: Vec<String> = report.remarks.iter().map(|r| r.to_string()).collect();
+                failures.push(format!("{}: {e}\n{}", case.name, remarks.join("\n")));
+            }
+        }
+        let after = to_testcase_functions(&module);
+        failures.extend(run_differences(&case, &before, &after));
+        let mut snapshot = format!(
+            "; {}\n; {} run line(s) agree\n",
+            report.stats,
+            case.runs.len()
+        );
+        for r in &report.remarks {
+            snapshot.push_str(&format!("; {r}\n"));
+        }
+        for f in &after {
+            snapshot.push_str(&format!("{}\n", f.display()));
+        }
+        insta::with_settings!({
+            snapshot_path => workspace().join("snapshots/inline"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(case.name.clone(), snapshot);
+        });
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The size policy never lets a module grow: the measured bytes of all its
+/// functions after the pass are at most those before.
+#[test]
+fn the_module_never_grows() {
+    let isa = aarch64();
+    let options = InlineOptions::for_policy(Policy::Size);
+    for case in load_module_cases("inline") {
+        let total = |m: &ClifModule| -> usize {
+            m.functions
+                .iter()
+                .map(|d| parec_passes::gvn::code_size(&d.func, &*isa).unwrap())
+                .sum()
+        };
+        let before = total(&case.module);
+        let mut module = case.module.clone();
+        inline::run(&mut module, Some(&*isa), &options);
+        let after = total(&module);
+        assert!(after <= before, "{}: {before} -> {after} bytes", case.name);
+    }
+}
+
+/// The speed policy on the same files: verified, and the run lines agree.
+#[test]
+fn speed_policy_is_correct() {
+    let options = InlineOptions::for_policy(Policy::Speed);
+    let mut inlined = 0;
+    let mut failures = Vec::new();
+    for case in load_module_cases("inline") {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = inline::run(&mut module, None, &options);
+        inlined += report.stats.inlined;
+        verify_all(&module, &format!("{} (speed)", case.name));
+        let after = to_testcase_functions(&module);
+        failures.extend(run_differences(&case, &before, &after));
+    }
+    assert!(inlined > 0);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
