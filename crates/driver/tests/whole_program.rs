@@ -131,3 +131,29 @@ fn whole_program_is_no_larger_than_per_module() {
         );
     }
 }
+
+#[test]
+fn modules_that_cannot_be_one_unit_are_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = |name: &str, value: i64| {
+        let path = tmp.path().join(name);
+        std::fs::write(
+            &path,
+            format!("function %f() -> i64 {{\nblock0:\n    v0 = iconst.i64 {value}\n    return v0\n}}\n"),
+        )
+        .unwrap();
+        path
+    };
+    let (a, b) = (file("a.clif", 1), file("b.clif", 2));
+    let out = run(parec()
+        .arg("build")
+        .arg(&a)
+        .arg(&b)
+        .args(["--lto", "--emit", "obj", "-o"])
+        .arg(tmp.path().join("objs")));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: `f` is defined by both module `a` and module `b`\n"
+    );
+}

@@ -351,3 +351,121 @@ fn printed(func: &Function) -> String {
     func.name = ClifModule::func_name(0);
     format!("{}{:?}", func.display(), func.params.user_named_funcs())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clif_module::{DataDef, SymbolKind};
+
+    /// A module `name` defining `(symbol, linkage, constant)` functions of
+    /// type `() -> i64` that return their constant, and importing `imports`.
+    fn module(name: &str, functions: &[(&str, Linkage, i64)], imports: &[&str]) -> ClifModule {
+        let mut m = ClifModule::new(name);
+        for &(symbol, linkage, value) in functions {
+            let text = format!(
+                "function u0:0() -> i64 tail {{\nblock0:\n    v0 = iconst.i64 {value}\n    return v0\n}}"
+            );
+            let mut func = cranelift_reader::parse_functions(&text).unwrap().remove(0);
+            let s = m.declare(
+                symbol,
+                SymbolKind::Function(func.signature.clone()),
+                linkage,
+            );
+            func.name = ClifModule::func_name(s);
+            m.functions.push(FunctionDef { symbol: s, func });
+        }
+        for &import in imports {
+            m.declare(
+                import,
+                SymbolKind::Data { writable: false },
+                Linkage::Import,
+            );
+        }
+        m
+    }
+
+    fn names(m: &ClifModule) -> Vec<(&str, Linkage)> {
+        m.symbols
+            .iter()
+            .map(|s| (s.name.as_str(), s.linkage))
+            .collect()
+    }
+
+    #[test]
+    fn imports_resolve_to_definitions_and_equal_locals_are_kept_once() {
+        let a = module(
+            "a",
+            &[("inst", Linkage::Local, 7), ("f", Linkage::Export, 1)],
+            &["g"],
+        );
+        let b = module(
+            "b",
+            &[("inst", Linkage::Local, 7), ("g", Linkage::Export, 2)],
+            &["f"],
+        );
+        let linked = link(vec![a, b], "a").unwrap();
+        assert_eq!(
+            names(&linked),
+            [
+                ("inst", Linkage::Local),
+                ("f", Linkage::Export),
+                ("g", Linkage::Export)
+            ]
+        );
+        assert_eq!(linked.functions.len(), 3, "one copy of `inst`");
+    }
+
+    #[test]
+    fn different_locals_of_one_name_are_renamed() {
+        let a = module("a", &[("helper", Linkage::Local, 1)], &[]);
+        let b = module("b", &[("helper", Linkage::Local, 2)], &[]);
+        let linked = link(vec![a, b], "a").unwrap();
+        assert_eq!(
+            names(&linked),
+            [("helper", Linkage::Local), ("helper.b", Linkage::Local)]
+        );
+        assert_eq!(linked.functions.len(), 2);
+    }
+
+    #[test]
+    fn weak_data_is_kept_once_and_duplicate_exports_are_errors() {
+        let weak = |name: &str| {
+            let mut m = ClifModule::new(name);
+            let s = m.declare(
+                ".str.x",
+                SymbolKind::Data { writable: false },
+                Linkage::Weak,
+            );
+            m.data.push(DataDef {
+                symbol: s,
+                bytes: vec![1, 2, 3],
+                align: 1,
+                relocs: Vec::new(),
+            });
+            m
+        };
+        let linked = link(vec![weak("a"), weak("b")], "a").unwrap();
+        assert_eq!(linked.data.len(), 1);
+
+        let a = module("a", &[("f", Linkage::Export, 1)], &[]);
+        let b = module("b", &[("f", Linkage::Export, 2)], &[]);
+        let err = link(vec![a, b], "a").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`f` is defined by both module `a` and module `b`"
+        );
+    }
+
+    #[test]
+    fn mixed_settings_are_errors() {
+        let a = module("a", &[("f", Linkage::Export, 1)], &[]);
+        let mut b = module("b", &[("g", Linkage::Export, 2)], &[]);
+        b.settings
+            .shared
+            .push(("opt_level".to_string(), "none".to_string()));
+        assert!(matches!(
+            link(vec![a, b], "a"),
+            Err(LinkError::MixedSettings { .. })
+        ));
+    }
+}
