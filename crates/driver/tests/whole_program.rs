@@ -25,14 +25,11 @@ fn write_program(dir: &Path) -> std::path::PathBuf {
     main
 }
 
-fn inlined_remarks(main: &Path, lto: bool) -> Vec<String> {
-    let dir = main.parent().unwrap();
+/// `parec build SOURCE -o EXE ARGS` (with `--lto` if `lto`); its output,
+/// which must be a success.
+fn build(source: &Path, exe: &Path, args: &[&str], lto: bool) -> std::process::Output {
     let mut cmd = parec();
-    cmd.arg("build")
-        .arg(main)
-        .arg("-o")
-        .arg(dir.join("exe"))
-        .arg("--remarks");
+    cmd.arg("build").arg(source).arg("-o").arg(exe).args(args);
     if lto {
         cmd.arg("--lto");
     }
@@ -42,6 +39,12 @@ fn inlined_remarks(main: &Path, lto: bool) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+fn inlined_remarks(main: &Path, lto: bool) -> Vec<String> {
+    let dir = main.parent().unwrap();
+    let out = build(main, &dir.join("exe"), &["--remarks"], lto);
     let run_out = Command::new("qemu-aarch64-static")
         .arg(dir.join("exe"))
         .output()
@@ -106,21 +109,7 @@ fn whole_program_is_no_larger_than_per_module() {
         let mut sizes = Vec::new();
         for lto in [false, true] {
             let exe = tmp.path().join(format!("{program}{lto}"));
-            let mut cmd = parec();
-            cmd.arg("build")
-                .arg(&source)
-                .arg("--two-rounds")
-                .arg("-o")
-                .arg(&exe);
-            if lto {
-                cmd.arg("--lto");
-            }
-            let out = run(&mut cmd);
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            build(&source, &exe, &["--two-rounds"], lto);
             sizes.push(support::text_size(&exe));
         }
         assert!(

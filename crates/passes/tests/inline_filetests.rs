@@ -25,8 +25,8 @@ use parec_passes::inline::{self, InlineOptions, InlineReport, Policy};
 
 mod support;
 use support::{
-    aarch64, expectations, load_module_cases, run_differences, to_testcase_functions, verify_all,
-    workspace,
+    aarch64, expectations, load_module_cases, run_differences, snapshot_pass,
+    to_testcase_functions, verify_all,
 };
 
 fn defined<'m>(module: &'m ClifModule, name: &str) -> Option<&'m Function> {
@@ -109,24 +109,7 @@ fn inline_filetests() {
         }
         let after = to_testcase_functions(&module);
         failures.extend(run_differences(&case, &before, &after));
-        let mut snapshot = format!(
-            "; {}\n; {} run line(s) agree\n",
-            report.stats,
-            case.runs.len()
-        );
-        for r in &report.remarks {
-            snapshot.push_str(&format!("; {r}\n"));
-        }
-        for f in &after {
-            snapshot.push_str(&format!("{}\n", f.display()));
-        }
-        insta::with_settings!({
-            snapshot_path => workspace().join("snapshots/inline"),
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(case.name.clone(), snapshot);
-        });
+        snapshot_pass("inline", &case, &report.stats, &report.remarks, &after);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

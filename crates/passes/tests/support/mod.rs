@@ -260,3 +260,29 @@ pub fn expectations(dir: &str, case: &Case) -> Vec<String> {
         .map(|l| l.trim().to_string())
         .collect()
 }
+
+/// Snapshots what a module pass did to a case, in `snapshots/<dir>/`: its
+/// statistics line, that the run lines agree, one line per remark, and the
+/// functions after the pass.
+pub fn snapshot_pass(
+    dir: &str,
+    case: &Case,
+    stats: &dyn std::fmt::Display,
+    remarks: &[parec_passes::remark::Remark],
+    after: &[Function],
+) {
+    let mut snapshot = format!("; {stats}\n; {} run line(s) agree\n", case.runs.len());
+    for r in remarks {
+        snapshot.push_str(&format!("; {r}\n"));
+    }
+    for f in after {
+        snapshot.push_str(&format!("{}\n", f.display()));
+    }
+    insta::with_settings!({
+        snapshot_path => workspace().join("snapshots").join(dir),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(case.name.clone(), snapshot);
+    });
+}
