@@ -102,7 +102,7 @@ fn bench_quick_on_two_programs() {
         for result in results {
             assert!(result["error"].is_null(), "{result}");
             assert!(result["bytes"].as_f64().unwrap() > 0.0);
-            assert!(result["ratio_vs_o2"].as_f64().unwrap() > 0.0);
+            assert!(result["ratio_vs_cranelift"].as_f64().unwrap() > 0.0);
             assert!(result["ratio_vs_clang"].as_f64().unwrap() > 0.0);
         }
     }

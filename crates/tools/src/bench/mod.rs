@@ -541,7 +541,7 @@ fn ratio(a: Option<i64>, b: Option<i64>) -> Option<f64> {
 #[derive(Clone, Copy, Debug, Default)]
 struct Figures {
     bytes: Option<f64>,
-    vs_o2: Option<f64>,
+    vs_baseline: Option<f64>,
     vs_clang: Option<f64>,
     compile_ms: Option<f64>,
     run_ms: Option<f64>,
@@ -561,7 +561,7 @@ impl Report {
         let cell = &row[c];
         Figures {
             bytes: cell.bytes.map(|b| b as f64),
-            vs_o2: ratio(cell.bytes, row[BASELINE].bytes),
+            vs_baseline: ratio(cell.bytes, row[BASELINE].bytes),
             vs_clang: ratio(cell.bytes, row[self.clang_index()].bytes),
             compile_ms: ms(cell.compile),
             run_ms: ms(cell.run),
@@ -584,7 +584,7 @@ impl Report {
         };
         Figures {
             bytes: over(|f| f.bytes),
-            vs_o2: over(|f| f.vs_o2),
+            vs_baseline: over(|f| f.vs_baseline),
             vs_clang: over(|f| f.vs_clang),
             compile_ms: over(|f| f.compile_ms),
             run_ms: over(|f| f.run_ms),
@@ -640,7 +640,7 @@ fn table_row(name: &str, figures: &[Figures], failed: &[bool]) -> String {
             line,
             " {} | {} | {} | {} | {} |",
             fmt(f.bytes, 0),
-            fmt(f.vs_o2, 3),
+            fmt(f.vs_baseline, 3),
             fmt(f.vs_clang, 3),
             fmt(f.compile_ms, 1),
             fmt(f.run_ms, 1)
@@ -660,7 +660,7 @@ fn fmt(value: Option<f64>, decimals: usize) -> String {
 fn figures_json(f: &Figures) -> Value {
     json!({
         "bytes": f.bytes,
-        "ratio_vs_o2": f.vs_o2,
+        "ratio_vs_cranelift": f.vs_baseline,
         "ratio_vs_clang": f.vs_clang,
         "compile_ms": f.compile_ms,
         "run_ms": f.run_ms,
