@@ -27,8 +27,14 @@
 //!   check, lower, CLIF passes, Cranelift, object writing; one thread), so
 //!   no process start is included; C is compiled by spawning `clang-19 -c`,
 //!   which includes clang's process start. Linking is never included.
-//! - **run**: the median wall time of [`Runs::run`] runs under qemu (process
-//!   start and emulation included, identical for every configuration).
+//! - **run**: the median CPU time (user + system) of [`Runs::run`] runs of
+//!   `qemu-aarch64-static` (emulation and process start included, identical
+//!   for every configuration), read from the kernel's accounting of the
+//!   finished child (`getrusage(RUSAGE_CHILDREN)`). CPU time, unlike wall
+//!   time, does not count the time the process waited for a core, so it
+//!   moves little when the machine is busy; counting executed instructions
+//!   would be steadier still, but neither `perf` counters nor qemu plugins
+//!   are available here (the static qemu has no plugin support).
 //!
 //! Invariants: programs are in name order and configurations in
 //! [`configs`] order, so the table and the JSON are deterministic apart from
@@ -490,13 +496,14 @@ pub fn text_size(exe: &Path) -> Result<u64> {
 }
 
 /// Runs `exe` under qemu; fails unless it exits 0 printing `expected`.
+/// Returns the CPU time qemu used (see the module doc's **run**).
 fn run_and_check(exe: &Path, expected: &[u8]) -> Result<Duration> {
     let mut cmd = link::run_command(exe, Target::Aarch64);
-    let start = Instant::now();
+    let before = children_cpu_time();
     let output = cmd
         .output()
         .map_err(|e| anyhow!("cannot run {}: {e}", link::QEMU_AARCH64))?;
-    let elapsed = start.elapsed();
+    let elapsed = children_cpu_time().saturating_sub(before);
     let status = link::exit_code(output.status);
     if status != 0 {
         bail!(
@@ -508,6 +515,22 @@ fn run_and_check(exe: &Path, expected: &[u8]) -> Result<Duration> {
         bail!("stdout differs from expected.out");
     }
     Ok(elapsed)
+}
+
+/// User and system CPU time of this process's finished, waited-for
+/// children so far. The benchmark runs one child at a time, so the
+/// difference across one `output()` is that child's time.
+fn children_cpu_time() -> Duration {
+    // SAFETY: `getrusage` only writes the `rusage` it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -620,8 +643,8 @@ pub fn markdown(report: &Report) -> String {
     let _ = writeln!(
         out,
         "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
-         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded) and {} run(s) \
-         under {}.",
+         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded) and the CPU time \
+         (user + system) of {} run(s) under {}.",
         report.runs.compile,
         report.runs.run,
         link::QEMU_AARCH64
@@ -704,6 +727,7 @@ pub fn to_json(report: &Report) -> Value {
         "run_runs": report.runs.run,
         "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded",
+        "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median",
         "programs": programs,
         "geomean": geomean,
     })
