@@ -12,7 +12,7 @@ use cranelift_codegen::{Context, FinalizedRelocTarget};
 use cranelift_reader::{parse_test, ParseOptions};
 use parec_passes::outline::decode::{Decoder, Form};
 use parec_passes::outline::lift::{self, Item};
-use parec_passes::outline::{self, MachFunction, MachReloc, OutlineOptions, RelocTarget};
+use parec_passes::outline::{self, heat, MachFunction, MachReloc, OutlineOptions, RelocTarget};
 
 mod support;
 use support::workspace;
@@ -166,4 +166,29 @@ fn constant_pools_round_trip() {
 fn calls_and_far_symbols_round_trip() {
     round_trip("calls.clif", false);
     round_trip("calls.clif", true);
+}
+
+/// The outliner's hot-code rule: the items of a loop (from a backward
+/// branch's target to the branch) are hot, the rest is not, and a loop body
+/// repeated in two functions is not outlined.
+#[test]
+fn loops_are_hot_and_left_alone() {
+    let isa = aarch64(false);
+    let mut names = Vec::new();
+    let functions = compile("hot_loop.clif", &isa, &mut names);
+    let mut decoder = Decoder::new();
+    for f in &functions {
+        let lifted = lift::lift(f, &mut decoder);
+        let hot = heat::loop_items(&lifted);
+        let hot_count = hot.iter().filter(|&&h| h).count();
+        assert!(hot_count >= 8, "{}: {hot_count} hot items", f.name);
+        assert!(!hot[0], "{}: the entry is not in the loop", f.name);
+        assert!(
+            !hot[hot.len() - 1],
+            "{}: the return is not in the loop",
+            f.name
+        );
+    }
+    let result = outline::outline_module(&functions, &names, &OutlineOptions::default());
+    assert_eq!(result.stats.sequences_replaced, 0, "{:?}", result.stats);
 }

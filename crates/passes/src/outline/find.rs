@@ -20,6 +20,7 @@ use hashbrown::HashMap;
 use super::candidates;
 use super::decode::{Effects, Form, LR};
 use super::global::{self, PrefixTree, MIN_GLOBAL_COUNT};
+use super::heat;
 use super::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::{Candidate, Round, Site};
 use super::RelocTarget;
@@ -66,11 +67,15 @@ pub fn global_candidates(
             continue;
         }
         let targets = branch_targets(func);
+        let hot = heat::loop_items(func);
         let hashes: Vec<Option<u64>> = func
             .items
             .iter()
-            .map(|(_, item)| match item {
-                Item::Inst(inst) if is_legal(inst) => global::stable_hash(inst, symbol_names),
+            .zip(&hot)
+            .map(|((_, item), &hot)| match item {
+                Item::Inst(inst) if is_legal(inst) && !hot => {
+                    global::stable_hash(inst, symbol_names)
+                }
                 _ => None,
             })
             .collect();
@@ -210,12 +215,13 @@ impl InstructionString {
                 continue;
             }
             let targets = branch_targets(func);
+            let hot = heat::loop_items(func);
             for (i, (label, item)) in func.items.iter().enumerate() {
                 if targets.contains(label) {
                     string.push_separator();
                 }
                 match item {
-                    Item::Inst(inst) if is_legal(inst) => {
+                    Item::Inst(inst) if is_legal(inst) && !hot[i] => {
                         let next = ids.len() as u32;
                         string
                             .symbols
