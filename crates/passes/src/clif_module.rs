@@ -13,7 +13,8 @@
 //! `UserFuncName::User(UserExternalName { namespace: SYMBOL_NAMESPACE, index: s })`
 //! for its own symbol `s`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
 
 use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
 
@@ -94,12 +95,120 @@ impl CodegenSettings {
 #[derive(Clone, Debug, Default)]
 pub struct ClifModule {
     pub name: String,
+    /// The symbol table. Code may push to it directly; code that renames,
+    /// removes or reorders symbols in place calls
+    /// [`ClifModule::symbols_changed`] afterwards (see [`SymbolNames`]).
     pub symbols: Vec<Symbol>,
     pub functions: Vec<FunctionDef>,
     pub data: Vec<DataDef>,
     /// The Cranelift settings its code is compiled with, on top of the
     /// build's.
     pub settings: CodegenSettings,
+    /// Symbol names to indices, for [`ClifModule::symbol_index`].
+    names: SymbolNames,
+}
+
+/// An index of [`ClifModule::symbols`] by name, so that looking a symbol up
+/// (every `declare` does) takes constant time rather than a scan of the
+/// table: lowering a module of N functions declares each of them and
+/// everything they call, and scanning made the front end quadratic.
+///
+/// `symbols` stays a public vector that passes push to and rewrite, so the
+/// index does not assume it saw every change. It covers the first `covered`
+/// symbols of the vector at address `address`; a lookup first indexes the
+/// symbols pushed since, and starts over when the vector moved (replaced,
+/// cloned, reallocated by a push) or shrank, or when the index names a
+/// symbol whose name is no longer the one looked up (removed, reordered).
+/// What it cannot see is a name that appeared in place, at an index it
+/// already covers (a rename, a removal followed by pushes): code that
+/// renames, removes or reorders symbols calls
+/// [`ClifModule::symbols_changed`]. Debug builds check every answer against
+/// a scan of the table.
+///
+/// The map is only ever queried by name, never iterated, so its order
+/// cannot reach any output. A clone starts empty (its vector is elsewhere)
+/// and is rebuilt at its first lookup.
+#[derive(Default)]
+struct SymbolNames(Mutex<NameIndex>);
+
+#[derive(Default)]
+struct NameIndex {
+    /// Each name's first index in `symbols`, as a scan would find it.
+    by_name: HashMap<String, u32>,
+    /// How many symbols, from the first, are indexed.
+    covered: usize,
+    /// The address of the indexed vector's elements.
+    address: usize,
+}
+
+impl NameIndex {
+    /// Brings the index up to date with `symbols`, as far as it can tell.
+    fn refresh(&mut self, symbols: &[Symbol]) {
+        let address = symbols.as_ptr() as usize;
+        if address != self.address || self.covered > symbols.len() {
+            self.clear(address);
+        }
+        for (i, symbol) in symbols.iter().enumerate().skip(self.covered) {
+            self.by_name.entry(symbol.name.clone()).or_insert(i as u32);
+        }
+        self.covered = symbols.len();
+    }
+
+    fn clear(&mut self, address: usize) {
+        self.by_name.clear();
+        self.covered = 0;
+        self.address = address;
+    }
+
+    /// The index of `name` in `symbols`, refreshing first.
+    fn find(&mut self, symbols: &[Symbol], name: &str) -> Option<u32> {
+        self.refresh(symbols);
+        let found = self.by_name.get(name).copied();
+        let stale = found.is_some_and(|i| symbols[i as usize].name != name);
+        if !stale {
+            return found;
+        }
+        // A symbol was removed or moved under the index: start over.
+        self.clear(symbols.as_ptr() as usize);
+        self.refresh(symbols);
+        self.by_name.get(name).copied()
+    }
+}
+
+impl SymbolNames {
+    fn lock(&self) -> MutexGuard<'_, NameIndex> {
+        // The index holds no invariant a panic elsewhere could break.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get_mut(&mut self) -> &mut NameIndex {
+        self.0
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Clone for SymbolNames {
+    fn clone(&self) -> Self {
+        SymbolNames::default()
+    }
+}
+
+impl std::fmt::Debug for SymbolNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SymbolNames")
+    }
+}
+
+/// The index a scan of `symbols` finds `name` at: what the index must agree
+/// with (debug builds check every lookup).
+fn scan(symbols: &[Symbol], name: &str) -> Option<u32> {
+    symbols
+        .iter()
+        .position(|s| s.name == name)
+        .map(|i| i as u32)
 }
 
 impl ClifModule {
@@ -110,30 +219,46 @@ impl ClifModule {
         }
     }
 
-    /// Index of the symbol called `name`, if any.
+    /// Index of the symbol called `name`, if any (the first, should a pass
+    /// have pushed two of that name).
     pub fn symbol_index(&self, name: &str) -> Option<u32> {
-        self.symbols
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| i as u32)
+        let found = self.names.lock().find(&self.symbols, name);
+        debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
+        found
     }
 
     /// Adds a symbol, or returns the existing one of that name (upgrading an
     /// import to a definition's linkage).
     pub fn declare(&mut self, name: &str, kind: SymbolKind, linkage: Linkage) -> u32 {
-        if let Some(i) = self.symbol_index(name) {
+        let names = self.names.get_mut();
+        let found = names.find(&self.symbols, name);
+        debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
+        if let Some(i) = found {
             let s = &mut self.symbols[i as usize];
             if s.linkage == Linkage::Import && linkage != Linkage::Import {
                 s.linkage = linkage;
             }
             return i;
         }
+        let index = self.symbols.len() as u32;
         self.symbols.push(Symbol {
             name: name.to_string(),
             kind,
             linkage,
         });
-        (self.symbols.len() - 1) as u32
+        // `find` brought the index up to date: add the new symbol to it
+        // rather than rebuild it when the push moved the vector.
+        names.by_name.insert(name.to_string(), index);
+        names.covered = self.symbols.len();
+        names.address = self.symbols.as_ptr() as usize;
+        index
+    }
+
+    /// Tells the name index that symbols were renamed, removed or reordered
+    /// in place (assigning `symbols[i].name`, `retain`): it is rebuilt at the
+    /// next lookup. Pushing symbols needs no call.
+    pub fn symbols_changed(&mut self) {
+        self.names.get_mut().clear(0);
     }
 
     /// The [`UserExternalName`] that refers to symbol `index`.
@@ -278,6 +403,7 @@ pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
         s += 1;
         !removed.contains(&(s - 1))
     });
+    module.symbols_changed();
     for def in &mut module.functions {
         def.symbol = map(def.symbol);
         def.func.name = ClifModule::func_name(def.symbol);
