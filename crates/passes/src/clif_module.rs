@@ -431,3 +431,66 @@ pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(module: &mut ClifModule, name: &str) -> u32 {
+        module.declare(name, SymbolKind::Data { writable: false }, Linkage::Local)
+    }
+
+    fn push(module: &mut ClifModule, name: &str) {
+        module.symbols.push(Symbol {
+            name: name.to_string(),
+            kind: SymbolKind::Data { writable: false },
+            linkage: Linkage::Import,
+        });
+    }
+
+    /// The index answers as a scan would after every kind of change the
+    /// passes make to the symbol table.
+    #[test]
+    fn symbol_index_follows_the_table() {
+        let mut m = ClifModule::new("m");
+        for k in 0..100 {
+            assert_eq!(data(&mut m, &format!("s{k}")), k);
+        }
+        assert_eq!(data(&mut m, "s42"), 42);
+        assert_eq!(m.symbol_index("s99"), Some(99));
+        assert_eq!(m.symbol_index("t"), None);
+
+        // Pushed directly, without `declare`.
+        push(&mut m, "t");
+        assert_eq!(m.symbol_index("t"), Some(100));
+        assert_eq!(data(&mut m, "t"), 100);
+        assert_eq!(m.symbols[100].linkage, Linkage::Local, "an import upgraded");
+
+        // Removed: the others renumbered.
+        remove_symbols(&mut m, &BTreeSet::from([0, 50]));
+        assert_eq!(m.symbol_index("s0"), None);
+        assert_eq!(m.symbol_index("s50"), None);
+        assert_eq!(m.symbol_index("s1"), Some(0));
+        assert_eq!(m.symbol_index("t"), Some(98));
+
+        // Renamed in place.
+        m.symbols[3].name = "renamed".to_string();
+        m.symbols_changed();
+        assert_eq!(m.symbol_index("renamed"), Some(3));
+        assert_eq!(m.symbol_index("s4"), None);
+
+        // Reordered: a stale position is noticed.
+        m.symbols.swap(0, 1);
+        assert_eq!(m.symbol_index("s1"), Some(1));
+        assert_eq!(m.symbol_index("s2"), Some(0));
+
+        // A clone has its own index; the vector replaced.
+        let mut copy = m.clone();
+        assert_eq!(copy.symbol_index("t"), Some(98));
+        copy.symbols = vec![m.symbols[98].clone()];
+        assert_eq!(copy.symbol_index("t"), Some(0));
+        assert_eq!(copy.symbol_index("s1"), None);
+        assert_eq!(data(&mut copy, "u"), 1);
+        assert_eq!(m.symbol_index("u"), None);
+    }
+}
