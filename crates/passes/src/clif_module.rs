@@ -106,6 +106,8 @@ pub struct ClifModule {
     pub settings: CodegenSettings,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
     names: SymbolNames,
+    /// Data symbols to their definitions, for [`ClifModule::data_def`].
+    data_defs: DataDefs,
 }
 
 /// An index of [`ClifModule::symbols`] by name, so that looking a symbol up
@@ -202,6 +204,79 @@ impl std::fmt::Debug for SymbolNames {
     }
 }
 
+/// An index of [`ClifModule::data`] by symbol: hashing a function for
+/// merging reads the data it names (a module can hold a string literal per
+/// function). Kept as [`SymbolNames`] is, with the same limit: code that
+/// renumbers data symbols in place calls [`ClifModule::symbols_changed`]
+/// ([`remove_symbols`] does).
+#[derive(Default)]
+struct DataDefs(Mutex<DataIndex>);
+
+#[derive(Default)]
+struct DataIndex {
+    /// Each symbol's first position in `data`.
+    by_symbol: HashMap<u32, usize>,
+    covered: usize,
+    address: usize,
+}
+
+impl DataIndex {
+    /// Brings the index up to date with `data`, as far as it can tell.
+    fn refresh(&mut self, data: &[DataDef]) {
+        let address = data.as_ptr() as usize;
+        if address != self.address || self.covered > data.len() {
+            self.clear(address);
+        }
+        for (i, def) in data.iter().enumerate().skip(self.covered) {
+            self.by_symbol.entry(def.symbol).or_insert(i);
+        }
+        self.covered = data.len();
+    }
+
+    fn clear(&mut self, address: usize) {
+        self.by_symbol.clear();
+        self.covered = 0;
+        self.address = address;
+    }
+
+    /// The position of `symbol`'s definition in `data`, refreshing first.
+    fn find(&mut self, data: &[DataDef], symbol: u32) -> Option<usize> {
+        self.refresh(data);
+        let found = self.by_symbol.get(&symbol).copied();
+        if found.is_none_or(|i| data[i].symbol == symbol) {
+            return found;
+        }
+        // A definition was removed or moved under the index: start over.
+        self.clear(data.as_ptr() as usize);
+        self.refresh(data);
+        self.by_symbol.get(&symbol).copied()
+    }
+}
+
+impl DataDefs {
+    fn find(&self, data: &[DataDef], symbol: u32) -> Option<usize> {
+        // The index holds no invariant a panic elsewhere could break.
+        let mut index = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        index.find(data, symbol)
+    }
+
+    fn reset(&mut self) {
+        self.0.get_mut().unwrap_or_else(|p| p.into_inner()).clear(0);
+    }
+}
+
+impl Clone for DataDefs {
+    fn clone(&self) -> Self {
+        DataDefs::default()
+    }
+}
+
+impl std::fmt::Debug for DataDefs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DataDefs")
+    }
+}
+
 /// The index a scan of `symbols` finds `name` at: what the index must agree
 /// with (debug builds check every lookup).
 fn scan(symbols: &[Symbol], name: &str) -> Option<u32> {
@@ -254,11 +329,25 @@ impl ClifModule {
         index
     }
 
-    /// Tells the name index that symbols were renamed, removed or reordered
-    /// in place (assigning `symbols[i].name`, `retain`): it is rebuilt at the
-    /// next lookup. Pushing symbols needs no call.
+    /// Tells the indexes that symbols were renamed, removed or reordered in
+    /// place (assigning `symbols[i].name` or `data[i].symbol`, `retain`):
+    /// they are rebuilt at the next lookup. Pushing symbols or data needs no
+    /// call.
     pub fn symbols_changed(&mut self) {
         self.names.get_mut().clear(0);
+        self.data_defs.reset();
+    }
+
+    /// The data object defining symbol `symbol`, if this module defines it
+    /// (the first, should there be two).
+    pub fn data_def(&self, symbol: u32) -> Option<&DataDef> {
+        let found = self.data_defs.find(&self.data, symbol);
+        debug_assert_eq!(
+            found,
+            self.data.iter().position(|d| d.symbol == symbol),
+            "stale data index of symbol {symbol}"
+        );
+        found.map(|i| &self.data[i])
     }
 
     /// The [`UserExternalName`] that refers to symbol `index`.
@@ -492,5 +581,29 @@ mod tests {
         assert_eq!(copy.symbol_index("s1"), None);
         assert_eq!(data(&mut copy, "u"), 1);
         assert_eq!(m.symbol_index("u"), None);
+    }
+
+    /// The data index answers as a scan would, before and after symbols
+    /// are removed and data objects renumbered.
+    #[test]
+    fn data_def_follows_the_table() {
+        let mut m = ClifModule::new("m");
+        for k in 0..10 {
+            let symbol = data(&mut m, &format!("d{k}"));
+            m.data.push(DataDef {
+                symbol,
+                bytes: vec![k as u8],
+                align: 1,
+                relocs: Vec::new(),
+            });
+        }
+        assert_eq!(m.data_def(3).map(|d| d.bytes[0]), Some(3));
+        let extra = data(&mut m, "no-data");
+        assert!(m.data_def(extra).is_none());
+        m.data.retain(|d| d.symbol != 2);
+        remove_symbols(&mut m, &BTreeSet::from([2]));
+        assert_eq!(m.data_def(2).map(|d| d.bytes[0]), Some(3));
+        assert_eq!(m.data_def(8).map(|d| d.bytes[0]), Some(9));
+        assert!(m.data_def(9).is_none(), "`no-data` has no definition");
     }
 }
