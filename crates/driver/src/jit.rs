@@ -172,6 +172,7 @@ fn uniquify_locals(modules: &mut [ClifModule]) {
             taken.insert(fresh.clone());
             sym.name = fresh;
         }
+        m.symbols_changed();
     }
 }
 

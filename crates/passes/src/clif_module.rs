@@ -13,7 +13,8 @@
 //! `UserFuncName::User(UserExternalName { namespace: SYMBOL_NAMESPACE, index: s })`
 //! for its own symbol `s`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Mutex, MutexGuard};
 
 use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
 
@@ -94,12 +95,195 @@ impl CodegenSettings {
 #[derive(Clone, Debug, Default)]
 pub struct ClifModule {
     pub name: String,
+    /// The symbol table. Code may push to it directly; code that renames,
+    /// removes or reorders symbols in place calls
+    /// [`ClifModule::symbols_changed`] afterwards (see [`SymbolNames`]).
     pub symbols: Vec<Symbol>,
     pub functions: Vec<FunctionDef>,
     pub data: Vec<DataDef>,
     /// The Cranelift settings its code is compiled with, on top of the
     /// build's.
     pub settings: CodegenSettings,
+    /// Symbol names to indices, for [`ClifModule::symbol_index`].
+    names: SymbolNames,
+    /// Data symbols to their definitions, for [`ClifModule::data_def`].
+    data_defs: DataDefs,
+}
+
+/// An index of [`ClifModule::symbols`] by name, so that looking a symbol up
+/// (every `declare` does) takes constant time rather than a scan of the
+/// table: lowering a module of N functions declares each of them and
+/// everything they call, and scanning made the front end quadratic.
+///
+/// `symbols` stays a public vector that passes push to and rewrite, so the
+/// index does not assume it saw every change. It covers the first `covered`
+/// symbols of the vector at address `address`; a lookup first indexes the
+/// symbols pushed since, and starts over when the vector moved (replaced,
+/// cloned, reallocated by a push) or shrank, or when the index names a
+/// symbol whose name is no longer the one looked up (removed, reordered).
+/// What it cannot see is a name that appeared in place, at an index it
+/// already covers (a rename, a removal followed by pushes): code that
+/// renames, removes or reorders symbols calls
+/// [`ClifModule::symbols_changed`]. Debug builds check every answer against
+/// a scan of the table.
+///
+/// The map is only ever queried by name, never iterated, so its order
+/// cannot reach any output. A clone starts empty (its vector is elsewhere)
+/// and is rebuilt at its first lookup.
+#[derive(Default)]
+struct SymbolNames(Mutex<NameIndex>);
+
+#[derive(Default)]
+struct NameIndex {
+    /// Each name's first index in `symbols`, as a scan would find it.
+    by_name: HashMap<String, u32>,
+    /// How many symbols, from the first, are indexed.
+    covered: usize,
+    /// The address of the indexed vector's elements.
+    address: usize,
+}
+
+impl NameIndex {
+    /// Brings the index up to date with `symbols`, as far as it can tell.
+    fn refresh(&mut self, symbols: &[Symbol]) {
+        let address = symbols.as_ptr() as usize;
+        if address != self.address || self.covered > symbols.len() {
+            self.clear(address);
+        }
+        for (i, symbol) in symbols.iter().enumerate().skip(self.covered) {
+            self.by_name.entry(symbol.name.clone()).or_insert(i as u32);
+        }
+        self.covered = symbols.len();
+    }
+
+    fn clear(&mut self, address: usize) {
+        self.by_name.clear();
+        self.covered = 0;
+        self.address = address;
+    }
+
+    /// The index of `name` in `symbols`, refreshing first.
+    fn find(&mut self, symbols: &[Symbol], name: &str) -> Option<u32> {
+        self.refresh(symbols);
+        let found = self.by_name.get(name).copied();
+        let stale = found.is_some_and(|i| symbols[i as usize].name != name);
+        if !stale {
+            return found;
+        }
+        // A symbol was removed or moved under the index: start over.
+        self.clear(symbols.as_ptr() as usize);
+        self.refresh(symbols);
+        self.by_name.get(name).copied()
+    }
+}
+
+impl SymbolNames {
+    fn lock(&self) -> MutexGuard<'_, NameIndex> {
+        // The index holds no invariant a panic elsewhere could break.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn get_mut(&mut self) -> &mut NameIndex {
+        self.0
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Clone for SymbolNames {
+    fn clone(&self) -> Self {
+        SymbolNames::default()
+    }
+}
+
+impl std::fmt::Debug for SymbolNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SymbolNames")
+    }
+}
+
+/// An index of [`ClifModule::data`] by symbol: hashing a function for
+/// merging reads the data it names (a module can hold a string literal per
+/// function). Kept as [`SymbolNames`] is, with the same limit: code that
+/// renumbers data symbols in place calls [`ClifModule::symbols_changed`]
+/// ([`remove_symbols`] does).
+#[derive(Default)]
+struct DataDefs(Mutex<DataIndex>);
+
+#[derive(Default)]
+struct DataIndex {
+    /// Each symbol's first position in `data`.
+    by_symbol: HashMap<u32, usize>,
+    covered: usize,
+    address: usize,
+}
+
+impl DataIndex {
+    /// Brings the index up to date with `data`, as far as it can tell.
+    fn refresh(&mut self, data: &[DataDef]) {
+        let address = data.as_ptr() as usize;
+        if address != self.address || self.covered > data.len() {
+            self.clear(address);
+        }
+        for (i, def) in data.iter().enumerate().skip(self.covered) {
+            self.by_symbol.entry(def.symbol).or_insert(i);
+        }
+        self.covered = data.len();
+    }
+
+    fn clear(&mut self, address: usize) {
+        self.by_symbol.clear();
+        self.covered = 0;
+        self.address = address;
+    }
+
+    /// The position of `symbol`'s definition in `data`, refreshing first.
+    fn find(&mut self, data: &[DataDef], symbol: u32) -> Option<usize> {
+        self.refresh(data);
+        let found = self.by_symbol.get(&symbol).copied();
+        if found.is_none_or(|i| data[i].symbol == symbol) {
+            return found;
+        }
+        // A definition was removed or moved under the index: start over.
+        self.clear(data.as_ptr() as usize);
+        self.refresh(data);
+        self.by_symbol.get(&symbol).copied()
+    }
+}
+
+impl DataDefs {
+    fn find(&self, data: &[DataDef], symbol: u32) -> Option<usize> {
+        // The index holds no invariant a panic elsewhere could break.
+        let mut index = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        index.find(data, symbol)
+    }
+
+    fn reset(&mut self) {
+        self.0.get_mut().unwrap_or_else(|p| p.into_inner()).clear(0);
+    }
+}
+
+impl Clone for DataDefs {
+    fn clone(&self) -> Self {
+        DataDefs::default()
+    }
+}
+
+impl std::fmt::Debug for DataDefs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DataDefs")
+    }
+}
+
+/// The index a scan of `symbols` finds `name` at: what the index must agree
+/// with (debug builds check every lookup).
+fn scan(symbols: &[Symbol], name: &str) -> Option<u32> {
+    symbols
+        .iter()
+        .position(|s| s.name == name)
+        .map(|i| i as u32)
 }
 
 impl ClifModule {
@@ -110,30 +294,60 @@ impl ClifModule {
         }
     }
 
-    /// Index of the symbol called `name`, if any.
+    /// Index of the symbol called `name`, if any (the first, should a pass
+    /// have pushed two of that name).
     pub fn symbol_index(&self, name: &str) -> Option<u32> {
-        self.symbols
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| i as u32)
+        let found = self.names.lock().find(&self.symbols, name);
+        debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
+        found
     }
 
     /// Adds a symbol, or returns the existing one of that name (upgrading an
     /// import to a definition's linkage).
     pub fn declare(&mut self, name: &str, kind: SymbolKind, linkage: Linkage) -> u32 {
-        if let Some(i) = self.symbol_index(name) {
+        let names = self.names.get_mut();
+        let found = names.find(&self.symbols, name);
+        debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
+        if let Some(i) = found {
             let s = &mut self.symbols[i as usize];
             if s.linkage == Linkage::Import && linkage != Linkage::Import {
                 s.linkage = linkage;
             }
             return i;
         }
+        let index = self.symbols.len() as u32;
         self.symbols.push(Symbol {
             name: name.to_string(),
             kind,
             linkage,
         });
-        (self.symbols.len() - 1) as u32
+        // `find` brought the index up to date: add the new symbol to it
+        // rather than rebuild it when the push moved the vector.
+        names.by_name.insert(name.to_string(), index);
+        names.covered = self.symbols.len();
+        names.address = self.symbols.as_ptr() as usize;
+        index
+    }
+
+    /// Tells the indexes that symbols were renamed, removed or reordered in
+    /// place (assigning `symbols[i].name` or `data[i].symbol`, `retain`):
+    /// they are rebuilt at the next lookup. Pushing symbols or data needs no
+    /// call.
+    pub fn symbols_changed(&mut self) {
+        self.names.get_mut().clear(0);
+        self.data_defs.reset();
+    }
+
+    /// The data object defining symbol `symbol`, if this module defines it
+    /// (the first, should there be two).
+    pub fn data_def(&self, symbol: u32) -> Option<&DataDef> {
+        let found = self.data_defs.find(&self.data, symbol);
+        debug_assert_eq!(
+            found,
+            self.data.iter().position(|d| d.symbol == symbol),
+            "stale data index of symbol {symbol}"
+        );
+        found.map(|i| &self.data[i])
     }
 
     /// The [`UserExternalName`] that refers to symbol `index`.
@@ -278,6 +492,7 @@ pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
         s += 1;
         !removed.contains(&(s - 1))
     });
+    module.symbols_changed();
     for def in &mut module.functions {
         def.symbol = map(def.symbol);
         def.func.name = ClifModule::func_name(def.symbol);
@@ -303,5 +518,92 @@ pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
         for reloc in &mut data.relocs {
             reloc.target = map(reloc.target);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(module: &mut ClifModule, name: &str) -> u32 {
+        module.declare(name, SymbolKind::Data { writable: false }, Linkage::Local)
+    }
+
+    fn push(module: &mut ClifModule, name: &str) {
+        module.symbols.push(Symbol {
+            name: name.to_string(),
+            kind: SymbolKind::Data { writable: false },
+            linkage: Linkage::Import,
+        });
+    }
+
+    /// The index answers as a scan would after every kind of change the
+    /// passes make to the symbol table.
+    #[test]
+    fn symbol_index_follows_the_table() {
+        let mut m = ClifModule::new("m");
+        for k in 0..100 {
+            assert_eq!(data(&mut m, &format!("s{k}")), k);
+        }
+        assert_eq!(data(&mut m, "s42"), 42);
+        assert_eq!(m.symbol_index("s99"), Some(99));
+        assert_eq!(m.symbol_index("t"), None);
+
+        // Pushed directly, without `declare`.
+        push(&mut m, "t");
+        assert_eq!(m.symbol_index("t"), Some(100));
+        assert_eq!(data(&mut m, "t"), 100);
+        assert_eq!(m.symbols[100].linkage, Linkage::Local, "an import upgraded");
+
+        // Removed: the others renumbered.
+        remove_symbols(&mut m, &BTreeSet::from([0, 50]));
+        assert_eq!(m.symbol_index("s0"), None);
+        assert_eq!(m.symbol_index("s50"), None);
+        assert_eq!(m.symbol_index("s1"), Some(0));
+        assert_eq!(m.symbol_index("t"), Some(98));
+
+        // Renamed in place.
+        m.symbols[3].name = "renamed".to_string();
+        m.symbols_changed();
+        assert_eq!(m.symbol_index("renamed"), Some(3));
+        assert_eq!(m.symbol_index("s4"), None);
+
+        // Reordered: a stale position is noticed.
+        m.symbols.swap(0, 1);
+        assert_eq!(m.symbol_index("s1"), Some(1));
+        assert_eq!(m.symbol_index("s2"), Some(0));
+
+        // A clone has its own index; the vector replaced.
+        let mut copy = m.clone();
+        assert_eq!(copy.symbol_index("t"), Some(98));
+        copy.symbols = vec![m.symbols[98].clone()];
+        assert_eq!(copy.symbol_index("t"), Some(0));
+        assert_eq!(copy.symbol_index("s1"), None);
+        assert_eq!(data(&mut copy, "u"), 1);
+        assert_eq!(m.symbol_index("u"), None);
+    }
+
+    /// The data index answers as a scan would, before and after symbols
+    /// are removed and data objects renumbered.
+    #[test]
+    fn data_def_follows_the_table() {
+        let mut m = ClifModule::new("m");
+        for k in 0..10 {
+            let symbol = data(&mut m, &format!("d{k}"));
+            m.data.push(DataDef {
+                symbol,
+                bytes: vec![k as u8],
+                align: 1,
+                relocs: Vec::new(),
+            });
+        }
+        assert_eq!(m.data_def(3).map(|d| d.bytes[0]), Some(3));
+        let extra = data(&mut m, "no-data");
+        assert!(m.data_def(extra).is_none());
+        m.data.retain(|d| d.symbol != 2);
+        remove_symbols(&mut m, &BTreeSet::from([2]));
+        assert_eq!(m.data_def(2).map(|d| d.bytes[0]), Some(3));
+        assert_eq!(m.data_def(8).map(|d| d.bytes[0]), Some(9));
+        assert!(m.data_def(9).is_none(), "`no-data` has no definition");
     }
 }

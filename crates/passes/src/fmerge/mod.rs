@@ -430,6 +430,8 @@ struct Pass<'m> {
     referrers: HashMap<u32, BTreeSet<usize>>,
     deleted: BTreeSet<usize>,
     removed_symbols: BTreeSet<u32>,
+    /// The symbols data relocations target ([`rewrite::data_targets`]).
+    in_data: BTreeSet<u32>,
     tried: BTreeSet<(usize, usize)>,
     report: FmergeReport,
 }
@@ -475,6 +477,7 @@ impl<'m> Pass<'m> {
         report.stats.candidates = candidates.len();
         report.stats.folded = folded;
         report.times.search = start.elapsed();
+        let in_data = rewrite::data_targets(module);
         Pass {
             module,
             isa,
@@ -486,6 +489,7 @@ impl<'m> Pass<'m> {
             referrers,
             deleted: BTreeSet::new(),
             removed_symbols: BTreeSet::new(),
+            in_data,
             tried: BTreeSet::new(),
             report,
         }
@@ -703,7 +707,8 @@ impl<'m> Pass<'m> {
             .map(|i| (i, current(i)));
         // `M` itself names the sides only by taking an address.
         let merged_entry = std::iter::once((usize::MAX, &merged.func));
-        let callers = rewrite::direct_call_sites(self.module, symbol, others.chain(merged_entry))?;
+        let callers =
+            rewrite::direct_call_sites(&self.in_data, symbol, others.chain(merged_entry))?;
         if callers.iter().any(|(i, _)| *i == usize::MAX) {
             return None;
         }

@@ -17,6 +17,8 @@
 //! own argument at that position if the type agrees (already in that
 //! register: no instruction), else a zero.
 
+use std::collections::BTreeSet;
+
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::{
     types, ExtFuncData, ExternalName, FuncRef, Function, GlobalValueData, Inst, InstBuilder,
@@ -164,17 +166,15 @@ fn names(func: &Function, name: &ExternalName, symbol: u32) -> bool {
 
 /// The functions of `funcs` that name `symbol`, each with its direct call
 /// sites of it, or `None` if anything refers to it otherwise: a
-/// `func_addr`, a symbol global value, a `try_call`, a data relocation.
+/// `func_addr`, a symbol global value, a `try_call`, a data relocation
+/// (`in_data`: the symbols the module's data relocations target, see
+/// [`data_targets`]).
 pub fn direct_call_sites<'a>(
-    module: &ClifModule,
+    in_data: &BTreeSet<u32>,
     symbol: u32,
     funcs: impl Iterator<Item = (usize, &'a Function)>,
 ) -> Option<Vec<(usize, Vec<Inst>)>> {
-    if module
-        .data
-        .iter()
-        .any(|d| d.relocs.iter().any(|r| r.target == symbol))
-    {
+    if in_data.contains(&symbol) {
         return None;
     }
     let mut callers = Vec::new();
@@ -213,6 +213,18 @@ pub fn direct_call_sites<'a>(
         callers.push((index, sites));
     }
     Some(callers)
+}
+
+/// The symbols some data relocation of `module` targets. Computed once per
+/// pass (merging changes no data) rather than by a scan of every data
+/// object per deletion considered: a module can hold a string literal per
+/// function.
+pub fn data_targets(module: &ClifModule) -> BTreeSet<u32> {
+    module
+        .data
+        .iter()
+        .flat_map(|d| d.relocs.iter().map(|r| r.target))
+        .collect()
 }
 
 /// Whether side `fk` (symbol `symbol`, defined as `func`) may be deleted

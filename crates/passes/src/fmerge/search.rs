@@ -144,6 +144,20 @@ struct Entry {
     alive: bool,
 }
 
+/// The ids in one LSH bucket, in insertion order, and how many of them were
+/// removed since it was last compacted.
+///
+/// A query skips removed ids without counting them against
+/// [`BUCKET_CAP`], so a bucket of a common shingle that fills with merged
+/// functions would cost every later query a scan over them: the bucket is
+/// compacted once half of it is removed (the live ids keep their order, so
+/// queries find the same candidates).
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    ids: Vec<u32>,
+    removed: usize,
+}
+
 /// The search structure over a module's candidate functions.
 pub struct SearchIndex {
     search: Search,
@@ -151,7 +165,7 @@ pub struct SearchIndex {
     exploration: usize,
     entries: Vec<Entry>,
     /// `(band, band hash)` → ids, in insertion order.
-    buckets: HashMap<(u32, u32), Vec<u32>>,
+    buckets: HashMap<(u32, u32), Bucket>,
     /// Per id, the query that last saw it (deduplicates across bands).
     seen: Vec<u32>,
     query: u32,
@@ -190,11 +204,8 @@ impl SearchIndex {
         let minhash = MinHash::new(encodings, self.params.hashes());
         let id = self.entries.len();
         if self.uses_lsh() {
-            for (band, rows) in minhash.hashes.chunks(self.params.rows).enumerate() {
-                self.buckets
-                    .entry((band as u32, fnv1a(rows)))
-                    .or_default()
-                    .push(id as u32);
+            for key in self.band_keys(&minhash) {
+                self.buckets.entry(key).or_default().ids.push(id as u32);
             }
         }
         self.entries.push(Entry {
@@ -206,9 +217,36 @@ impl SearchIndex {
         id
     }
 
+    /// The `(band, band hash)` keys of a fingerprint's buckets.
+    fn band_keys(&self, minhash: &MinHash) -> Vec<(u32, u32)> {
+        minhash
+            .hashes
+            .chunks(self.params.rows)
+            .enumerate()
+            .map(|(band, rows)| (band as u32, fnv1a(rows)))
+            .collect()
+    }
+
     /// Takes `id` out of every future ranking (it was merged away).
     pub fn remove(&mut self, id: usize) {
+        if !self.entries[id].alive {
+            return;
+        }
         self.entries[id].alive = false;
+        if !self.uses_lsh() {
+            return;
+        }
+        for key in self.band_keys(&self.entries[id].minhash) {
+            let Some(bucket) = self.buckets.get_mut(&key) else {
+                continue;
+            };
+            bucket.removed += 1;
+            if 2 * bucket.removed > bucket.ids.len() {
+                let entries = &self.entries;
+                bucket.ids.retain(|&other| entries[other as usize].alive);
+                bucket.removed = 0;
+            }
+        }
     }
 
     /// Whether `id` is still a candidate.
@@ -238,20 +276,12 @@ impl SearchIndex {
         self.query = self.query.wrapping_add(1);
         self.seen[id] = self.query;
         let mut found = Vec::new();
-        let rows = self.params.rows;
-        let bands: Vec<(u32, u32)> = self.entries[id]
-            .minhash
-            .hashes
-            .chunks(rows)
-            .enumerate()
-            .map(|(band, r)| (band as u32, fnv1a(r)))
-            .collect();
-        for key in bands {
+        for key in self.band_keys(&self.entries[id].minhash) {
             let Some(bucket) = self.buckets.get(&key) else {
                 continue;
             };
             let mut compared = 0;
-            for &other in bucket {
+            for &other in &bucket.ids {
                 let other = other as usize;
                 if compared == BUCKET_CAP {
                     break;

@@ -320,7 +320,7 @@ fn global_hash(module: &ClifModule, func: &Function, name: &ExternalName) -> u64
     if let Some(s) = ClifModule::symbol_of(func, name) {
         if let Some(sym) = module.symbols.get(s as usize) {
             if sym.kind == (SymbolKind::Data { writable: false }) {
-                if let Some(d) = module.data.iter().find(|d| d.symbol == s) {
+                if let Some(d) = module.data_def(s) {
                     if d.relocs.is_empty() {
                         let mut bytes = d.align.to_le_bytes().to_vec();
                         bytes.extend_from_slice(&d.bytes);

@@ -275,14 +275,21 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         }
         matches.push((index, key, shape));
     }
-    let mut local_matches: BTreeMap<&GroupKey, usize> = BTreeMap::new();
+    // Per group: how many of its members matched here, and whether all its
+    // members are in this module. Asked once per group, not per member: a
+    // group can hold most of a module's functions.
+    let mut local_matches: BTreeMap<&GroupKey, (usize, bool)> = BTreeMap::new();
     for (_, key, _) in &matches {
-        *local_matches.entry(key).or_default() += 1;
+        let group = plan.group(key).expect("matched");
+        local_matches
+            .entry(key)
+            .or_insert_with(|| (0, group.all_in(&module.name)))
+            .0 += 1;
     }
     let mut decisions = Vec::new();
     for (index, key, _) in &matches {
-        let group = plan.group(key).expect("matched");
-        let single = group.all_in(&module.name) && local_matches[key] < 2;
+        let (count, all_here) = local_matches[key];
+        let single = all_here && count < 2;
         decisions.push((*index, key.clone(), single));
     }
     for ((index, key, single), (_, _, shape)) in decisions.into_iter().zip(&matches) {

@@ -28,8 +28,8 @@ use super::RelocTarget;
 /// How many lengths, from the longest down, are tried for each repeat.
 const MAX_PREFIXES: usize = 16;
 
-/// The local candidates of the functions `eligible[f]` allows.
-pub fn local_candidates(round: &Round<'_>, eligible: &[bool]) -> Vec<Candidate> {
+/// The local candidates of the `eligible` functions (indices, ascending).
+pub fn local_candidates(round: &Round<'_>, eligible: &[usize]) -> Vec<Candidate> {
     let string = InstructionString::new(round.functions, eligible);
     let mut by_sequence: BTreeMap<Vec<u32>, BTreeSet<usize>> = BTreeMap::new();
     for repeat in candidates::repeats(&string.symbols, 2) {
@@ -202,7 +202,7 @@ struct InstructionString {
 }
 
 impl InstructionString {
-    fn new(functions: &[LiftedFunction], eligible: &[bool]) -> InstructionString {
+    fn new(functions: &[LiftedFunction], eligible: &[usize]) -> InstructionString {
         let mut string = InstructionString {
             symbols: Vec::new(),
             sites: Vec::new(),
@@ -210,10 +210,8 @@ impl InstructionString {
         };
         // Integers by first appearance, so they do not depend on hashing.
         let mut ids: HashMap<InstKey, u32> = HashMap::new();
-        for (f, func) in functions.iter().enumerate() {
-            if !eligible[f] {
-                continue;
-            }
+        for &f in eligible {
+            let func = &functions[f];
             let targets = branch_targets(func);
             let hot = heat::loop_items(func);
             for (i, (label, item)) in func.items.iter().enumerate() {

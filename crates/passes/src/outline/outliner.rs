@@ -7,7 +7,9 @@
 //! ([`super::rewrite`]); local and global rounds differ only in where the
 //! candidates come from and how they are priced.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+use hashbrown::HashMap;
 
 use super::decode::Decoder;
 use super::emit;
@@ -83,24 +85,30 @@ impl<'a> Outliner<'a> {
     /// Outlines shared functions each against itself only, then the others
     /// together: the outlining of a shared function depends on nothing else
     /// in the module, so every copy stays identical.
+    ///
+    /// A round over one function costs what that function costs, not what
+    /// the module does (a module can hold thousands of shared functions:
+    /// every merged body is one).
     pub fn local_rounds(&mut self, max_rounds: u32) {
         let shared = shared_functions(self.functions);
         for (i, _) in shared.iter().enumerate().filter(|(_, &s)| s) {
-            let alone: Vec<bool> = (0..self.lifted.len()).map(|j| j == i).collect();
-            self.rounds_over(&alone, max_rounds);
+            self.rounds_over(&[i], max_rounds);
         }
-        let unshared: Vec<bool> = shared.iter().map(|s| !s).collect();
+        let unshared: Vec<usize> = (0..shared.len()).filter(|&i| !shared[i]).collect();
         self.rounds_over(&unshared, max_rounds);
     }
 
-    /// Outlines across the `eligible` functions until a round finds nothing.
-    fn rounds_over(&mut self, eligible: &[bool], max_rounds: u32) {
-        let eligible: Vec<bool> = self
-            .lifted
+    /// Outlines across the `eligible` functions (indices, ascending) until a
+    /// round finds nothing.
+    fn rounds_over(&mut self, eligible: &[usize], max_rounds: u32) {
+        let eligible: Vec<usize> = eligible
             .iter()
-            .zip(eligible)
-            .map(|(f, &e)| e && f.opaque.is_none())
+            .copied()
+            .filter(|&f| self.lifted[f].opaque.is_none())
             .collect();
+        if eligible.is_empty() {
+            return;
+        }
         for round in 0..max_rounds {
             if self.local_round(&eligible, round + 1) == 0 {
                 break;
@@ -111,7 +119,7 @@ impl<'a> Outliner<'a> {
 
     /// One local round over the `eligible` functions (steps 2–7). Returns
     /// the number of outlined functions created.
-    fn local_round(&mut self, eligible: &[bool], number: u32) -> usize {
+    fn local_round(&mut self, eligible: &[usize], number: u32) -> usize {
         let round = Round::new(&self.lifted, eligible);
         let candidates = find::local_candidates(&round, eligible);
         let choice = select::choose(candidates, Pricing::Local, &self.lifted);
@@ -123,7 +131,9 @@ impl<'a> Outliner<'a> {
     /// (step 9), one body per distinct sequence.
     pub fn global_round(&mut self, tree: &OutlineTree) {
         let tree = PrefixTree::new(tree);
-        let eligible: Vec<bool> = self.lifted.iter().map(|f| f.opaque.is_none()).collect();
+        let eligible: Vec<usize> = (0..self.lifted.len())
+            .filter(|&f| self.lifted[f].opaque.is_none())
+            .collect();
         let round = Round::new(&self.lifted, &eligible);
         let candidates = find::global_candidates(&round, &tree, self.symbol_names);
         let choice = select::choose(candidates, Pricing::Global, &self.lifted);
@@ -138,7 +148,9 @@ impl<'a> Outliner<'a> {
             let remark = self.rejected_remark(rejected, pricing, round);
             self.remarks.push(OutlineRemark { body: None, remark });
         }
-        let mut replacements: Vec<Vec<Replacement>> = vec![Vec::new(); self.lifted.len()];
+        // By function, in function order; only the functions outlined from
+        // (a round over one function must not cost a pass over the module).
+        let mut replacements: BTreeMap<usize, Vec<Replacement>> = BTreeMap::new();
         for (candidate, value) in &choice.chosen {
             let len = candidate.sequence.len();
             let first = candidate.occurrences[0].site;
@@ -152,12 +164,15 @@ impl<'a> Outliner<'a> {
                 &mut self.decoder,
             ));
             for o in &candidate.occurrences {
-                replacements[o.site.function].push(Replacement {
-                    start: o.site.item,
-                    len,
-                    variant: o.variant,
-                    body,
-                });
+                replacements
+                    .entry(o.site.function)
+                    .or_default()
+                    .push(Replacement {
+                        start: o.site.item,
+                        len,
+                        variant: o.variant,
+                        body,
+                    });
                 self.stats.variants[o.variant.stat_index()] += 1;
             }
             self.stats.sequences_replaced += candidate.occurrences.len();
@@ -170,11 +185,9 @@ impl<'a> Outliner<'a> {
                 remark,
             });
         }
-        for (func, mut reps) in self.lifted.iter_mut().zip(replacements) {
-            if !reps.is_empty() {
-                reps.sort_unstable_by_key(|r| r.start);
-                rewrite::rewrite(func, &reps, &self.bodies, &mut self.decoder);
-            }
+        for (f, mut reps) in replacements {
+            reps.sort_unstable_by_key(|r| r.start);
+            rewrite::rewrite(&mut self.lifted[f], &reps, &self.bodies, &mut self.decoder);
         }
         self.stats.outlined_functions += choice.chosen.len();
         choice.chosen.len()
@@ -255,11 +268,16 @@ impl<'a> Outliner<'a> {
     fn sites_text(&self, candidate: &Candidate) -> String {
         const MAX_NAMED: usize = 6;
         let mut functions: Vec<(usize, usize)> = Vec::new();
+        // Where each function is in `functions`: a sequence can occur in
+        // most of a module's functions.
+        let mut position: HashMap<usize, usize> = HashMap::new();
         for o in &candidate.occurrences {
-            match functions.iter_mut().find(|(f, _)| *f == o.site.function) {
-                Some((_, n)) => *n += 1,
-                None => functions.push((o.site.function, 1)),
+            let next = functions.len();
+            let at = *position.entry(o.site.function).or_insert(next);
+            if at == next {
+                functions.push((o.site.function, 0));
             }
+            functions[at].1 += 1;
         }
         let mut named: Vec<String> = functions
             .iter()

@@ -27,6 +27,8 @@ use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
+use hashbrown::HashMap;
+
 use super::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
 use super::lift::{Inst, Item, LiftedFunction};
 use super::liveness::{self, Liveness};
@@ -145,20 +147,20 @@ impl Pricing {
 }
 
 /// One round's view of the module: the functions, and the liveness of those
-/// outlined from in this round (`None`: not outlined from).
+/// outlined from in this round (by function index; absent: not outlined
+/// from). Only looked up, never iterated.
 pub struct Round<'a> {
     pub functions: &'a [LiftedFunction],
-    live: Vec<Option<Liveness>>,
+    live: HashMap<usize, Liveness>,
 }
 
 impl<'a> Round<'a> {
-    /// Computes liveness for the functions `eligible[f]` says may be outlined
-    /// from.
-    pub fn new(functions: &'a [LiftedFunction], eligible: &[bool]) -> Round<'a> {
-        let live = functions
+    /// Computes liveness for the `eligible` functions, those that may be
+    /// outlined from.
+    pub fn new(functions: &'a [LiftedFunction], eligible: &[usize]) -> Round<'a> {
+        let live = eligible
             .iter()
-            .zip(eligible)
-            .map(|(f, &ok)| ok.then(|| liveness::compute(f)))
+            .map(|&f| (f, liveness::compute(&functions[f])))
             .collect();
         Round { functions, live }
     }
@@ -227,7 +229,7 @@ impl<'a> Round<'a> {
         frame: FrameKind,
         mentions: RegSet,
     ) -> Option<CallVariant> {
-        let live = self.live[site.function].as_ref()?;
+        let live = self.live.get(&site.function)?;
         let live_in = live.live_in[site.item];
         let live_out = live.live_out[site.item + len - 1];
         if live_in & (IP0_IP1 | NZCV) != 0 {
@@ -300,10 +302,10 @@ pub fn choose(
     let (mut candidates, unprofitable): (Vec<Candidate>, Vec<Candidate>) =
         candidates.into_iter().partition(|c| pricing.value(c) > 0);
     candidates.sort_by(|a, b| pricing.rank(a, b));
-    let mut taken: Vec<Vec<bool>> = functions
-        .iter()
-        .map(|f| vec![false; f.items.len()])
-        .collect();
+    // The items of each function taken so far, for the functions outlined
+    // from only: a round over one function must not cost a pass over the
+    // module.
+    let mut taken: HashMap<usize, Vec<bool>> = HashMap::new();
     let mut choice = Choice::default();
     let mut chosen_index: BTreeMap<Vec<u64>, usize> = BTreeMap::new();
     for mut candidate in candidates {
@@ -312,7 +314,11 @@ pub fn choose(
         let free: Vec<Occurrence> = candidate
             .occurrences
             .iter()
-            .filter(|o| !taken[o.site.function][items(o.site)].contains(&true))
+            .filter(|o| {
+                taken
+                    .get(&o.site.function)
+                    .is_none_or(|t| !t[items(o.site)].contains(&true))
+            })
             .copied()
             .collect();
         if free.is_empty() {
@@ -329,7 +335,8 @@ pub fn choose(
         }
         let left = candidate;
         for o in &left.occurrences {
-            taken[o.site.function][items(o.site)].fill(true);
+            let items_of = || vec![false; functions[o.site.function].items.len()];
+            taken.entry(o.site.function).or_insert_with(items_of)[items(o.site)].fill(true);
         }
         match chosen_index.entry(left.sequence.clone()) {
             Entry::Occupied(at) => {
