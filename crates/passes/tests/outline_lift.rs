@@ -191,4 +191,5 @@ fn loops_are_hot_and_left_alone() {
     }
     let result = outline::outline_module(&functions, &names, &OutlineOptions::default());
     assert_eq!(result.stats.sequences_replaced, 0, "{:?}", result.stats);
+    assert!(result.stats.hot_instructions >= 16, "{:?}", result.stats);
 }

@@ -329,6 +329,8 @@ pub struct OutlineStats {
     pub rounds: u32,
     /// Sequences outlined because the global prefix tree has them.
     pub global_sequences: usize,
+    /// Instructions inside loops, never outlined ([`heat`]).
+    pub hot_instructions: usize,
 }
 
 impl OutlineStats {
@@ -344,6 +346,7 @@ impl OutlineStats {
         self.bytes_after += other.bytes_after;
         self.rounds = self.rounds.max(other.rounds);
         self.global_sequences += other.global_sequences;
+        self.hot_instructions += other.hot_instructions;
     }
 }
 
@@ -354,13 +357,15 @@ impl fmt::Display for OutlineStats {
             f,
             "{} outlined functions, {} sequences replaced (tail {tail}, thunk {thunk}, \
              no-lr-save {no_lr}, reg-save {reg}, stack-save {stack}); code {} -> {} bytes \
-             ({} saved); {} by the global tree; {} of {} functions opaque",
+             ({} saved); {} by the global tree; {} instructions in loops left alone; \
+             {} of {} functions opaque",
             self.outlined_functions,
             self.sequences_replaced,
             self.bytes_before,
             self.bytes_after,
             self.bytes_before as i64 - self.bytes_after as i64,
             self.global_sequences,
+            self.hot_instructions,
             self.opaque_functions,
             self.functions
         )

@@ -59,6 +59,7 @@ impl<'a> Outliner<'a> {
             functions: functions.len(),
             opaque_functions: lifted.iter().filter(|f| f.opaque.is_some()).count(),
             bytes_before: functions.iter().map(|f| f.bytes.len() as u64).sum(),
+            hot_instructions: lifted.iter().map(hot_instructions).sum(),
             ..OutlineStats::default()
         };
         let remarks = lifted
@@ -355,4 +356,18 @@ fn variants_text(candidate: &Candidate) -> String {
         .map(|(name, n)| format!("{name} {n}"))
         .collect();
     parts.join(", ")
+}
+
+/// Instructions of `func` inside loops, which the outliner leaves alone
+/// ([`super::heat`]); none for an opaque function.
+fn hot_instructions(func: &LiftedFunction) -> usize {
+    if func.opaque.is_some() {
+        return 0;
+    }
+    let hot = super::heat::loop_items(func);
+    func.items
+        .iter()
+        .zip(hot)
+        .filter(|((_, item), hot)| *hot && matches!(item, lift::Item::Inst(_)))
+        .count()
 }
