@@ -381,16 +381,19 @@ impl Build {
 
         let start = Instant::now();
         let (mut modules, read) = self.front_end(input)?;
-        if self.units == Units::WholeProgram && modules.len() > 1 {
-            let name = modules[0].name.clone();
-            modules = vec![whole_program::link(modules, &name).map_err(|e| anyhow!(e))?];
-        }
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
         }
         written.check_not_read(&read)?;
         out.times.add("frontend", start.elapsed());
+
+        if self.units == Units::WholeProgram && modules.len() > 1 {
+            let start = Instant::now();
+            let name = modules[0].name.clone();
+            modules = vec![whole_program::link(modules, &name).map_err(|e| anyhow!(e))?];
+            out.times.add("whole-program", start.elapsed());
+        }
 
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();

@@ -13,7 +13,9 @@
 //! `UserFuncName::User(UserExternalName { namespace: SYMBOL_NAMESPACE, index: s })`
 //! for its own symbol `s`.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::Hash;
 use std::sync::{Mutex, MutexGuard};
 
 use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
@@ -105,176 +107,135 @@ pub struct ClifModule {
     /// build's.
     pub settings: CodegenSettings,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
-    names: SymbolNames,
+    names: Index<str>,
     /// Data symbols to their definitions, for [`ClifModule::data_def`].
-    data_defs: DataDefs,
+    data_defs: Index<u32>,
 }
 
-/// An index of [`ClifModule::symbols`] by name, so that looking a symbol up
-/// (every `declare` does) takes constant time rather than a scan of the
-/// table: lowering a module of N functions declares each of them and
-/// everything they call, and scanning made the front end quadratic.
+/// An index of a vector the module keeps public (`symbols` by name, `data`
+/// by symbol), so that a lookup takes constant time rather than a scan:
+/// lowering a module of N functions declares each of them and everything
+/// they call, and hashing a function for merging reads the data it names;
+/// scanning made both quadratic.
 ///
-/// `symbols` stays a public vector that passes push to and rewrite, so the
-/// index does not assume it saw every change. It covers the first `covered`
-/// symbols of the vector at address `address`; a lookup first indexes the
-/// symbols pushed since, and starts over when the vector moved (replaced,
-/// cloned, reallocated by a push) or shrank, or when the index names a
-/// symbol whose name is no longer the one looked up (removed, reordered).
-/// What it cannot see is a name that appeared in place, at an index it
-/// already covers (a rename, a removal followed by pushes): code that
-/// renames, removes or reorders symbols calls
-/// [`ClifModule::symbols_changed`]. Debug builds check every answer against
-/// a scan of the table.
+/// The vectors stay public and passes push to them and rewrite them, so the
+/// index does not assume it saw every change. It maps each key to its first
+/// position among the first `covered` elements of the vector at `address`;
+/// a lookup first indexes the elements pushed since, and starts over when
+/// the vector moved (replaced, cloned, reallocated by a push) or shrank, or
+/// when the index points at an element whose key is no longer the one
+/// looked up (removed, reordered). What it cannot see is a key that
+/// appeared in place, at a position it already covers (a rename, a removal
+/// followed by pushes): code that renames, removes or reorders symbols or
+/// data in place calls [`ClifModule::symbols_changed`]. Debug builds check
+/// every answer against a scan.
 ///
-/// The map is only ever queried by name, never iterated, so its order
-/// cannot reach any output. A clone starts empty (its vector is elsewhere)
-/// and is rebuilt at its first lookup.
-#[derive(Default)]
-struct SymbolNames(Mutex<NameIndex>);
+/// The map is only ever queried, never iterated, so its order cannot reach
+/// any output. A clone starts empty (its vector is elsewhere) and is rebuilt
+/// at its first lookup. The mutex lets lookups through `&ClifModule` keep
+/// the index up to date.
+struct Index<Q: ?Sized + ToOwned>(Mutex<FirstPositions<Q>>);
 
-#[derive(Default)]
-struct NameIndex {
-    /// Each name's first index in `symbols`, as a scan would find it.
-    by_name: HashMap<String, u32>,
-    /// How many symbols, from the first, are indexed.
+struct FirstPositions<Q: ?Sized + ToOwned> {
+    by_key: HashMap<Q::Owned, usize>,
+    /// How many elements, from the first, are indexed.
     covered: usize,
     /// The address of the indexed vector's elements.
     address: usize,
 }
 
-impl NameIndex {
-    /// Brings the index up to date with `symbols`, as far as it can tell.
-    fn refresh(&mut self, symbols: &[Symbol]) {
-        let address = symbols.as_ptr() as usize;
-        if address != self.address || self.covered > symbols.len() {
+impl<Q> FirstPositions<Q>
+where
+    Q: ?Sized + ToOwned + Hash + Eq,
+    Q::Owned: Hash + Eq + Borrow<Q>,
+{
+    /// Brings the index up to date with `items`, as far as it can tell.
+    fn refresh<T>(&mut self, items: &[T], key: impl Fn(&T) -> &Q) {
+        let address = items.as_ptr() as usize;
+        if address != self.address || self.covered > items.len() {
             self.clear(address);
         }
-        for (i, symbol) in symbols.iter().enumerate().skip(self.covered) {
-            self.by_name.entry(symbol.name.clone()).or_insert(i as u32);
+        for (i, item) in items.iter().enumerate().skip(self.covered) {
+            self.by_key.entry(key(item).to_owned()).or_insert(i);
         }
-        self.covered = symbols.len();
+        self.covered = items.len();
     }
 
     fn clear(&mut self, address: usize) {
-        self.by_name.clear();
+        self.by_key.clear();
         self.covered = 0;
         self.address = address;
     }
 
-    /// The index of `name` in `symbols`, refreshing first.
-    fn find(&mut self, symbols: &[Symbol], name: &str) -> Option<u32> {
-        self.refresh(symbols);
-        let found = self.by_name.get(name).copied();
-        let stale = found.is_some_and(|i| symbols[i as usize].name != name);
-        if !stale {
+    /// The first position of `wanted` in `items`, refreshing first.
+    fn find<T>(&mut self, items: &[T], key: impl Fn(&T) -> &Q, wanted: &Q) -> Option<usize> {
+        self.refresh(items, &key);
+        let found = self.by_key.get(wanted).copied();
+        if found.is_none_or(|i| key(&items[i]) == wanted) {
             return found;
         }
-        // A symbol was removed or moved under the index: start over.
-        self.clear(symbols.as_ptr() as usize);
-        self.refresh(symbols);
-        self.by_name.get(name).copied()
+        // An element was removed or moved under the index: start over.
+        self.clear(items.as_ptr() as usize);
+        self.refresh(items, &key);
+        self.by_key.get(wanted).copied()
+    }
+
+    /// Indexes the element just pushed onto `items`, whose earlier elements
+    /// the index covers: cheaper than a rebuild when the push moved the
+    /// vector.
+    fn pushed<T>(&mut self, items: &[T], key: impl Fn(&T) -> &Q) {
+        let last = items.len() - 1;
+        self.by_key
+            .entry(key(&items[last]).to_owned())
+            .or_insert(last);
+        self.covered = items.len();
+        self.address = items.as_ptr() as usize;
     }
 }
 
-impl SymbolNames {
-    fn lock(&self) -> MutexGuard<'_, NameIndex> {
+impl<Q: ?Sized + ToOwned> Index<Q> {
+    fn lock(&self) -> MutexGuard<'_, FirstPositions<Q>> {
         // The index holds no invariant a panic elsewhere could break.
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn get_mut(&mut self) -> &mut NameIndex {
+    fn get_mut(&mut self) -> &mut FirstPositions<Q> {
         self.0
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
-impl Clone for SymbolNames {
+impl<Q: ?Sized + ToOwned> Default for Index<Q> {
+    fn default() -> Self {
+        Index(Mutex::new(FirstPositions {
+            by_key: HashMap::new(),
+            covered: 0,
+            address: 0,
+        }))
+    }
+}
+
+impl<Q: ?Sized + ToOwned> Clone for Index<Q> {
     fn clone(&self) -> Self {
-        SymbolNames::default()
+        Index::default()
     }
 }
 
-impl std::fmt::Debug for SymbolNames {
+impl<Q: ?Sized + ToOwned> std::fmt::Debug for Index<Q> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SymbolNames")
+        f.write_str("Index")
     }
 }
 
-/// An index of [`ClifModule::data`] by symbol: hashing a function for
-/// merging reads the data it names (a module can hold a string literal per
-/// function). Kept as [`SymbolNames`] is, with the same limit: code that
-/// renumbers data symbols in place calls [`ClifModule::symbols_changed`]
-/// ([`remove_symbols`] does).
-#[derive(Default)]
-struct DataDefs(Mutex<DataIndex>);
-
-#[derive(Default)]
-struct DataIndex {
-    /// Each symbol's first position in `data`.
-    by_symbol: HashMap<u32, usize>,
-    covered: usize,
-    address: usize,
+fn symbol_name(symbol: &Symbol) -> &str {
+    &symbol.name
 }
 
-impl DataIndex {
-    /// Brings the index up to date with `data`, as far as it can tell.
-    fn refresh(&mut self, data: &[DataDef]) {
-        let address = data.as_ptr() as usize;
-        if address != self.address || self.covered > data.len() {
-            self.clear(address);
-        }
-        for (i, def) in data.iter().enumerate().skip(self.covered) {
-            self.by_symbol.entry(def.symbol).or_insert(i);
-        }
-        self.covered = data.len();
-    }
-
-    fn clear(&mut self, address: usize) {
-        self.by_symbol.clear();
-        self.covered = 0;
-        self.address = address;
-    }
-
-    /// The position of `symbol`'s definition in `data`, refreshing first.
-    fn find(&mut self, data: &[DataDef], symbol: u32) -> Option<usize> {
-        self.refresh(data);
-        let found = self.by_symbol.get(&symbol).copied();
-        if found.is_none_or(|i| data[i].symbol == symbol) {
-            return found;
-        }
-        // A definition was removed or moved under the index: start over.
-        self.clear(data.as_ptr() as usize);
-        self.refresh(data);
-        self.by_symbol.get(&symbol).copied()
-    }
-}
-
-impl DataDefs {
-    fn find(&self, data: &[DataDef], symbol: u32) -> Option<usize> {
-        // The index holds no invariant a panic elsewhere could break.
-        let mut index = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        index.find(data, symbol)
-    }
-
-    fn reset(&mut self) {
-        self.0.get_mut().unwrap_or_else(|p| p.into_inner()).clear(0);
-    }
-}
-
-impl Clone for DataDefs {
-    fn clone(&self) -> Self {
-        DataDefs::default()
-    }
-}
-
-impl std::fmt::Debug for DataDefs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("DataDefs")
-    }
+fn data_symbol(def: &DataDef) -> &u32 {
+    &def.symbol
 }
 
 /// The index a scan of `symbols` finds `name` at: what the index must agree
@@ -297,7 +258,8 @@ impl ClifModule {
     /// Index of the symbol called `name`, if any (the first, should a pass
     /// have pushed two of that name).
     pub fn symbol_index(&self, name: &str) -> Option<u32> {
-        let found = self.names.lock().find(&self.symbols, name);
+        let found = self.names.lock().find(&self.symbols, symbol_name, name);
+        let found = found.map(|i| i as u32);
         debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
         found
     }
@@ -306,7 +268,9 @@ impl ClifModule {
     /// import to a definition's linkage).
     pub fn declare(&mut self, name: &str, kind: SymbolKind, linkage: Linkage) -> u32 {
         let names = self.names.get_mut();
-        let found = names.find(&self.symbols, name);
+        let found = names
+            .find(&self.symbols, symbol_name, name)
+            .map(|i| i as u32);
         debug_assert_eq!(found, scan(&self.symbols, name), "stale index of `{name}`");
         if let Some(i) = found {
             let s = &mut self.symbols[i as usize];
@@ -323,9 +287,7 @@ impl ClifModule {
         });
         // `find` brought the index up to date: add the new symbol to it
         // rather than rebuild it when the push moved the vector.
-        names.by_name.insert(name.to_string(), index);
-        names.covered = self.symbols.len();
-        names.address = self.symbols.as_ptr() as usize;
+        names.pushed(&self.symbols, symbol_name);
         index
     }
 
@@ -335,13 +297,13 @@ impl ClifModule {
     /// call.
     pub fn symbols_changed(&mut self) {
         self.names.get_mut().clear(0);
-        self.data_defs.reset();
+        self.data_defs.get_mut().clear(0);
     }
 
     /// The data object defining symbol `symbol`, if this module defines it
     /// (the first, should there be two).
     pub fn data_def(&self, symbol: u32) -> Option<&DataDef> {
-        let found = self.data_defs.find(&self.data, symbol);
+        let found = self.data_defs.lock().find(&self.data, data_symbol, &symbol);
         debug_assert_eq!(
             found,
             self.data.iter().position(|d| d.symbol == symbol),
@@ -404,7 +366,6 @@ pub fn count_insts(func: &ir::Function) -> usize {
 /// how the function was built.
 pub fn prune_external_names(func: &mut ir::Function) {
     use cranelift_codegen::entity::{EntityRef as _, PrimaryMap};
-    use ir::InstructionData;
 
     // Function references used by instructions, in ascending order.
     let mut used = vec![false; func.dfg.ext_funcs.len()];
@@ -414,7 +375,7 @@ pub fn prune_external_names(func: &mut ir::Function) {
         .flat_map(|b| func.layout.block_insts(b))
         .collect();
     for &inst in &insts {
-        if let Some(r) = func_ref_of(&func.dfg.insts[inst]) {
+        if let Some(r) = func_ref_mut(&mut func.dfg.insts[inst]) {
             used[r.index()] = true;
         }
     }
@@ -426,15 +387,8 @@ pub fn prune_external_names(func: &mut ir::Function) {
         }
     }
     for &inst in &insts {
-        let data = &mut func.dfg.insts[inst];
-        if let Some(r) = func_ref_of(data) {
-            let renumbered = new_ref[r.index()].expect("a used reference is kept");
-            match data {
-                InstructionData::Call { func_ref, .. }
-                | InstructionData::FuncAddr { func_ref, .. }
-                | InstructionData::TryCall { func_ref, .. } => *func_ref = renumbered,
-                _ => unreachable!("func_ref_of knows these formats"),
-            }
+        if let Some(r) = func_ref_mut(&mut func.dfg.insts[inst]) {
+            *r = new_ref[r.index()].expect("a used reference is kept");
         }
     }
     func.dfg.ext_funcs = ext_funcs;
@@ -463,8 +417,8 @@ pub fn prune_external_names(func: &mut ir::Function) {
 }
 
 /// The function reference an instruction uses, if any.
-fn func_ref_of(data: &ir::InstructionData) -> Option<ir::FuncRef> {
-    match *data {
+fn func_ref_mut(data: &mut ir::InstructionData) -> Option<&mut ir::FuncRef> {
+    match data {
         ir::InstructionData::Call { func_ref, .. }
         | ir::InstructionData::FuncAddr { func_ref, .. }
         | ir::InstructionData::TryCall { func_ref, .. } => Some(func_ref),

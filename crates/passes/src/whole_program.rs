@@ -94,19 +94,13 @@ pub fn link(modules: Vec<ClifModule>, name: &str) -> Result<ClifModule, LinkErro
     let globals = global_names(&modules);
     let mut assumed_equal: BTreeSet<(usize, u32)> = BTreeSet::new();
     // Every same-name local function is first assumed equal to the first.
-    let mut first_local: BTreeMap<&str, (usize, u32)> = BTreeMap::new();
+    let mut local_names: BTreeSet<&str> = BTreeSet::new();
     for (m, module) in modules.iter().enumerate() {
         for def in &module.functions {
             let symbol = &module.symbols[def.symbol as usize];
-            if symbol.linkage == Linkage::Local && !globals.contains(symbol.name.as_str()) {
-                match first_local.get(symbol.name.as_str()) {
-                    Some(_) => {
-                        assumed_equal.insert((m, def.symbol));
-                    }
-                    None => {
-                        first_local.insert(&symbol.name, (m, def.symbol));
-                    }
-                }
+            let local = symbol.linkage == Linkage::Local && !globals.contains(symbol.name.as_str());
+            if local && !local_names.insert(&symbol.name) {
+                assumed_equal.insert((m, def.symbol));
             }
         }
     }
