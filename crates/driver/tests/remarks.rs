@@ -270,13 +270,13 @@ fn gvn_counters(stats: &GvnStats) -> BTreeMap<&'static str, u64> {
 }
 
 /// The library: each pass's remarks add up to its statistics, on programs
-/// where GVN reverts functions (graph), merging and global outlining work
+/// where GVN reverts functions (bignum), merging and global outlining work
 /// (generic_zoo, two rounds) and the rest.
 #[test]
 fn remarks_add_up_to_every_pass_statistics() {
     let root = workspace_root();
     let programs = [
-        ("bench/graph/main.pare", BuildMode::Local),
+        ("bench/bignum/main.pare", BuildMode::Local),
         ("bench/calc/main.pare", BuildMode::Local),
         (
             "bench/generic_zoo/main.pare",

@@ -106,6 +106,11 @@ pub struct ClifModule {
     /// The Cranelift settings its code is compiled with, on top of the
     /// build's.
     pub settings: CodegenSettings,
+    /// Functions, by symbol name, that never return null — what the
+    /// producer knows and CLIF cannot say (LLVM's `returns_nonnull`): a
+    /// language runtime's allocation functions. GVN treats their results
+    /// as non-zero.
+    pub returns_nonnull: BTreeSet<String>,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
     names: Index<str>,
     /// Data symbols to their definitions, for [`ClifModule::data_def`].

@@ -331,6 +331,15 @@ impl Resolution {
                 }
                 self.module.data.push(DataDef { ..data });
             }
+            // By the name each symbol has in the whole program (locals
+            // may have been renamed).
+            for name in &module.returns_nonnull {
+                if let Some(i) = module.symbol_index(name) {
+                    let symbol = self.map[m][i as usize];
+                    let linked = self.module.symbols[symbol as usize].name.clone();
+                    self.module.returns_nonnull.insert(linked);
+                }
+            }
         }
         self.module
     }

@@ -113,6 +113,7 @@ fn gvn_never_grows_generated_programs() {
                 &mut without_pre,
                 gvn::GvnOptions {
                     pre: gvn::PreMode::Off,
+                    ..Default::default()
                 },
             );
             totals.bytes_without_pre += code_size(&without_pre, &*isa).min(bytes_before);

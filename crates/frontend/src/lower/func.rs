@@ -15,7 +15,8 @@
 //!   and then executes a `trap` (the call never returns).
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
-//!   or stack slot's own address.
+//!   or stack slot's own address. Each names the alias region of the memory
+//!   it touches, and length loads are `readonly` ([`memory`]).
 //! - `facts` records what checks already established about SSA values (a
 //!   reference is non-null, an array's loaded length, a checked element
 //!   address) and the integer conversions already emitted. A fact is used only where the point that established it
@@ -29,6 +30,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use hashbrown::{HashMap, HashSet};
 use parec_passes::clif_module::ClifModule;
 
+use super::memory::{self, Region};
 use super::{clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn};
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
@@ -62,6 +64,7 @@ pub(super) fn lower_function(mb: &mut ModuleBuilder<'_>, id: FuncId) -> ir::Func
         b: builder,
         f,
         vars: Vec::new(),
+        fixed: vec![None; f.locals.len()],
         imports: Imports::default(),
         reachable: true,
         targeted: HashSet::new(),
@@ -154,6 +157,12 @@ struct FnLower<'a, 'm, 'p> {
     f: &'p crate::tir::Func,
     /// The variable of each local (`None` for locals without a value type).
     vars: Vec<Option<Variable>>,
+    /// The value of each immutable local bound so far: a `let` without `mut`
+    /// (and an immutable parameter) names one SSA value wherever it is in
+    /// scope, so it needs no variable, and the facts about that value (a
+    /// null check, a length) hold at every use — inside a loop too, where a
+    /// variable would read a block parameter of the unsealed loop header.
+    fixed: Vec<Option<Value>>,
     imports: Imports,
     reachable: bool,
     /// Blocks some emitted branch targets.
@@ -185,7 +194,7 @@ impl<'p> FnLower<'_, '_, 'p> {
         for i in 0..self.f.num_params as usize {
             if let Some(var) = self.vars[i] {
                 if let Some(v) = param_values.next() {
-                    self.b.def_var(var, v);
+                    self.bind(i as u32, var, v);
                 }
             }
         }
@@ -314,7 +323,8 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     fn null_check(&mut self, reference: Value) {
-        if self.facts.add_non_null(reference) {
+        // A symbol's address (a string literal, a global block) is never null.
+        if self.facts.add_non_null(reference) && !self.is_symbol_address(reference) {
             self.trap_unless(reference, TrapKind::NullDereference);
         }
     }
@@ -325,9 +335,19 @@ impl<'p> FnLower<'_, '_, 'p> {
         if let Some(&len) = self.facts.lengths.get(&array) {
             return len;
         }
-        let len = self.b.ins().load(types::I64, TRUSTED, array, 0);
+        let movable = self.is_symbol_address(array);
+        let flags = memory::length_load(self.b.func, movable);
+        let len = self.b.ins().load(types::I64, flags, array, 0);
         self.facts.add_length(array, len);
         len
+    }
+
+    /// Whether `v` is a symbol's address (never null).
+    fn is_symbol_address(&self, v: Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        dfg.value_def(v)
+            .inst()
+            .is_some_and(|inst| dfg.insts[inst].opcode() == ir::Opcode::SymbolValue)
     }
 
     // ---- small value helpers -----------------------------------------------
@@ -381,6 +401,16 @@ impl<'p> FnLower<'_, '_, 'p> {
         self.b.ins().symbol_value(self.mb.cfg.pointer_type, gv)
     }
 
+    /// Gives local `id` its first value `v`: an immutable local is `v`
+    /// from here on; a mutable one is variable `var`.
+    fn bind(&mut self, id: u32, var: Variable, v: Value) {
+        if self.f.locals[id as usize].mutable {
+            self.b.def_var(var, v);
+        } else {
+            self.fixed[id as usize] = Some(v);
+        }
+    }
+
     /// The variable of local `id` (`None` for locals without a value).
     fn var(&self, id: u32) -> Option<Variable> {
         self.vars.get(id as usize).copied().flatten()
@@ -416,7 +446,7 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let value = self.expr(init);
                 if let (Some(var), Some(v)) = (self.var(local.0), value) {
                     if self.reachable {
-                        self.b.def_var(var, v);
+                        self.bind(local.0, var, v);
                     }
                 }
             }
@@ -468,14 +498,16 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let Some(v) = self.value(value) else { return };
                 let sym = self.mb.global_symbol(*id);
                 let addr = self.symbol_address(sym);
-                self.b.ins().store(TRUSTED, v, addr, 0);
+                let flags = Region::Global.trusted(self.b.func);
+                self.b.ins().store(flags, v, addr, 0);
             }
             Place::Field(base, sid, field) => {
                 let Some(p) = self.value(base) else { return };
                 let Some(v) = self.value(value) else { return };
                 let offset = self.field_offset(*sid, *field);
                 self.null_check(p);
-                self.b.ins().store(TRUSTED, v, p, offset);
+                let flags = Region::Field.trusted(self.b.func);
+                self.b.ins().store(flags, v, p, offset);
             }
             Place::Index(base, index) => {
                 let Some(a) = self.value(base) else { return };
@@ -483,7 +515,8 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let Some(v) = self.value(value) else { return };
                 let elem = element_type(&base.ty);
                 let addr = self.element_address(a, i, &index.ty, &elem);
-                self.b.ins().store(TRUSTED, v, addr, ELEMS_OFFSET);
+                let flags = Region::Element.trusted(self.b.func);
+                self.b.ins().store(flags, v, addr, ELEMS_OFFSET);
             }
         }
     }
@@ -596,6 +629,9 @@ impl<'p> FnLower<'_, '_, 'p> {
             }
             ExprKind::Null => Some(self.iconst(self.mb.cfg.pointer_type, 0)),
             ExprKind::Local(local) => {
+                if let Some(v) = self.fixed[local.0 as usize] {
+                    return Some(v);
+                }
                 let var = self.var(local.0)?;
                 Some(self.b.use_var(var))
             }
@@ -603,7 +639,8 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let ty = self.ty(&self.mb.program.global(*id).ty)?;
                 let sym = self.mb.global_symbol(*id);
                 let addr = self.symbol_address(sym);
-                Some(self.b.ins().load(ty, TRUSTED, addr, 0))
+                let flags = Region::Global.trusted(self.b.func);
+                Some(self.b.ins().load(ty, flags, addr, 0))
             }
             ExprKind::Unary(op, operand) => {
                 let v = self.value(operand)?;
@@ -631,7 +668,8 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let ty = self.ty(&e.ty)?;
                 let offset = self.field_offset(*sid, *field);
                 self.null_check(p);
-                Some(self.b.ins().load(ty, TRUSTED, p, offset))
+                let flags = Region::Field.trusted(self.b.func);
+                Some(self.b.ins().load(ty, flags, p, offset))
             }
             ExprKind::Index(base, index) => {
                 let a = self.value(base)?;
@@ -639,13 +677,19 @@ impl<'p> FnLower<'_, '_, 'p> {
                 let elem = element_type(&base.ty);
                 let ty = self.ty(&elem)?;
                 let addr = self.element_address(a, i, &index.ty, &elem);
-                Some(self.b.ins().load(ty, TRUSTED, addr, ELEMS_OFFSET))
+                let flags = Region::Element.trusted(self.b.func);
+                Some(self.b.ins().load(ty, flags, addr, ELEMS_OFFSET))
             }
             ExprKind::NewArray(elem, len) => {
                 let n = self.value(len)?;
                 let n = self.resize_int(n, types::I64, len.ty.is_signed());
                 let size = self.iconst(types::I64, i64::from(elem.size()));
-                self.call_runtime(RuntimeFn::NewArray, &[n, size])
+                let array = self.call_runtime(RuntimeFn::NewArray, &[n, size])?;
+                // The runtime returns a block holding `n` (it traps on a
+                // negative length and on a failed allocation).
+                self.facts.add_non_null(array);
+                self.facts.add_length(array, n);
+                Some(array)
             }
             ExprKind::NewStruct(sid, fields) => self.new_struct(*sid, fields),
             ExprKind::If(cond, then, els) => self.if_expr(&e.ty, cond, then, els.as_ref()),
@@ -871,9 +915,12 @@ impl<'p> FnLower<'_, '_, 'p> {
         let size = self.mb.program.struct_def(sid).size;
         let size = self.iconst(types::I64, i64::from(size.max(1)));
         let p = self.call_runtime(RuntimeFn::Alloc, &[size])?;
+        // The runtime traps instead of returning null.
+        self.facts.add_non_null(p);
         for (field, v) in values {
             let offset = self.field_offset(sid, field);
-            self.b.ins().store(TRUSTED, v, p, offset);
+            let flags = Region::Field.trusted(self.b.func);
+            self.b.ins().store(flags, v, p, offset);
         }
         Some(p)
     }

@@ -41,6 +41,7 @@
 //! `debug_assert` after each function).
 
 mod func;
+mod memory;
 mod runtime;
 
 use cranelift_codegen::ir::{self, types, AbiParam, ExtFuncData, ExternalName, GlobalValueData};
@@ -325,6 +326,10 @@ impl<'p> ModuleBuilder<'p> {
 
     pub(crate) fn runtime_symbol(&mut self, f: RuntimeFn) -> u32 {
         let sig = f.signature(&self.cfg);
+        if matches!(f, RuntimeFn::NewArray | RuntimeFn::Alloc) {
+            // They trap rather than return null.
+            self.clif.returns_nonnull.insert(f.name().to_string());
+        }
         self.clif
             .declare(f.name(), SymbolKind::Function(sig), Linkage::Import)
     }

@@ -49,6 +49,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use parec_passes::clif_module::{ClifModule, DataDef, FunctionDef, Linkage, SymbolKind};
 
 use super::func::{NORETURN_TRAP, TRUSTED};
+use super::memory::{self, Region};
 use super::{Imports, LowerConfig, RuntimeFn};
 use crate::tir::{TrapKind, TRAP_EXIT_STATUS};
 
@@ -461,7 +462,8 @@ impl RtFn<'_, '_> {
     fn print_str(&mut self, s: Value) {
         let is_null = self.b.ins().icmp_imm_u(IntCC::Equal, s, 0);
         self.trap_if(is_null, TrapKind::NullDereference);
-        let len = self.b.ins().load(types::I64, TRUSTED, s, 0);
+        let flags = memory::length_load(self.b.func, false);
+        let len = self.b.ins().load(types::I64, flags, s, 0);
         let bytes = self.b.ins().iadd_imm_u(s, 8);
         self.write_stdout(bytes, len);
         self.b.ins().return_(&[]);
@@ -484,7 +486,8 @@ impl RtFn<'_, '_> {
         let block = self.call_libc(Libc::Calloc, &[one, total]).unwrap_or(one);
         let failed = self.b.ins().icmp_imm_u(IntCC::Equal, block, 0);
         self.trap_if(failed, TrapKind::OutOfMemory);
-        self.b.ins().store(TRUSTED, len, block, 0);
+        let flags = Region::Length.trusted(self.b.func);
+        self.b.ins().store(flags, len, block, 0);
         self.b.ins().return_(&[block]);
     }
 

@@ -1,31 +1,68 @@
 //! The optimistic fixed point: value numbers, reachability and memory states
 //! ([BRITO] Alg. 4.1/5.1, §4.3–§4.5; references in docs/DESIGN.md).
 
+use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::entity::{EntitySet, SecondaryMap};
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{Block, Function, Inst, InstructionData, Opcode, Type, Value};
+use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
+use cranelift_codegen::ir::{
+    Block, FuncRef, Function, GlobalValueData, Inst, InstructionData, MemFlagsData, Opcode, Type,
+    Value, ValueDef,
+};
 use cranelift_codegen::packed_option::PackedOption;
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
 use super::expr::{is_const_type, masked, term_order, Args, Key, Place, Term};
+use super::predicates::Relation;
 use super::simplify::{self, Context};
 use super::MAX_PASSES;
 
-/// The contents of memory at a program point (see the module doc).
+/// The contents of one part of memory at a program point (see the module
+/// doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemState {
     /// As on entry to the function.
     Entry,
     /// As left by this instruction (a store, a call, another side effect).
     After(Inst),
-    /// The join of differing states at the entry of this block.
-    Join(Block),
+    /// The join of differing states of this slot at the entry of this block.
+    Join(Block, u32),
 }
 
-/// How far up the dominator tree predicate equalities are looked for.
+/// The memory state of each part of memory at a program point: slot 0 is
+/// memory outside every alias region, slot `1 + r` is alias region `r`
+/// (Cranelift's model: an access with a region touches only that region's
+/// memory; one without a region reads only slot 0, and writes every slot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Memory {
+    slots: SmallVec<[MemState; 6]>,
+}
+
+impl Memory {
+    fn uniform(slots: usize, state: impl Fn(u32) -> MemState) -> Memory {
+        Memory {
+            slots: (0..slots as u32).map(state).collect(),
+        }
+    }
+
+    /// After an instruction that may write any memory.
+    fn write_all(&mut self, inst: Inst) {
+        self.slots.fill(MemState::After(inst));
+    }
+}
+
+/// The memory slot an access with `flags` touches.
+fn slot_of(flags: MemFlagsData) -> usize {
+    flags.alias_region().map_or(0, |r| 1 + r.index())
+}
+
+/// How far up the dominator tree predicates are looked for.
 const MAX_EQ_SCOPES: usize = 16;
+
+/// How deep [`Analyzer::nonneg`] looks through the operations that make a
+/// value.
+const MAX_SIGN_DEPTH: u32 = 4;
 
 /// A full-width value in memory: (offset, type, term).
 type WideValue = (i32, Type, Term);
@@ -78,8 +115,9 @@ impl Context for PartitionContext<'_> {
 }
 
 /// Runs the analysis; `None` if no fixed point was reached in [`MAX_PASSES`].
-pub fn analyze(func: &Function, cfg: &CfgInfo) -> Option<Partition> {
-    let mut a = Analyzer::new(func, cfg);
+/// `nonnull_callees` are callees whose results are never null.
+pub fn analyze(func: &Function, cfg: &CfgInfo, nonnull_callees: &[FuncRef]) -> Option<Partition> {
+    let mut a = Analyzer::new(func, cfg, nonnull_callees);
     for pass in 1..=MAX_PASSES {
         a.changed = false;
         a.run_pass();
@@ -103,10 +141,13 @@ pub fn analyze(func: &Function, cfg: &CfgInfo) -> Option<Partition> {
 struct Analyzer<'a> {
     func: &'a Function,
     cfg: &'a CfgInfo,
+    nonnull_callees: &'a [FuncRef],
     terms: SecondaryMap<Value, Term>,
     edge_reachable: Vec<bool>,
     block_reachable: SecondaryMap<Block, bool>,
-    mem_out: SecondaryMap<Block, Option<MemState>>,
+    mem_out: SecondaryMap<Block, Option<Memory>>,
+    /// Memory slots: one outside every region, one per alias region.
+    mem_slots: usize,
     /// Key → leader, rebuilt every pass.
     table: HashMap<Key, Value>,
     /// Leader → its key, for simplification through operands.
@@ -119,7 +160,9 @@ struct Analyzer<'a> {
     narrowed: HashMap<Inst, (InstructionData, Args)>,
     /// Equalities `from → to` known in each block (and the blocks it dominates).
     eqs: SecondaryMap<Block, SmallVec<[(Term, Term); 2]>>,
-    /// Nearest strict dominator with equalities.
+    /// Relations known in each block (and the blocks it dominates).
+    rels: SecondaryMap<Block, SmallVec<[Relation; 1]>>,
+    /// Nearest strict dominator with equalities or relations.
     eq_parent: SecondaryMap<Block, PackedOption<Block>>,
     redundant_stores: EntitySet<Inst>,
     changed: bool,
@@ -142,7 +185,7 @@ impl Context for Analyzer<'_> {
 }
 
 impl<'a> Analyzer<'a> {
-    fn new(func: &'a Function, cfg: &'a CfgInfo) -> Self {
+    fn new(func: &'a Function, cfg: &'a CfgInfo, nonnull_callees: &'a [FuncRef]) -> Self {
         let mut terms = SecondaryMap::with_default(Term::Bottom);
         let mut block_reachable = SecondaryMap::with_default(false);
         if let Some(entry) = func.layout.entry_block() {
@@ -154,16 +197,19 @@ impl<'a> Analyzer<'a> {
         Analyzer {
             func,
             cfg,
+            nonnull_callees,
             terms,
             edge_reachable: vec![false; cfg.edges.len()],
             block_reachable,
             mem_out: SecondaryMap::new(),
+            mem_slots: 1 + func.dfg.alias_regions.len(),
             table: HashMap::new(),
             key_of: HashMap::new(),
             places: HashMap::new(),
             wide: HashMap::new(),
             narrowed: HashMap::new(),
             eqs: SecondaryMap::new(),
+            rels: SecondaryMap::new(),
             eq_parent: SecondaryMap::new(),
             redundant_stores: EntitySet::new(),
             changed: false,
@@ -195,7 +241,7 @@ impl<'a> Analyzer<'a> {
                     self.eval_inst(block, inst, &mut mem);
                 }
             }
-            if self.mem_out[block] != Some(mem) {
+            if self.mem_out[block].as_ref() != Some(&mem) {
                 self.mem_out[block] = Some(mem);
                 self.changed = true;
             }
@@ -220,27 +266,188 @@ impl<'a> Analyzer<'a> {
         if !matches!(t, Term::Val(_)) {
             return t;
         }
-        let mut scope = if self.eqs[block].is_empty() {
-            self.eq_parent[block].expand()
-        } else {
-            Some(block)
-        };
-        for _ in 0..MAX_EQ_SCOPES {
-            let Some(s) = scope else { break };
+        for s in self.scopes(block) {
             if let Some(&(_, to)) = self.eqs[s].iter().find(|(from, _)| *from == t) {
                 return to;
             }
-            scope = self.eq_parent[s].expand();
         }
         t
+    }
+
+    fn has_predicates(&self, block: Block) -> bool {
+        !self.eqs[block].is_empty() || !self.rels[block].is_empty()
+    }
+
+    /// `block` and its dominators that know predicates, nearest first (at
+    /// most [`MAX_EQ_SCOPES`]).
+    fn scopes(&self, block: Block) -> impl Iterator<Item = Block> + '_ {
+        let first = if self.has_predicates(block) {
+            Some(block)
+        } else {
+            self.eq_parent[block].expand()
+        };
+        std::iter::successors(first, |&s| self.eq_parent[s].expand()).take(MAX_EQ_SCOPES)
+    }
+
+    /// Whether `a cc b` is known to hold (`Some(true)`) or not to hold
+    /// (`Some(false)`) in `block`, from the relations of dominating branches
+    /// ([`super::predicates`]).
+    fn decide(&self, cc: IntCC, a: Term, b: Term, block: Block) -> Option<bool> {
+        if matches!(cc, IntCC::Equal | IntCC::NotEqual) {
+            let zero = |t: Term| matches!(t, Term::Const(_, 0));
+            let other = if zero(b) { a } else { b };
+            if (zero(a) || zero(b)) && self.nonzero_by_construction(other) {
+                return Some(cc == IntCC::NotEqual);
+            }
+        }
+        let wants_unsigned = !matches!(cc, IntCC::Equal | IntCC::NotEqual) && cc.unsigned() == cc;
+        for s in self.scopes(block) {
+            for &rel in &self.rels[s] {
+                if (rel.a, rel.b) != (a, b) && (rel.a, rel.b) != (b, a) {
+                    continue;
+                }
+                if let Some(known) = rel.decides(cc, a, b) {
+                    return Some(known);
+                }
+                if !wants_unsigned {
+                    continue;
+                }
+                let unsigned = rel.unsigned_form(|t| self.nonneg(t));
+                if let Some(known) = unsigned.and_then(|u| u.decides(cc, a, b)) {
+                    return Some(known);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether `t` is an address that cannot be null: a symbol defined in
+    /// the same linkage unit (`colocated`), or the result of a call to a
+    /// function the module says never returns null.
+    fn nonzero_by_construction(&self, t: Term) -> bool {
+        let Term::Val(v) = t else { return false };
+        let dfg = &self.func.dfg;
+        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return false;
+        };
+        match dfg.insts[inst] {
+            InstructionData::UnaryGlobalValue {
+                opcode: Opcode::SymbolValue,
+                global_value,
+            } => matches!(
+                self.func.global_values[global_value],
+                GlobalValueData::Symbol {
+                    colocated: true,
+                    offset,
+                    ..
+                } if offset.bits() == 0
+            ),
+            InstructionData::FuncAddr { func_ref, .. } => dfg.ext_funcs[func_ref].colocated,
+            InstructionData::Call { func_ref, .. } => self.nonnull_callees.contains(&func_ref),
+            _ => false,
+        }
+    }
+
+    /// Whether `t`, as a signed integer, is known to be non-negative.
+    fn nonneg(&self, t: Term) -> bool {
+        self.nonneg_at(t, None, MAX_SIGN_DEPTH)
+    }
+
+    /// [`Self::nonneg`], assuming the block parameter class `inductive` is
+    /// non-negative (the induction hypothesis while looking at the values a
+    /// loop feeds back into it).
+    fn nonneg_at(&self, t: Term, inductive: Option<Term>, depth: u32) -> bool {
+        let v = match t {
+            Term::Const(ty, bits) => return bits >> (ty.bits() - 1) & 1 == 0,
+            Term::Bottom => return false,
+            Term::Val(_) if Some(t) == inductive => return true,
+            Term::Val(v) => v,
+        };
+        if depth == 0 {
+            return false;
+        }
+        match self.func.dfg.value_def(v) {
+            ValueDef::Param(block, index) if inductive.is_none() => {
+                self.nonneg_param(t, block, index, depth - 1)
+            }
+            ValueDef::Result(inst, 0) => self.nonneg_result(inst, inductive, depth - 1),
+            _ => false,
+        }
+    }
+
+    /// Block parameter `index` of `block`, of class `t`, is non-negative if
+    /// every value a reachable edge passes is, assuming `t` is (induction on
+    /// the iterations of the loop it heads).
+    fn nonneg_param(&self, t: Term, block: Block, index: usize, depth: u32) -> bool {
+        let param = self.func.dfg.block_params(block)[index];
+        self.cfg.incoming[block].iter().all(|&edge| {
+            let arg = self.incoming_term(edge, index, param);
+            arg == Term::Bottom || self.nonneg_at(arg, Some(t), depth)
+        })
+    }
+
+    fn nonneg_result(&self, inst: Inst, inductive: Option<Term>, depth: u32) -> bool {
+        let Some(block) = self.func.layout.inst_block(inst) else {
+            return false;
+        };
+        let term = |v: Value| self.term_in(v, block);
+        match self.func.dfg.insts[inst] {
+            InstructionData::Unary {
+                opcode: Opcode::Uextend,
+                ..
+            } => true,
+            InstructionData::Unary {
+                opcode: Opcode::Sextend,
+                arg,
+            } => self.nonneg_at(term(arg), inductive, depth),
+            InstructionData::Binary {
+                opcode: Opcode::Band,
+                args: [x, y],
+            } => {
+                self.nonneg_at(term(x), inductive, depth)
+                    || self.nonneg_at(term(y), inductive, depth)
+            }
+            InstructionData::Binary {
+                opcode: Opcode::Ushr,
+                args: [_, amount],
+            } => matches!(term(amount), Term::Const(_, n) if n % 64 != 0),
+            // `x + 1` where `x ≥ 0` and `x <s y` for some `y` here: it does
+            // not overflow, so it is non-negative too.
+            InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args: [x, y],
+            } => {
+                let (x, y) = (term(x), term(y));
+                let (step, base) = match (x, y) {
+                    (_, Term::Const(_, 1)) => (y, x),
+                    (Term::Const(_, 1), _) => (x, y),
+                    _ => return false,
+                };
+                debug_assert!(matches!(step, Term::Const(_, 1)));
+                self.nonneg_at(base, inductive, depth) && self.has_signed_upper_bound(base, block)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `x <s y` holds in `block` for some `y` (so `x` is not the
+    /// largest signed value).
+    fn has_signed_upper_bound(&self, x: Term, block: Block) -> bool {
+        self.scopes(block).any(|s| {
+            self.rels[s].iter().any(|r| {
+                (r.cc == IntCC::SignedLessThan && r.a == x)
+                    || (r.cc == IntCC::SignedGreaterThan && r.b == x)
+            })
+        })
     }
 
     /// Computes the predicate equalities that hold on entry to `block`.
     fn enter_block(&mut self, block: Block) {
         self.eqs[block].clear();
+        self.rels[block].clear();
         let parent = self.cfg.domtree.idom(block);
         self.eq_parent[block] = match parent {
-            Some(p) if !self.eqs[p].is_empty() => Some(p).into(),
+            Some(p) if self.has_predicates(p) => Some(p).into(),
             Some(p) => self.eq_parent[p],
             None => None.into(),
         };
@@ -258,12 +465,14 @@ impl<'a> Analyzer<'a> {
         let Term::Val(_) = cond else { return };
         let on_true = e.slot == 0;
         let mut found: SmallVec<[(Term, Term); 2]> = SmallVec::new();
+        let mut rels: SmallVec<[Relation; 1]> = SmallVec::new();
         if let Some(Key::Op {
             data: InstructionData::IntCompare { cond: cc, .. },
             ty,
             args,
         }) = self.key_of(cond)
         {
+            let (cc, a, b) = (*cc, args[0], args[1]);
             found.push((cond, Term::constant(*ty, u64::from(on_true))));
             let equal = match cc {
                 IntCC::Equal => on_true,
@@ -271,16 +480,28 @@ impl<'a> Analyzer<'a> {
                 _ => false,
             };
             if equal {
-                found.extend(self.orient(args[0], args[1]));
+                found.extend(self.orient(a, b));
             }
-        } else if !on_true {
-            // `brif c` takes the false edge exactly when c == 0.
+            let cc = if on_true { cc } else { cc.complement() };
+            rels.push(Relation { cc, a, b });
+        } else {
             let ty = self.func.dfg.value_type(arg);
-            if is_const_type(ty) {
+            if is_const_type(ty) && on_true {
+                // `brif c` takes the true edge exactly when c ≠ 0 (a null
+                // check's way on).
+                let zero = Term::constant(ty, 0);
+                rels.push(Relation {
+                    cc: IntCC::NotEqual,
+                    a: cond,
+                    b: zero,
+                });
+            } else if is_const_type(ty) {
+                // ... and the false edge exactly when c == 0.
                 found.push((cond, Term::constant(ty, 0)));
             }
         }
         self.eqs[block] = found;
+        self.rels[block] = rels;
     }
 
     /// An equality `a = b` as a rewrite towards the constant, or towards the
@@ -296,25 +517,24 @@ impl<'a> Analyzer<'a> {
         }
     }
 
-    fn mem_in(&self, block: Block) -> MemState {
+    /// The memory state of each slot on entry to `block`: the state all
+    /// reachable predecessors leave, or the block's join of that slot.
+    fn mem_in(&self, block: Block) -> Memory {
         if Some(block) == self.func.layout.entry_block() {
-            return MemState::Entry;
+            return Memory::uniform(self.mem_slots, |_| MemState::Entry);
         }
-        let mut state = None;
-        for &e in &self.cfg.incoming[block] {
-            if !self.edge_reachable[e] {
-                continue;
+        let incoming: SmallVec<[&Memory; 4]> = self.cfg.incoming[block]
+            .iter()
+            .filter(|&&e| self.edge_reachable[e])
+            .filter_map(|&e| self.mem_out[self.cfg.edges[e].from].as_ref())
+            .collect();
+        Memory::uniform(self.mem_slots, |slot| {
+            let mut states = incoming.iter().map(|m| m.slots[slot as usize]);
+            match states.next() {
+                Some(first) if states.all(|s| s == first) => first,
+                _ => MemState::Join(block, slot),
             }
-            let Some(out) = self.mem_out[self.cfg.edges[e].from] else {
-                continue;
-            };
-            match state {
-                None => state = Some(out),
-                Some(s) if s == out => {}
-                Some(_) => return MemState::Join(block),
-            }
-        }
-        state.unwrap_or(MemState::Join(block))
+        })
     }
 
     /// Block parameters as φ-nodes: the join of incoming terms over reachable edges.
@@ -373,7 +593,7 @@ impl<'a> Analyzer<'a> {
         Term::Val(v)
     }
 
-    fn eval_inst(&mut self, block: Block, inst: Inst, mem: &mut MemState) {
+    fn eval_inst(&mut self, block: Block, inst: Inst, mem: &mut Memory) {
         let dfg = &self.func.dfg;
         let data = dfg.insts[inst];
         let op = data.opcode();
@@ -386,7 +606,7 @@ impl<'a> Analyzer<'a> {
                 let state = if flags.readonly() {
                     MemState::Entry
                 } else {
-                    *mem
+                    mem.slots[slot_of(flags)]
                 };
                 let place = Place {
                     opcode: op,
@@ -421,25 +641,30 @@ impl<'a> Analyzer<'a> {
             } => {
                 let flags = dfg.mem_flags[flags];
                 let stored = self.term_in(value, block);
+                let slot = slot_of(flags);
                 let mut place = Place {
                     opcode: Opcode::Load,
                     ty: dfg.value_type(value),
                     addr: self.term_in(addr, block),
                     offset: offset.into(),
                     endianness: endianness_bits(flags.explicit_endianness()),
-                    mem: *mem,
+                    mem: mem.slots[slot],
                 };
                 if stored != Term::Bottom && self.places.get(&place) == Some(&stored) {
                     self.redundant_stores.insert(inst);
                     return;
                 }
-                *mem = MemState::After(inst);
-                place.mem = *mem;
+                if slot == 0 {
+                    mem.write_all(inst);
+                } else {
+                    mem.slots[slot] = MemState::After(inst);
+                }
+                place.mem = MemState::After(inst);
                 self.places.insert(place, stored);
                 self.record_wide(&place, stored);
             }
             _ if writes_memory(op) => {
-                *mem = MemState::After(inst);
+                mem.write_all(inst);
                 for r in results {
                     self.set(r, Term::Val(r));
                 }
@@ -526,6 +751,11 @@ impl<'a> Analyzer<'a> {
         if let Some(t) = simplify::simplify(self, &data, ty, &args) {
             return t;
         }
+        if let InstructionData::IntCompare { cond, .. } = data {
+            if let Some(known) = self.decide(cond, args[0], args[1], block) {
+                return Term::constant(ty, u64::from(known));
+            }
+        }
         self.leader_for(Key::Op { data, ty, args }, result)
     }
 
@@ -538,7 +768,14 @@ impl<'a> Analyzer<'a> {
                 Term::Bottom => SmallVec::new(),
                 Term::Const(_, 0) => [1].into_iter().collect(),
                 Term::Const(..) => [0].into_iter().collect(),
-                Term::Val(_) => [0, 1].into_iter().collect(),
+                t @ Term::Val(_) => {
+                    let zero = Term::constant(self.func.dfg.value_type(arg), 0);
+                    match self.decide(IntCC::NotEqual, t, zero, block) {
+                        Some(true) => [0].into_iter().collect(),
+                        Some(false) => [1].into_iter().collect(),
+                        None => [0, 1].into_iter().collect(),
+                    }
+                }
             },
             InstructionData::BranchTable { arg, .. } => {
                 let n = self.cfg.outgoing[block].len() as u32;

@@ -20,11 +20,18 @@
 //!   of its class. Referring to operand classes by their *leader value*
 //!   (the choice of LLVM's NewGVN, [NEWGVN]) rather than by the operand's key keeps keys finite in
 //!   loops: `a = φ(0, a+1)` gets the stable key `φ(0, [a.next])`.
-//! - A **memory state** ([`analysis::MemState`]) names the contents of memory
-//!   at a program point: the function's entry state, the state after a
-//!   writing instruction, or the join at a block with several reachable
-//!   predecessors whose exit states differ. It is a Memory-SSA without
-//!   alias regions: every store, call or other side effect starts a new state.
+//! - A **memory state** ([`analysis::MemState`]) names the contents of one
+//!   part of memory at a program point: the function's entry state, the
+//!   state after a writing instruction, or the join at a block with several
+//!   reachable predecessors whose exit states differ. Memory is split by
+//!   Cranelift's alias regions (thesis §4.4's MemorySSA, with one state per
+//!   region as in LLVM's type-based alias analysis): each point has a state
+//!   per region and one for memory outside every region. A store tagged with
+//!   region `R` starts a new state of `R` only; a store without a region, a
+//!   call or another side effect starts a new state of every part. A load
+//!   reads the state of its region (or of the outside part), and a
+//!   `readonly` load always reads the entry state: no store of the function
+//!   changes what it reads, so it is congruent across stores and calls.
 //!
 //! # Algorithm (thesis Alg. 5.1, naive fixed point)
 //!
@@ -79,6 +86,14 @@
 //! so do the blocks it dominates; the branch condition itself is known to be
 //! 1 or 0 on its edges.
 //!
+//! Predicate relations ([`predicates`]): such a block also knows the
+//! relation the branch tested (`a cc b`, or its complement on the false
+//! edge; `c ≠ 0` past `brif c` on a non-comparison, a null check's way on).
+//! A comparison a known relation implies or refutes is a constant, and a
+//! `brif` on a value known non-zero takes only its true edge: a check
+//! dominated by the same check, and a bounds check `i >=u n` inside a loop
+//! whose test is `i <s n` and whose counter counts up from 0, fold.
+//!
 //! # Invariants
 //!
 //! - The output passes Cranelift's verifier and computes what the input did,
@@ -115,6 +130,7 @@ mod cfg;
 mod eliminate;
 mod expr;
 mod pre;
+mod predicates;
 mod remarks;
 mod simplify;
 
@@ -122,7 +138,7 @@ pub use pre::PreMode;
 pub use remarks::{run_module, GvnReport};
 
 use cranelift_codegen::control::ControlPlane;
-use cranelift_codegen::ir::Function;
+use cranelift_codegen::ir::{FuncRef, Function};
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::Context;
 
@@ -132,10 +148,13 @@ pub const MAX_PASSES: u32 = 64;
 /// Upper bound on PRE rounds (each: find and apply, analyse, eliminate).
 pub const MAX_PRE_ROUNDS: u32 = 8;
 
-/// What [`run_with`] does beyond GVN proper.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What [`run_with`] does beyond GVN proper, and what it may assume.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GvnOptions {
     pub pre: PreMode,
+    /// Callees whose results are never null (from
+    /// [`ClifModule::returns_nonnull`](crate::clif_module::ClifModule)).
+    pub nonnull_callees: Vec<FuncRef>,
 }
 
 /// What one run of the pass found and did.
@@ -277,7 +296,7 @@ pub fn run_with(func: &mut Function, options: GvnOptions) -> GvnStats {
         return stats;
     }
     let cfg = cfg::CfgInfo::new(func);
-    let Some(partition) = analysis::analyze(func, &cfg) else {
+    let Some(partition) = analysis::analyze(func, &cfg, &options.nonnull_callees) else {
         stats.skipped = 1;
         return stats;
     };
@@ -286,7 +305,7 @@ pub fn run_with(func: &mut Function, options: GvnOptions) -> GvnStats {
     eliminate::eliminate(func, &cfg, &partition, &mut stats);
     func.dfg.resolve_all_aliases();
     if options.pre != PreMode::Off {
-        pre_rounds(func, cfg, partition, options.pre, &mut stats);
+        pre_rounds(func, cfg, partition, &options, &mut stats);
     }
     stats
 }
@@ -298,9 +317,10 @@ fn pre_rounds(
     func: &mut Function,
     mut cfg: cfg::CfgInfo,
     mut partition: analysis::Partition,
-    mode: PreMode,
+    options: &GvnOptions,
     stats: &mut GvnStats,
 ) {
+    let mode = options.pre;
     for _ in 0..MAX_PRE_ROUNDS {
         let mut checkpoint = None;
         let before = crate::clif_module::count_insts(func);
@@ -312,11 +332,12 @@ fn pre_rounds(
         };
         func.dfg.resolve_all_aliases();
         let new_cfg = cfg::CfgInfo::new(func);
-        let confirmed = analysis::analyze(func, &new_cfg).inspect(|new_partition| {
-            eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
-            eliminate::remove_unused_params(func, &joins, &mut round);
-            func.dfg.resolve_all_aliases();
-        });
+        let confirmed =
+            analysis::analyze(func, &new_cfg, &options.nonnull_callees).inspect(|new_partition| {
+                eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
+                eliminate::remove_unused_params(func, &joins, &mut round);
+                func.dfg.resolve_all_aliases();
+            });
         match confirmed {
             Some(new_partition) if crate::clif_module::count_insts(func) <= before => {
                 round.pre_rounds = 1;
@@ -344,7 +365,7 @@ fn pre_rounds(
 /// is, the function is restored (counted in [`GvnStats::reverted`]). This
 /// compiles each changed function two times, and up to four when it grows.
 pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
-    run_for_size_measured(func, isa).stats
+    run_for_size_measured(func, isa, &GvnOptions::default()).stats
 }
 
 /// What [`run_for_size`] did to one function and the machine-code sizes it
@@ -362,7 +383,11 @@ pub struct SizedRun {
 }
 
 /// [`run_for_size`], reporting the sizes it measured.
-pub fn run_for_size_measured(func: &mut Function, isa: &dyn TargetIsa) -> SizedRun {
+pub fn run_for_size_measured(
+    func: &mut Function,
+    isa: &dyn TargetIsa,
+    options: &GvnOptions,
+) -> SizedRun {
     let original = func.clone();
     // The original's size, measured once, when first needed.
     let mut original_size: Option<Option<usize>> = None;
@@ -379,7 +404,11 @@ pub fn run_for_size_measured(func: &mut Function, isa: &dyn TargetIsa) -> SizedR
             }
         }
         let mut candidate = original.clone();
-        let mut stats = run_with(&mut candidate, GvnOptions { pre });
+        let options = GvnOptions {
+            pre,
+            ..options.clone()
+        };
+        let mut stats = run_with(&mut candidate, options);
         stats.pre_dropped = u64::from(pre != PreMode::Full);
         if !stats.changed() {
             if last.is_some() {

@@ -16,10 +16,13 @@
 //! remarks add up to its statistics. Functions GVN did not change get no
 //! remark: nothing was decided about them.
 
+use std::collections::BTreeSet;
+
+use cranelift_codegen::ir::{FuncRef, Function};
 use cranelift_codegen::isa::TargetIsa;
 
-use super::{run, run_for_size_measured, GvnStats, PreMode, SizedRun};
-use crate::clif_module::ClifModule;
+use super::{run_for_size_measured, run_with, GvnOptions, GvnStats, PreMode, SizedRun};
+use crate::clif_module::{ClifModule, Symbol};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
@@ -37,10 +40,14 @@ pub struct GvnReport {
 pub fn run_module(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> GvnReport {
     let mut report = GvnReport::default();
     for def in &mut module.functions {
+        let options = GvnOptions {
+            nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
+            ..GvnOptions::default()
+        };
         let run = match isa {
-            Some(isa) => run_for_size_measured(&mut def.func, isa),
+            Some(isa) => run_for_size_measured(&mut def.func, isa, &options),
             None => SizedRun {
-                stats: run(&mut def.func),
+                stats: run_with(&mut def.func, options),
                 ..SizedRun::default()
             },
         };
@@ -54,6 +61,27 @@ pub fn run_module(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> GvnRe
         }
     }
     report
+}
+
+/// The callees of `func` that the module says never return null.
+fn nonnull_callees(
+    returns_nonnull: &BTreeSet<String>,
+    symbols: &[Symbol],
+    func: &Function,
+) -> Vec<FuncRef> {
+    if returns_nonnull.is_empty() {
+        return Vec::new();
+    }
+    func.dfg
+        .ext_funcs
+        .iter()
+        .filter(|(_, ext)| {
+            ClifModule::symbol_of(func, &ext.name)
+                .and_then(|s| symbols.get(s as usize))
+                .is_some_and(|s| returns_nonnull.contains(&s.name))
+        })
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// The counters of [`GvnStats`] a remark carries: those that say what

@@ -160,6 +160,18 @@ pub fn operand(func: &Function, inst: Inst) -> Option<Operand> {
     }
 }
 
+/// Feeds memory flags to `h`: what they say, not their index in the
+/// function's flag set (which differs between functions that use the same
+/// flags in another order), and the alias region by its program-wide
+/// `user_id`.
+fn hash_mem_flags(func: &Function, flags: ir::MemFlags, h: &mut Stream) {
+    let data = func.dfg.mem_flags[flags];
+    h.display(data.with_alias_region(None));
+    if let Some(region) = data.alias_region() {
+        h.u64(u64::from(func.dfg.alias_regions[region].user_id));
+    }
+}
+
 /// Feeds the immediates of `inst` to `h`, except the reference operand
 /// (callee, symbol or `iconst` value), whose `(hash, materialisation cost)`
 /// is returned for the caller to record or hash.
@@ -172,15 +184,15 @@ fn hash_immediates(
     use InstructionData as D;
     match func.dfg.insts[inst] {
         D::AtomicCas { flags, .. } | D::LoadNoOffset { flags, .. } => {
-            h.display(flags);
+            hash_mem_flags(func, flags, h);
         }
-        D::StoreNoOffset { flags, .. } => h.display(flags),
+        D::StoreNoOffset { flags, .. } => hash_mem_flags(func, flags, h),
         D::AtomicRmw { flags, op, .. } => {
-            h.display(flags);
+            hash_mem_flags(func, flags, h);
             h.display(op);
         }
         D::Load { flags, offset, .. } | D::Store { flags, offset, .. } => {
-            h.display(flags);
+            hash_mem_flags(func, flags, h);
             h.u64(i64::from(offset) as u64);
         }
         D::BinaryImm8 { imm, .. } | D::TernaryImm8 { imm, .. } => h.u64(u64::from(imm)),
@@ -296,7 +308,7 @@ fn hash_global(module: &ClifModule, func: &Function, gv: ir::GlobalValue, h: &mu
             h.str("load");
             h.u64(i64::from(*offset) as u64);
             h.display(global_type);
-            h.display(flags);
+            hash_mem_flags(func, *flags, h);
             hash_global(module, func, *base, h);
         }
         GlobalValueData::IAddImm {

@@ -161,6 +161,7 @@ fn time_gvn_alone(modules: &[ClifModule]) -> GvnAlone {
             &mut plain,
             gvn::GvnOptions {
                 pre: gvn::PreMode::Off,
+                ..Default::default()
             },
         );
         alone.without_pre += start.elapsed();
