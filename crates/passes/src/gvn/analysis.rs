@@ -122,6 +122,7 @@ pub fn analyze(func: &Function, cfg: &CfgInfo, nonnull_callees: &[FuncRef]) -> O
         a.changed = false;
         a.run_pass();
         if !a.changed {
+            a.prune_decided_edges();
             return Some(Partition {
                 terms: a.terms,
                 edge_reachable: a.edge_reachable,
@@ -318,6 +319,22 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        if wants_unsigned {
+            // `a <u b` or `b >u a` through a decrement of a bounded value.
+            let (less, more) = match cc {
+                IntCC::UnsignedLessThan | IntCC::UnsignedGreaterThanOrEqual => (a, b),
+                IntCC::UnsignedGreaterThan | IntCC::UnsignedLessThanOrEqual => (b, a),
+                _ => return None,
+            };
+            if self.below_by_decrement(less, more, block) {
+                let known = Relation {
+                    cc: IntCC::UnsignedLessThan,
+                    a: less,
+                    b: more,
+                };
+                return known.decides(cc, a, b);
+            }
+        }
         None
     }
 
@@ -350,84 +367,155 @@ impl<'a> Analyzer<'a> {
 
     /// Whether `t`, as a signed integer, is known to be non-negative.
     fn nonneg(&self, t: Term) -> bool {
-        self.nonneg_at(t, None, MAX_SIGN_DEPTH)
+        self.lower_bound(t).is_some_and(|low| low >= 0)
     }
 
-    /// [`Self::nonneg`], assuming the block parameter class `inductive` is
-    /// non-negative (the induction hypothesis while looking at the values a
-    /// loop feeds back into it).
-    fn nonneg_at(&self, t: Term, inductive: Option<Term>, depth: u32) -> bool {
+    /// A signed lower bound of `t`, if one is known.
+    fn lower_bound(&self, t: Term) -> Option<i64> {
+        self.lower_bound_at(t, None, MAX_SIGN_DEPTH)
+    }
+
+    /// [`Self::lower_bound`], assuming the block parameter class
+    /// `inductive.0` is at least `inductive.1` (the induction hypothesis
+    /// while looking at the values a loop feeds back into it).
+    fn lower_bound_at(&self, t: Term, inductive: Option<(Term, i64)>, depth: u32) -> Option<i64> {
         let v = match t {
-            Term::Const(ty, bits) => return bits >> (ty.bits() - 1) & 1 == 0,
-            Term::Bottom => return false,
-            Term::Val(_) if Some(t) == inductive => return true,
+            Term::Const(ty, bits) => return Some(signed(ty, bits)),
+            Term::Bottom => return None,
+            Term::Val(_) if Some(t) == inductive.map(|i| i.0) => return inductive.map(|i| i.1),
             Term::Val(v) => v,
         };
         if depth == 0 {
-            return false;
+            return None;
         }
         match self.func.dfg.value_def(v) {
             ValueDef::Param(block, index) if inductive.is_none() => {
-                self.nonneg_param(t, block, index, depth - 1)
+                self.param_lower_bound(t, block, index, depth - 1)
             }
-            ValueDef::Result(inst, 0) => self.nonneg_result(inst, inductive, depth - 1),
-            _ => false,
+            ValueDef::Result(inst, 0) => self.result_lower_bound(inst, inductive, depth - 1),
+            _ => None,
         }
     }
 
-    /// Block parameter `index` of `block`, of class `t`, is non-negative if
-    /// every value a reachable edge passes is, assuming `t` is (induction on
-    /// the iterations of the loop it heads).
-    fn nonneg_param(&self, t: Term, block: Block, index: usize, depth: u32) -> bool {
+    /// Block parameter `index` of `block`, of class `t`, is at least `L`,
+    /// the least bound of the values entering it that do not depend on it,
+    /// if every value a reachable edge passes is at least `L` assuming `t`
+    /// is (induction on the iterations of the loop it heads).
+    fn param_lower_bound(&self, t: Term, block: Block, index: usize, depth: u32) -> Option<i64> {
         let param = self.func.dfg.block_params(block)[index];
-        self.cfg.incoming[block].iter().all(|&edge| {
-            let arg = self.incoming_term(edge, index, param);
-            arg == Term::Bottom || self.nonneg_at(arg, Some(t), depth)
-        })
+        let args: SmallVec<[Term; 4]> = self.cfg.incoming[block]
+            .iter()
+            .map(|&edge| self.incoming_term(edge, index, param))
+            .filter(|&arg| arg != Term::Bottom)
+            .collect();
+        let entering = args
+            .iter()
+            .filter_map(|&arg| self.lower_bound_at(arg, Some((t, i64::MAX)), depth))
+            .min()?;
+        args.iter()
+            .all(|&arg| {
+                self.lower_bound_at(arg, Some((t, entering)), depth)
+                    .is_some_and(|low| low >= entering)
+            })
+            .then_some(entering)
     }
 
-    fn nonneg_result(&self, inst: Inst, inductive: Option<Term>, depth: u32) -> bool {
-        let Some(block) = self.func.layout.inst_block(inst) else {
-            return false;
-        };
+    fn result_lower_bound(
+        &self,
+        inst: Inst,
+        inductive: Option<(Term, i64)>,
+        depth: u32,
+    ) -> Option<i64> {
+        let block = self.func.layout.inst_block(inst)?;
         let term = |v: Value| self.term_in(v, block);
+        let bound = |v: Value| self.lower_bound_at(term(v), inductive, depth);
         match self.func.dfg.insts[inst] {
             InstructionData::Unary {
                 opcode: Opcode::Uextend,
                 ..
-            } => true,
+            } => Some(0),
             InstructionData::Unary {
                 opcode: Opcode::Sextend,
                 arg,
-            } => self.nonneg_at(term(arg), inductive, depth),
+            } => bound(arg),
+            // A non-negative mask keeps the result non-negative.
             InstructionData::Binary {
                 opcode: Opcode::Band,
                 args: [x, y],
             } => {
-                self.nonneg_at(term(x), inductive, depth)
-                    || self.nonneg_at(term(y), inductive, depth)
+                (bound(x).is_some_and(|l| l >= 0) || bound(y).is_some_and(|l| l >= 0)).then_some(0)
             }
             InstructionData::Binary {
                 opcode: Opcode::Ushr,
                 args: [_, amount],
-            } => matches!(term(amount), Term::Const(_, n) if n % 64 != 0),
-            // `x + 1` where `x ≥ 0` and `x <s y` for some `y` here: it does
-            // not overflow, so it is non-negative too.
+            } => matches!(term(amount), Term::Const(_, n) if n % 64 != 0).then_some(0),
+            InstructionData::Binary {
+                opcode: opcode @ (Opcode::Iadd | Opcode::Isub),
+                args: [x, y],
+            } => {
+                let ty = self.func.dfg.ctrl_typevar(inst);
+                let (base, step) = match (opcode, term(x), term(y)) {
+                    (Opcode::Iadd, base, Term::Const(ty, c))
+                    | (Opcode::Iadd, Term::Const(ty, c), base) => (base, signed(ty, c)),
+                    (Opcode::Isub, base, Term::Const(ty, c)) => {
+                        (base, signed(ty, c).checked_neg()?)
+                    }
+                    _ => return None,
+                };
+                let low = self.lower_bound_at(base, inductive, depth)?;
+                self.step_lower_bound(ty, base, low, step, block)
+            }
+            _ => None,
+        }
+    }
+
+    /// The lower bound of `base + step` (type `ty`) in `block`, given
+    /// `base ≥ low`, if the addition cannot wrap: going down, when
+    /// `low + step` stays above the type's least value; going up by 1, when
+    /// `base <s y` holds for some `y` (so `base` is not the largest value).
+    fn step_lower_bound(
+        &self,
+        ty: Type,
+        base: Term,
+        low: i64,
+        step: i64,
+        block: Block,
+    ) -> Option<i64> {
+        let least = signed(ty, 1u64 << (ty.bits() - 1));
+        match step {
+            0 => Some(low),
+            1 => self
+                .has_signed_upper_bound(base, block)
+                .then(|| low.saturating_add(1)),
+            s if s < 0 => low.checked_add(s).filter(|&l| l >= least),
+            _ => None,
+        }
+    }
+
+    /// Whether `a <u b` follows from `a = x - k` (`k > 0`, no wrap: `a ≥ 0`)
+    /// and `x <u b` known in `block`: then `0 ≤ a < x < b`. This is how
+    /// `xs[i - 1]` in a loop `for i in 1..len(xs)` needs no bounds check.
+    fn below_by_decrement(&self, a: Term, b: Term, block: Block) -> bool {
+        let Term::Val(v) = a else { return false };
+        let ValueDef::Result(inst, 0) = self.func.dfg.value_def(v) else {
+            return false;
+        };
+        let Some(def_block) = self.func.layout.inst_block(inst) else {
+            return false;
+        };
+        let term = |v: Value| self.term_in(v, def_block);
+        let x = match self.func.dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: Opcode::Isub,
+                args: [x, y],
+            } if matches!(term(y), Term::Const(ty, c) if signed(ty, c) > 0) => term(x),
             InstructionData::Binary {
                 opcode: Opcode::Iadd,
                 args: [x, y],
-            } => {
-                let (x, y) = (term(x), term(y));
-                let (step, base) = match (x, y) {
-                    (_, Term::Const(_, 1)) => (y, x),
-                    (Term::Const(_, 1), _) => (x, y),
-                    _ => return false,
-                };
-                debug_assert!(matches!(step, Term::Const(_, 1)));
-                self.nonneg_at(base, inductive, depth) && self.has_signed_upper_bound(base, block)
-            }
-            _ => false,
-        }
+            } if matches!(term(y), Term::Const(ty, c) if signed(ty, c) < 0) => term(x),
+            _ => return false,
+        };
+        self.nonneg(a) && self.decide(IntCC::UnsignedLessThan, x, b, block) == Some(true)
     }
 
     /// Whether `x <s y` holds in `block` for some `y` (so `x` is not the
@@ -761,8 +849,21 @@ impl<'a> Analyzer<'a> {
 
     /// Marks the edges a terminator can take, given its condition's term.
     fn eval_terminator(&mut self, block: Block, inst: Inst) {
+        for slot in self.live_slots(block, inst) {
+            let edge = self.cfg.outgoing[block][slot as usize];
+            if !self.edge_reachable[edge] {
+                self.edge_reachable[edge] = true;
+                self.block_reachable[self.cfg.edges[edge].to] = true;
+                self.changed = true;
+            }
+        }
+    }
+
+    /// The outgoing edges (slots) terminator `inst` of `block` can take,
+    /// given its condition's term.
+    fn live_slots(&self, block: Block, inst: Inst) -> SmallVec<[u32; 2]> {
         let data = self.func.dfg.insts[inst];
-        let slots: SmallVec<[u32; 2]> = match data {
+        match data {
             InstructionData::Jump { .. } => [0].into_iter().collect(),
             InstructionData::Brif { arg, .. } => match self.term_in(arg, block) {
                 Term::Bottom => SmallVec::new(),
@@ -793,15 +894,44 @@ impl<'a> Analyzer<'a> {
                 }
             }
             _ => SmallVec::new(),
+        }
+    }
+
+    /// At the fixed point: keeps only the edges a terminator can still take
+    /// and the blocks they reach. Reachability only grows during the
+    /// passes, but relations ([`Self::decide`]) can decide a branch only
+    /// once a later pass has seen a loop whole (the sign of its counter),
+    /// after an earlier pass had marked both edges reachable. The terms are
+    /// sound for the larger edge set, so they are for this one.
+    fn prune_decided_edges(&mut self) {
+        let mut live = vec![false; self.edge_reachable.len()];
+        let mut reached = SecondaryMap::with_default(false);
+        let Some(entry) = self.func.layout.entry_block() else {
+            return;
         };
-        for slot in slots {
-            let edge = self.cfg.outgoing[block][slot as usize];
-            if !self.edge_reachable[edge] {
-                self.edge_reachable[edge] = true;
-                self.block_reachable[self.cfg.edges[edge].to] = true;
-                self.changed = true;
+        reached[entry] = true;
+        // A worklist, not one RPO sweep: an irreducible loop can be entered
+        // through an edge RPO sees as retreating.
+        let mut work = vec![entry];
+        while let Some(block) = work.pop() {
+            let Some(inst) = self.func.layout.last_inst(block) else {
+                continue;
+            };
+            for slot in self.live_slots(block, inst) {
+                let edge = self.cfg.outgoing[block][slot as usize];
+                if !self.edge_reachable[edge] {
+                    continue;
+                }
+                live[edge] = true;
+                let to = self.cfg.edges[edge].to;
+                if !reached[to] {
+                    reached[to] = true;
+                    work.push(to);
+                }
             }
         }
+        self.edge_reachable = live;
+        self.block_reachable = reached;
     }
 }
 
@@ -912,4 +1042,10 @@ fn endianness_bits(e: Option<cranelift_codegen::ir::Endianness>) -> u8 {
         Some(cranelift_codegen::ir::Endianness::Little) => 1,
         Some(cranelift_codegen::ir::Endianness::Big) => 2,
     }
+}
+
+/// Constant `bits` of type `ty` as a signed value.
+fn signed(ty: Type, bits: u64) -> i64 {
+    let shift = 64 - ty.bits().min(64);
+    ((bits << shift) as i64) >> shift
 }
