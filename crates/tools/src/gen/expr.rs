@@ -479,8 +479,17 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         let loop_vars = cx.vars_where(
             |v| matches!(v.kind, VarKind::LoopVar(Some((lo, hi))) if lo >= 0 && hi <= len as i64),
         );
-        match self.rng.below(4) {
+        // `i - 1` for a counter from at least 1 (the shape whose bounds
+        // check GVN proves redundant: `xs[i - 1]` in `for i in 1..n`).
+        let decremented = cx.vars_where(
+            |v| matches!(v.kind, VarKind::LoopVar(Some((lo, hi))) if lo >= 1 && hi <= len as i64 + 1),
+        );
+        match self.rng.below(5) {
             1 if !loop_vars.is_empty() => loop_vars[self.rng.below(loop_vars.len())].name.clone(),
+            4 if !decremented.is_empty() => {
+                let v = &decremented[self.rng.below(decremented.len())];
+                format!("({} - 1)", v.name)
+            }
             2 => {
                 let mask = (len + 1).next_power_of_two() / 2 - 1;
                 let ity = Ty::INTS[self.rng.below(3)].clone();
