@@ -60,7 +60,7 @@ fn slot_of(flags: MemFlagsData) -> usize {
 /// How far up the dominator tree predicates are looked for.
 const MAX_EQ_SCOPES: usize = 16;
 
-/// How deep [`Analyzer::nonneg`] looks through the operations that make a
+/// How deep [`Analyzer::lower_bound`] looks through the operations that make a
 /// value.
 const MAX_SIGN_DEPTH: u32 = 4;
 

@@ -23,20 +23,23 @@
 //! unsigned compare, `0 ≤ i < len`).
 //!
 //! Everything here is a pure function of condition codes and terms; the
-//! analysis ([`super::analysis`]) finds the relations and the signs. Signs
-//! come from constants, `uextend`, `band` with a non-negative operand,
-//! `ushr` by a non-zero amount, and block parameters by induction: a loop
-//! counter is non-negative when every value entering it is, assuming it is,
-//! where `x + 1` is non-negative if `x` is and `x <s y` holds for some `y`
-//! where the addition is (so it cannot overflow). This is the part of
-//! [ABCD]'s lower-bound proof that `for` and counting `while` loops need;
-//! ABCD's general difference constraints (`j = 4*i`, `i < n/4`) are not
-//! attempted.
-//!
+//! analysis ([`super::analysis`]) finds the relations and the lower bounds
+//! of values. Lower bounds come from constants, `uextend` (0), `band` with a
+//! non-negative operand and `ushr` by a non-zero amount (0), `sextend`, and
+//! block parameters by induction: a loop counter is at least `L`, the least
+//! bound of the values entering it that do not depend on it, when every
+//! value entering it is at least `L` assuming the counter is. `x + 1` keeps
+//! `x`'s bound plus one where `x <s y` holds for some `y` (so it cannot
+//! overflow); `x - k` lowers it by `k` while it stays above the type's least
+//! value. And `x - k` (`k > 0`) with `x - k ≥ 0` is below whatever `x` is
+//! below (unsigned): `xs[i - 1]` for `i` from 1. This is the part of
+//! [ABCD]'s proof that `for` and counting `while` loops need; ABCD's general
+//! difference constraints (`j = 4*i`, `i < n/4`) are not attempted.
+
 //! # Cost
 //!
 //! A query walks at most `MAX_EQ_SCOPES` dominating blocks, each with one
-//! relation; a sign looks at most `MAX_SIGN_DEPTH` definitions deep and
+//! relation; a lower bound looks at most `MAX_SIGN_DEPTH` definitions deep and
 //! through one loop header (each of its incoming edges). So deciding a
 //! comparison costs a constant times a loop header's predecessor count, and
 //! a GVN pass stays linear in practice.
