@@ -251,13 +251,14 @@ impl NinjaFile<'_> {
             &format!("$parec plan $program -o $out $flags{plan_rounds}"),
             "PLAN",
         );
-        rule(
-            &mut s,
-            "compile",
-            "$parec compile $program --module $module --plan program.plan $flags -o $out",
-            "COMPILE $module",
-        );
-        if two_rounds {
+        if !two_rounds {
+            rule(
+                &mut s,
+                "compile",
+                "$parec compile $program --module $module --plan program.plan $flags -o $out",
+                "COMPILE $module",
+            );
+        } else {
             rule(&mut s, "round1", "$parec compile $program --module $module --plan program.plan $flags --cgdata-generate $out", "ROUND1 $module");
             rule(&mut s, "round2", "$parec compile $program --module $module --plan program.plan $flags --cgdata-use round1.cgdata -o $out", "ROUND2 $module");
             rule(
