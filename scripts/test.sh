@@ -4,12 +4,13 @@
 # Tools: qemu-aarch64-static (run aarch64 programs), aarch64-linux-gnu-gcc and
 # the aarch64 libc (start files, libc.a), ld.lld-19 (the linker, with ICF),
 # clang-19 and llvm-19 (the C twins of `parec bench`, built with clang -Oz),
-# chromium (the headless browser that renders `parec size --html` pages).
+# chromium (the headless browser that renders `parec size --html` pages),
+# ninja (runs the build files of `parec ninja` in crates/driver/tests/ninja.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross lld-19 clang-19 llvm-19 chromium)
-tools=(qemu-aarch64-static aarch64-linux-gnu-gcc ld.lld-19 clang-19 llvm-objdump-19 chromium)
+packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross lld-19 clang-19 llvm-19 chromium ninja-build)
+tools=(qemu-aarch64-static aarch64-linux-gnu-gcc ld.lld-19 clang-19 llvm-objdump-19 chromium ninja)
 
 missing=0
 for tool in "${tools[@]}"; do

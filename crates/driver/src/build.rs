@@ -64,9 +64,10 @@ use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::whole_program;
 
-use crate::codegen::{self, CodegenOptions, CompiledObject};
+use crate::codegen::{self, CodegenOptions, CompiledObject, OutlineContext};
 use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
+use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
 use crate::{cgdata_file, frontend, parallel, Failure};
 
@@ -212,23 +213,22 @@ impl BuildMode {
         }
     }
 
-    /// The merge plan of `modules` (`None`: local merging), and round 1's
-    /// summary when this build publishes it.
-    fn merge_plan(&self, modules: &[ClifModule], options: &MergeOptions) -> MergePlanning {
-        match self {
-            BuildMode::Local => MergePlanning::default(),
-            BuildMode::Generate(_) | BuildMode::TwoRounds { .. } => {
-                let summary = summarize(modules, options);
-                MergePlanning {
-                    plan: Some(merge::combine(&summary, options)),
-                    summary: Some(summary),
-                }
-            }
-            BuildMode::Use(input) => MergePlanning {
-                plan: input.summary.as_ref().map(|s| merge::combine(s, options)),
-                summary: None,
-            },
-        }
+    /// Whether merging plans across modules from the summaries of this
+    /// build's modules (round 1 is part of the build).
+    fn summarizes(&self) -> bool {
+        matches!(self, BuildMode::Generate(_) | BuildMode::TwoRounds { .. })
+    }
+
+    /// The merge plan (`None`: local merging), combined from `summary`, the
+    /// union of every module's summary, when the build summarizes; from
+    /// the `--cgdata-use` file's summary otherwise.
+    fn merge_plan(&self, summary: Option<&Summary>, options: &MergeOptions) -> Option<MergePlan> {
+        let summary = match self {
+            BuildMode::Local => None,
+            BuildMode::Generate(_) | BuildMode::TwoRounds { .. } => summary,
+            BuildMode::Use(input) => input.summary.as_ref(),
+        };
+        summary.map(|s| merge::combine(s, options))
     }
 
     /// The outline tree of an earlier build that round 1 outlines against.
@@ -276,11 +276,31 @@ impl BuildMode {
     }
 }
 
-/// A merge plan and the summary it was combined from.
+/// Where the cross-module facts of a build's passes come from.
+#[derive(Clone, Copy)]
+enum Facts<'a> {
+    /// Computed from the modules: the build has the whole program.
+    Computed,
+    /// Taken from a plan: the build compiles one module of the program.
+    Planned(&'a ProgramPlan),
+}
+
+/// What running the CLIF passes left besides the modules.
 #[derive(Default)]
-struct MergePlanning {
-    plan: Option<MergePlan>,
-    summary: Option<Summary>,
+struct PassesDone {
+    /// Round 1's merge summary, when the build publishes one.
+    published: Option<Summary>,
+    /// What each pass read of the program, in pipeline order.
+    facts: Vec<PassFacts>,
+}
+
+/// One module compiled alone ([`Build::run_module`]).
+#[derive(Debug)]
+pub struct ModuleBuild {
+    /// The module after the passes and its object.
+    pub output: Output,
+    /// With two rounds: the module's merge summary (its part of round 1's).
+    pub summary: Option<Summary>,
 }
 
 /// The union of every module's merge summary (independent of module order).
@@ -398,34 +418,8 @@ impl Build {
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();
 
-        let mut summary = None;
-        for &pass in &self.pipeline.clif {
-            let start = Instant::now();
-            let merging_follows = self.pipeline.merges_after(pass);
-            let planning = match pass {
-                ClifPass::Merge => self.mode.merge_plan(&modules, &merge_options(isa)),
-                // What merging would do to the modules as they are now.
-                ClifPass::Inline(_) if merging_follows => {
-                    let mut ahead = self.mode.merge_plan(&modules, &merge_options(isa));
-                    ahead.summary = None;
-                    ahead
-                }
-                _ => MergePlanning::default(),
-            };
-            summary = summary.or(planning.summary);
-            let shared = matches!(pass, ClifPass::Inline(_)).then(|| shared_functions(&modules));
-            let view = BuildView {
-                plan: planning.plan.as_ref(),
-                merging_follows,
-                shared: shared.as_ref(),
-            };
-            let outcome = run_on_every_module(pass, &mut modules, isa, &view, self.jobs)?;
-            if self.pipeline.verify {
-                verify_modules(&modules, isa, pass.name()).map_err(|e| anyhow!(e))?;
-            }
-            out.passes.push(PassRun { pass, outcome });
-            out.times.add(pass.name(), start.elapsed());
-        }
+        let passes = self.run_clif_passes(&mut modules, isa, Facts::Computed, &mut out)?;
+        let summary = passes.published;
 
         let Backend::Objects(target) = self.backend else {
             self.mode.publish(self.target(), summary.as_ref(), None)?;
@@ -452,6 +446,163 @@ impl Build {
         out.modules = modules;
         out.objects = objects;
         Ok(out)
+    }
+
+    /// Runs the CLIF passes on `modules` in pipeline order, each pass
+    /// reading what it knows of the rest of the program from `facts`.
+    fn run_clif_passes(
+        &self,
+        modules: &mut [ClifModule],
+        isa: Option<&dyn TargetIsa>,
+        facts: Facts,
+        out: &mut Output,
+    ) -> Result<PassesDone, Failure> {
+        let mut done = PassesDone::default();
+        let options = merge_options(isa);
+        for (i, &pass) in self.pipeline.clif.iter().enumerate() {
+            let start = Instant::now();
+            let merging_follows = self.pipeline.merges_after(pass);
+            let known = match facts {
+                Facts::Computed => self.pass_facts(pass, merging_follows, modules, &options),
+                Facts::Planned(plan) => plan.passes.get(i).cloned().ok_or_else(|| {
+                    anyhow!("the plan has no record of pass {} `{}`", i + 1, pass.name())
+                })?,
+            };
+            // Merging follows its plan; inlining before merging, what
+            // merging would do to the modules as they are now.
+            let plans =
+                pass == ClifPass::Merge || (matches!(pass, ClifPass::Inline(_)) && merging_follows);
+            let plan = plans
+                .then(|| self.mode.merge_plan(known.summary.as_ref(), &options))
+                .flatten();
+            if pass == ClifPass::Merge && self.mode.summarizes() && done.published.is_none() {
+                // Round 1 publishes the summary of the modules this build
+                // compiles: the whole program's, or one module's.
+                done.published = match facts {
+                    Facts::Computed => known.summary.clone(),
+                    Facts::Planned(_) => Some(summarize(modules, &options)),
+                };
+            }
+            let view = BuildView {
+                plan: plan.as_ref(),
+                merging_follows,
+                shared: known.shared.as_ref(),
+            };
+            let outcome = run_on_every_module(pass, modules, isa, &view, self.jobs)?;
+            if self.pipeline.verify {
+                verify_modules(modules, isa, pass.name()).map_err(|e| anyhow!(e))?;
+            }
+            out.passes.push(PassRun { pass, outcome });
+            out.times.add(pass.name(), start.elapsed());
+            done.facts.push(known);
+        }
+        Ok(done)
+    }
+
+    /// What `pass` reads of every module of `modules`, the whole program:
+    /// the inliner, the local functions several modules define; merging,
+    /// and the inliner before it, the union of the summaries when the build
+    /// merges across modules.
+    fn pass_facts(
+        &self,
+        pass: ClifPass,
+        merging_follows: bool,
+        modules: &[ClifModule],
+        options: &MergeOptions,
+    ) -> PassFacts {
+        let inline = matches!(pass, ClifPass::Inline(_));
+        let plans = pass == ClifPass::Merge || (inline && merging_follows);
+        PassFacts {
+            shared: inline.then(|| shared_functions(modules)),
+            summary: (plans && self.mode.summarizes()).then(|| summarize(modules, options)),
+        }
+    }
+
+    /// `parec plan`: the front end and the CLIF passes on every module of a
+    /// Pare program, recording what each module's compilation needs to know
+    /// of the others ([`crate::plan`]). No code is generated.
+    pub fn plan(&self, paths: &[PathBuf], outputs: &Outputs) -> Result<ProgramPlan, Failure> {
+        let Backend::Objects(target) = self.backend else {
+            return Err(anyhow!("a plan is made for objects").into());
+        };
+        let mut out = Output::default();
+        let lowered = frontend::lower_for_aot(paths, target)?;
+        outputs.check_not_read(&lowered.files)?;
+        let mut modules = lowered.modules;
+        let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
+        let passes =
+            self.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
+        Ok(ProgramPlan {
+            flags: self.plan_flags(target),
+            modules: modules.iter().map(|m| m.name.clone()).collect(),
+            passes: passes.facts,
+            codegen_shared: codegen::shared_functions(&modules),
+        })
+    }
+
+    /// The flags a plan records and a module's compilation must share.
+    pub fn plan_flags(&self, target: Target) -> PlanFlags {
+        PlanFlags {
+            target: target.cgdata_name(),
+            level: self.level.flag().to_string(),
+            passes: self.pipeline.names(),
+            two_rounds: matches!(self.mode, BuildMode::TwoRounds { .. }),
+        }
+    }
+
+    /// `parec compile`: the module `module` of the Pare program rooted at
+    /// `paths[0]`, compiled alone with the facts of `plan` (made with this
+    /// build's flags), outlining against `tree` (round 2) if given. The
+    /// object is the one [`Build::run`] writes for that module; with two
+    /// rounds, the result also carries the module's merge summary, which
+    /// with [`CompiledObject::outline_tree`] is its round-1 cgdata.
+    pub fn run_module(
+        &self,
+        paths: &[PathBuf],
+        module: &str,
+        plan: &ProgramPlan,
+        tree: Option<Arc<OutlineTree>>,
+        outputs: &Outputs,
+    ) -> Result<ModuleBuild, Failure> {
+        let Backend::Objects(target) = self.backend else {
+            return Err(anyhow!("a module is compiled to an object").into());
+        };
+        plan.check_flags(&self.plan_flags(target))?;
+        let mut out = Output::default();
+        let start = Instant::now();
+        let lowered = frontend::lower_one_for_aot(paths, target, module)?;
+        outputs.check_not_read(&lowered.files)?;
+        if lowered.names != plan.modules {
+            return Err(anyhow!(
+                "the plan is for a program with the modules {}, not {}; run `parec plan` again",
+                plan.modules.join(", "),
+                lowered.names.join(", ")
+            )
+            .into());
+        }
+        out.times.add("frontend", start.elapsed());
+        let mut modules = vec![lowered.module];
+        let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
+        let passes =
+            self.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
+        let codegen = CodegenOptions {
+            target,
+            level: self.level,
+            machine: self.pipeline.machine.clone(),
+            jobs: 1,
+        };
+        let context = OutlineContext {
+            shared: plan.codegen_shared.clone(),
+            global: tree,
+        };
+        let object = codegen::compile_module(&modules[0], &codegen, &context)?;
+        out.objects = vec![object];
+        out.times.add_codegen(&out.objects);
+        out.modules = modules;
+        Ok(ModuleBuild {
+            output: out,
+            summary: passes.published,
+        })
     }
 
     /// The target whose code the build is for (the host's JIT counts as

@@ -25,7 +25,14 @@ use crate::{cgdata_file, io_error};
 /// inputs are distinct builds and their counts add up. (A merged file does
 /// not record which builds it holds: merging it again with one of its own
 /// inputs counts that input twice.)
-pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
+///
+/// With `parts` (`--modules`), the inputs are the parts of one build — the
+/// round-1 cgdata of each module of a separately compiled program — and
+/// every input counts, equal or not, as the modules of `parec build` do.
+///
+/// `out` is written only when its content changes, so a build system that
+/// compares outputs (Ninja's `restat`) stops rebuilding there.
+pub fn merge_files(out: &Path, inputs: &[PathBuf], parts: bool) -> Result<i32, Failure> {
     let Some(first) = inputs.first() else {
         return Err(anyhow!("`cgdata merge` needs at least one input").into());
     };
@@ -37,7 +44,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
     let mut distinct: Vec<CgData> = Vec::new();
     for path in inputs {
         let next = cgdata_file::read(path, Some(&merged.target))?;
-        if distinct.contains(&next) {
+        if !parts && distinct.contains(&next) {
             continue;
         }
         let section_error = |e| anyhow!("cgdata `{}`: {e}", path.display());
@@ -49,7 +56,7 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf]) -> Result<i32, Failure> {
             .map_err(section_error)?;
         distinct.push(next);
     }
-    cgdata_file::write(out, &merged.encode())?;
+    cgdata_file::write_if_changed(out, &merged.encode())?;
     Ok(0)
 }
 

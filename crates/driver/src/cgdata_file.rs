@@ -28,6 +28,19 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<CgData> {
 
 /// Writes cgdata to `path`, refusing to replace a file that is not cgdata.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_replaceable(path)?;
+    io_error::write(path, bytes)
+}
+
+/// Like [`write`], leaving the file alone when it already holds `bytes`
+/// (its modification time moves only when its content does).
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_replaceable(path)?;
+    io_error::write_if_changed(path, bytes)
+}
+
+/// Whether `path` may be written: absent, empty or cgdata.
+fn check_replaceable(path: &Path) -> Result<()> {
     if path.is_dir() {
         bail!("`{}` is a directory", path.display());
     }
@@ -39,5 +52,5 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
             );
         }
     }
-    io_error::write(path, bytes)
+    Ok(())
 }

@@ -136,6 +136,94 @@ pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Lowered, Failure> {
     })
 }
 
+/// One module of a program, lowered for AOT as [`lower_for_aot`] lowers it.
+pub struct LoweredModule {
+    pub module: ClifModule,
+    /// The names of every module [`lower_for_aot`] would lower, in order
+    /// (the runtime last).
+    pub names: Vec<String>,
+    /// See [`Loaded::files`].
+    pub files: Vec<PathBuf>,
+}
+
+/// The module called `name` (a source module, or the runtime) of the program
+/// rooted at `paths[0]`, for AOT: the same module [`lower_for_aot`] lowers,
+/// without lowering the others. An unknown name is an error listing the
+/// program's modules.
+pub fn lower_one_for_aot(
+    paths: &[PathBuf],
+    target: Target,
+    name: &str,
+) -> Result<LoweredModule, Failure> {
+    let Loaded { program, files } = load_reading(paths)?;
+    let cfg = lower_config(target.c_call_conv(), target.arch());
+    let runtime = lower::runtime_module(&cfg);
+    let mut names: Vec<String> = program.modules.iter().map(|m| m.name.clone()).collect();
+    names.push(runtime.name.clone());
+    let module = if name == runtime.name {
+        runtime
+    } else {
+        let index = program.modules.iter().position(|m| m.name == name);
+        let index = index.ok_or_else(|| {
+            anyhow!(
+                "the program has no module `{name}`; its modules are: {}",
+                names.join(", ")
+            )
+        })?;
+        lower::lower_module(&program, ModuleId(index as u32), &cfg)
+    };
+    Ok(LoweredModule {
+        module,
+        names,
+        files,
+    })
+}
+
+/// A source module of a program and the modules it imports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceModule {
+    pub name: String,
+    /// The file it was read from, as given or found next to its importer.
+    pub path: PathBuf,
+    /// The modules it imports, by name, in source order.
+    pub imports: Vec<String>,
+}
+
+/// The modules of the program rooted at `paths[0]` and their imports, as
+/// the front end finds them (parsed, not checked), root first.
+pub fn source_modules(paths: &[PathBuf]) -> Result<Vec<SourceModule>, Failure> {
+    let mut sources = SourceMap::new();
+    let modules = match pare_frontend::load_modules(paths, &mut sources) {
+        Ok(modules) => modules,
+        Err(LoadError::Diagnostics(diags)) => {
+            emit_diagnostics(&diags, &sources);
+            return Err(Failure::Reported);
+        }
+        Err(LoadError::Message(message)) => return Err(Failure::Error(anyhow!("{message}"))),
+    };
+    Ok(modules
+        .iter()
+        .map(|m| SourceModule {
+            name: m.name.clone(),
+            path: PathBuf::from(sources.name(m.file)),
+            imports: m
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    pare_frontend::ast::Item::Import(i) => Some(i.module.name.clone()),
+                    _ => None,
+                })
+                .collect(),
+        })
+        .collect())
+}
+
+/// The name of the runtime module, the last object of every AOT build.
+pub fn runtime_module_name(target: Target) -> String {
+    let cfg = lower_config(target.c_call_conv(), target.arch());
+    lower::runtime_module(&cfg).name
+}
+
 /// One module per source module, then the runtime, for AOT objects.
 pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Lowered, Failure> {
     let Loaded { program, files } = load_reading(paths)?;

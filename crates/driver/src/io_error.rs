@@ -38,6 +38,16 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| anyhow!("cannot write `{}`: {}", path.display(), reason(&e)))
 }
 
+/// Writes `bytes` to `path` unless the file already holds exactly these
+/// bytes, so that its modification time moves only when its content does
+/// (a build system's `restat` then stops rebuilding at an unchanged output).
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    match std::fs::read(path) {
+        Ok(existing) if existing == bytes => Ok(()),
+        _ => write(path, bytes),
+    }
+}
+
 /// Creates a directory and its parents.
 pub fn create_dir_all(path: &Path) -> Result<()> {
     std::fs::create_dir_all(path)

@@ -22,8 +22,11 @@
 //! |-----------------|----------------------------------------------------|
 //! | [`commands`]    | `parec run`, `interp`, `build`, `opt`, `size`      |
 //! | [`cgdata_cmd`]  | `parec cgdata show`, `merge`                        |
+//! | [`actions`]     | `parec plan`, `compile`, `link`: separate compilation |
+//! | [`ninja`]       | `parec ninja`: a Ninja file of those actions       |
 //! | [`build`]       | [`build::Build::run`], build modes, stage times    |
 //! | [`pipeline`]    | CLIF and machine passes, the verifier              |
+//! | [`plan`]        | what one module's compilation knows of the others  |
 //! | [`remarks`]     | the passes' remarks as text and JSON lines         |
 //! | [`size`]        | `parec size`: where the bytes of a build went      |
 //! | [`codegen`]     | Cranelift, machine passes, objects per module      |
@@ -44,6 +47,7 @@
 //!
 //! [`ClifModule`]: parec_passes::clif_module::ClifModule
 
+pub mod actions;
 pub mod asm;
 pub mod build;
 pub mod cgdata_cmd;
@@ -58,11 +62,13 @@ pub mod io_error;
 pub mod jit;
 pub mod link;
 pub mod link_report;
+pub mod ninja;
 pub mod object;
 pub mod opt;
 pub mod outputs;
 pub mod parallel;
 pub mod pipeline;
+pub mod plan;
 pub mod remarks;
 pub mod size;
 pub mod target;

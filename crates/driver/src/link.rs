@@ -45,6 +45,15 @@ pub enum Icf {
 }
 
 impl Icf {
+    /// The name `--icf` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Icf::All => "all",
+            Icf::Safe => "safe",
+            Icf::None => "none",
+        }
+    }
+
     fn flag(self) -> &'static str {
         match self {
             Icf::All => "--icf=all",

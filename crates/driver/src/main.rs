@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use parec::actions::{self, ActionFlags, CompileOptions};
 use parec::build::{ModeFlags, Units};
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
@@ -99,6 +100,83 @@ enum Command {
         #[arg(long)]
         lto: bool,
     },
+    /// Separate compilation, step 1: what each module's compilation must
+    /// know of the others (reads every source; no code is generated).
+    Plan {
+        /// The program's .pare files, root module first.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The plan file to write.
+        #[arg(short = 'o', required = true)]
+        out: PathBuf,
+        #[command(flatten)]
+        flags: ActionArgs,
+        /// The plan of a two-round build (cross-module merging and outlining).
+        #[arg(long)]
+        two_rounds: bool,
+        /// Modules processed in parallel (the plan is the same for any value).
+        #[arg(short = 'j', value_parser = clap::value_parser!(u32).range(1..))]
+        jobs: Option<u32>,
+    },
+    /// Separate compilation: one module of a program to its object (the
+    /// bytes `parec build --emit obj` writes for it with the same flags).
+    Compile {
+        /// The program's .pare files, root module first.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The module to compile (a module name, or `pare_runtime`).
+        #[arg(long, required = true)]
+        module: String,
+        /// The program plan (`parec plan`, made with the same flags).
+        #[arg(long, required = true, value_name = "PLAN")]
+        plan: PathBuf,
+        /// The object to write.
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        flags: ActionArgs,
+        /// Round 1 of two: write the module's merge summary and outline tree.
+        #[arg(long, value_name = "FILE")]
+        cgdata_generate: Option<PathBuf>,
+        /// Round 2 of two: outline against round 1's cgdata (merged).
+        #[arg(long, value_name = "FILE")]
+        cgdata_use: Option<PathBuf>,
+    },
+    /// Separate compilation: link objects into a static executable, as
+    /// `parec build` links its own.
+    Link {
+        #[arg(required = true)]
+        objects: Vec<PathBuf>,
+        #[arg(short = 'o', required = true)]
+        out: PathBuf,
+        #[arg(long, default_value = "aarch64-unknown-linux-gnu", value_parser = parse_target)]
+        target: Target,
+        #[arg(long, default_value = "all", value_parser = parse_icf)]
+        icf: Icf,
+    },
+    /// Write a Ninja build file that builds the program with `parec plan`,
+    /// `compile`, `cgdata merge` and `link` (the bytes of `parec build`).
+    Ninja {
+        /// The program's .pare files, root module first.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The build file; its directory is the build directory.
+        #[arg(short = 'o', required = true)]
+        out: PathBuf,
+        #[command(flatten)]
+        flags: ActionArgs,
+        /// Two rounds (as `parec build --two-rounds`).
+        #[arg(long)]
+        two_rounds: bool,
+        #[arg(long, default_value = "all", value_parser = parse_icf)]
+        icf: Icf,
+        /// The executable's name (default: the root module's name).
+        #[arg(long)]
+        exe: Option<String>,
+        /// The parec the build runs (default: this one).
+        #[arg(long)]
+        parec: Option<PathBuf>,
+    },
     /// Where the bytes of an executable or objects went: per function,
     /// module, generic and kind; or the changes from another build.
     Size {
@@ -163,12 +241,41 @@ enum Command {
 enum CgdataCommand {
     /// Merge cgdata files into OUT (the same bytes for any input order).
     Merge {
+        /// The inputs are the modules of one build (round-1 cgdata of
+        /// `parec compile`): every input counts, even equal ones.
+        #[arg(long)]
+        modules: bool,
         out: PathBuf,
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
     },
     /// Print a cgdata file: sections, merge groups, parameters, estimated benefit.
     Show { file: PathBuf },
+}
+
+/// The flags every separate-compilation action of one build shares.
+#[derive(clap::Args)]
+struct ActionArgs {
+    /// Target triple: aarch64-unknown-linux-gnu (default) or x86_64-unknown-linux-gnu.
+    #[arg(long, default_value = "aarch64-unknown-linux-gnu", value_parser = parse_target)]
+    target: Target,
+    /// Optimization level: 0, 2 or z (size, the default).
+    #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+    opt: String,
+    /// Replace the level's CLIF passes by this comma-separated list (testing).
+    #[arg(long, hide = true)]
+    passes: Option<String>,
+}
+
+impl ActionArgs {
+    fn flags(&self, two_rounds: bool) -> ActionFlags {
+        ActionFlags {
+            target: self.target,
+            level: opt_level(&self.opt),
+            passes: self.passes.clone(),
+            two_rounds,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -332,8 +439,64 @@ fn execute(cli: Cli) -> ExitCode {
             all,
         }),
         Command::Cgdata {
-            command: CgdataCommand::Merge { out, inputs },
-        } => parec::cgdata_cmd::merge_files(&out, &inputs),
+            command:
+                CgdataCommand::Merge {
+                    modules,
+                    out,
+                    inputs,
+                },
+        } => parec::cgdata_cmd::merge_files(&out, &inputs, modules),
+        Command::Plan {
+            files,
+            out,
+            flags,
+            two_rounds,
+            jobs,
+        } => {
+            let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
+            actions::plan(&files, &out, &flags.flags(two_rounds), jobs)
+        }
+        Command::Compile {
+            files,
+            module,
+            plan,
+            out,
+            flags,
+            cgdata_generate,
+            cgdata_use,
+        } => actions::compile(&CompileOptions {
+            files,
+            module,
+            plan,
+            out,
+            generate: cgdata_generate,
+            use_file: cgdata_use,
+            target: flags.target,
+            level: opt_level(&flags.opt),
+            passes: flags.passes,
+        }),
+        Command::Link {
+            objects,
+            out,
+            target,
+            icf,
+        } => actions::link(&objects, &out, target, icf),
+        Command::Ninja {
+            files,
+            out,
+            flags,
+            two_rounds,
+            icf,
+            exe,
+            parec,
+        } => parec::ninja::generate(&parec::ninja::NinjaOptions {
+            files,
+            out,
+            flags: flags.flags(two_rounds),
+            icf,
+            exe,
+            parec,
+        }),
         Command::Cgdata {
             command: CgdataCommand::Show { file },
         } => parec::cgdata_cmd::show(&file),

@@ -1,0 +1,449 @@
+//! `parec ninja`: a Ninja build file for a program's separate compilation.
+//!
+//! The file runs the actions of [`crate::actions`] so that `ninja` builds
+//! the program with its own parallelism (and any Ninja-driven remote
+//! execution or cache can distribute it), producing the objects and the
+//! executable `parec build` produces. Its edges, for a program whose
+//! modules are `M…` (the runtime is one of them):
+//!
+//! ```text
+//! one round:  plan ─▶ obj/M.o (each M) ─▶ EXE
+//! two rounds: plan ─▶ round1/M.cgdata (each M) ─▶ round1.cgdata ─▶ obj/M.o (each M) ─▶ EXE
+//! ```
+//!
+//! The plan reads every source; the action of module M reads M's source,
+//! the sources M imports transitively, and the plan (round 2: and the
+//! merged cgdata). Every action's outputs are written only when their bytes
+//! change and every rule has `restat = 1`, so touching a module reruns the
+//! plan and the actions of the modules that import it, and stops wherever
+//! an output came out the same. A `generator` edge writes the file again
+//! when a source changes (an `import` added or removed changes the graph).
+//!
+//! Paths in the file are relative to its directory (the build directory,
+//! where `ninja` runs): sources as seen from there, outputs inside it. The
+//! parec binary is named by the path it was run as, or `--parec`.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::anyhow;
+
+use crate::actions::ActionFlags;
+use crate::frontend::{self, SourceModule};
+use crate::link::Icf;
+use crate::outputs::Outputs;
+use crate::{io_error, Failure};
+
+/// Options of `parec ninja`.
+#[derive(Clone, Debug)]
+pub struct NinjaOptions {
+    pub files: Vec<PathBuf>,
+    /// The build file; its directory is the build directory.
+    pub out: PathBuf,
+    pub flags: ActionFlags,
+    pub icf: Icf,
+    /// The executable's name in the build directory (default: the root
+    /// module's name).
+    pub exe: Option<String>,
+    /// The parec the build runs (default: this one).
+    pub parec: Option<PathBuf>,
+}
+
+/// A module of the build: its name and the sources its object depends on.
+struct BuildModule {
+    name: String,
+    /// Its source and those of every module it imports, transitively,
+    /// relative to the build directory; empty for the runtime.
+    sources: Vec<String>,
+}
+
+/// `parec ninja FILES -o build.ninja`.
+pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
+    let mut outputs = Outputs::default();
+    outputs.file(&opts.out, "-o");
+    outputs.check(&opts.files)?;
+    let build_dir = build_directory(&opts.out)?;
+    let sources = frontend::source_modules(&opts.files)?;
+    if let Some(source) = sources
+        .iter()
+        .find(|s| crate::outputs::same_file(&s.path, &opts.out))
+    {
+        return Err(anyhow!(
+            "-o `{}` is the source file `{}` of the program; refusing to overwrite it",
+            opts.out.display(),
+            source.path.display()
+        )
+        .into());
+    }
+    let mut modules = Vec::new();
+    for module in &sources {
+        modules.push(BuildModule {
+            name: module.name.clone(),
+            sources: closure(module, &sources)
+                .iter()
+                .map(|path| relative_to(path, &build_dir))
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    modules.push(BuildModule {
+        name: frontend::runtime_module_name(opts.flags.target),
+        sources: Vec::new(),
+    });
+    let text = NinjaFile {
+        opts,
+        build_dir: &build_dir,
+        modules: &modules,
+        all_sources: sources
+            .iter()
+            .map(|s| relative_to(&s.path, &build_dir))
+            .collect::<Result<_, _>>()?,
+    }
+    .render()?;
+    io_error::write_if_changed(&opts.out, text.as_bytes())?;
+    Ok(0)
+}
+
+/// The canonical directory of the build file.
+fn build_directory(out: &Path) -> anyhow::Result<PathBuf> {
+    let dir = match out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    dir.canonicalize().map_err(|e| {
+        anyhow!(
+            "cannot use the build directory `{}`: {}",
+            dir.display(),
+            io_error::reason(&e)
+        )
+    })
+}
+
+/// The source of `module` and of every module it imports, transitively,
+/// in the order the front end found them.
+fn closure<'a>(module: &'a SourceModule, all: &'a [SourceModule]) -> Vec<&'a Path> {
+    let mut seen = BTreeSet::from([module.name.as_str()]);
+    let mut queue = VecDeque::from([module]);
+    while let Some(m) = queue.pop_front() {
+        for import in &m.imports {
+            if let Some(found) = all.iter().find(|s| &s.name == import) {
+                if seen.insert(found.name.as_str()) {
+                    queue.push_back(found);
+                }
+            }
+        }
+    }
+    all.iter()
+        .filter(|s| seen.contains(s.name.as_str()))
+        .map(|s| s.path.as_path())
+        .collect()
+}
+
+/// `path` relative to the canonical directory `base`.
+fn relative_to(path: &Path, base: &Path) -> anyhow::Result<String> {
+    let path = path
+        .canonicalize()
+        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_error::reason(&e)))?;
+    let from: Vec<Component> = base.components().collect();
+    let to: Vec<Component> = path.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for part in &to[common..] {
+        rel.push(part);
+    }
+    rel.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("`{}` is not valid UTF-8", path.display()))
+}
+
+/// The file name of a module's object, as `parec build --emit obj` names it.
+pub fn object_name(module: &str) -> String {
+    let stem: String = module
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}.o")
+}
+
+/// A path in a Ninja `build` line: `$`, space and `:` escaped.
+fn ninja_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '$' | ' ' | ':' | '\n') {
+            out.push('$');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A word of a shell command (in a Ninja variable: `$` escaped).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=,+@%".contains(c));
+    let quoted = if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    };
+    quoted.replace('$', "$$")
+}
+
+/// The build file being written.
+struct NinjaFile<'a> {
+    opts: &'a NinjaOptions,
+    build_dir: &'a Path,
+    modules: &'a [BuildModule],
+    /// Every source of the program, relative to the build directory.
+    all_sources: Vec<String>,
+}
+
+impl NinjaFile<'_> {
+    fn render(&self) -> anyhow::Result<String> {
+        let flags = &self.opts.flags;
+        let two_rounds = flags.two_rounds;
+        let mut s = String::new();
+        let rounds = if two_rounds {
+            "two rounds"
+        } else {
+            "one round"
+        };
+        let _ = writeln!(
+            s,
+            "# Written by `parec ninja` ({rounds}); run `ninja` in this directory.\n\
+             # Rewritten by ninja itself when a source changes; do not edit.\n\
+             ninja_required_version = 1.5\n"
+        );
+        let parec = self.parec_path()?;
+        let files: Vec<String> = self
+            .opts
+            .files
+            .iter()
+            .map(|f| relative_to(f, self.build_dir).map(|p| shell_word(&p)))
+            .collect::<Result<_, _>>()?;
+        let mut common = vec![
+            "--target".to_string(),
+            flags.target.triple().to_string(),
+            flags.level.flag().to_string(),
+        ];
+        if let Some(passes) = &flags.passes {
+            common.push(format!("--passes={}", shell_word(passes)));
+        }
+        let _ = writeln!(s, "parec = {}", shell_word(&parec));
+        let _ = writeln!(s, "program = {}", files.join(" "));
+        let _ = writeln!(s, "flags = {}\n", common.join(" "));
+
+        let plan_rounds = if two_rounds { " --two-rounds" } else { "" };
+        rule(
+            &mut s,
+            "plan",
+            &format!("$parec plan $program -o $out $flags{plan_rounds}"),
+            "PLAN",
+        );
+        if !two_rounds {
+            rule(
+                &mut s,
+                "compile",
+                "$parec compile $program --module $module --plan program.plan $flags -o $out",
+                "COMPILE $module",
+            );
+        } else {
+            rule(&mut s, "round1", "$parec compile $program --module $module --plan program.plan $flags --cgdata-generate $out", "ROUND1 $module");
+            rule(&mut s, "round2", "$parec compile $program --module $module --plan program.plan $flags --cgdata-use round1.cgdata -o $out", "ROUND2 $module");
+            rule(
+                &mut s,
+                "cgdata_merge",
+                "$parec cgdata merge --modules $out $in",
+                "MERGE $out",
+            );
+        }
+        let icf = self.opts.icf.name();
+        rule(
+            &mut s,
+            "link",
+            &format!(
+                "$parec link $in -o $out --target {} --icf {icf}",
+                flags.target.triple()
+            ),
+            "LINK $out",
+        );
+        self.regenerate_rule(&mut s, &parec, &files)?;
+
+        let tool = self.tool_dependency(&parec);
+        let all = self
+            .all_sources
+            .iter()
+            .map(|p| ninja_path(p))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = writeln!(s, "build program.plan: plan | {all}{tool}\n");
+        let objects: Vec<String> = self
+            .modules
+            .iter()
+            .map(|m| format!("obj/{}", object_name(&m.name)))
+            .collect();
+        if two_rounds {
+            let mut round1 = Vec::new();
+            for module in self.modules {
+                let out = format!(
+                    "round1/{}.cgdata",
+                    object_name(&module.name).trim_end_matches(".o")
+                );
+                self.module_edge(&mut s, "round1", &out, module, "", &tool);
+                round1.push(out);
+            }
+            let _ = writeln!(
+                s,
+                "build round1.cgdata: cgdata_merge {}{}\n",
+                round1.join(" "),
+                implicit(&tool)
+            );
+            for (module, out) in self.modules.iter().zip(&objects) {
+                self.module_edge(&mut s, "round2", out, module, " round1.cgdata", &tool);
+            }
+        } else {
+            for (module, out) in self.modules.iter().zip(&objects) {
+                self.module_edge(&mut s, "compile", out, module, "", &tool);
+            }
+        }
+        let exe = match &self.opts.exe {
+            Some(name) => name.clone(),
+            None => self.modules[0].name.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "build {}: link {}{}\n",
+            ninja_path(&exe),
+            objects.join(" "),
+            implicit(&tool)
+        );
+        let _ = writeln!(s, "default {}", ninja_path(&exe));
+        Ok(s)
+    }
+
+    /// One module's compile edge of `rule`, depending on its sources, the
+    /// plan and `more`.
+    fn module_edge(
+        &self,
+        s: &mut String,
+        rule: &str,
+        out: &str,
+        module: &BuildModule,
+        more: &str,
+        tool: &str,
+    ) {
+        let sources: String = module
+            .sources
+            .iter()
+            .map(|p| format!(" {}", ninja_path(p)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "build {}: {rule} |{sources} program.plan{more}{tool}\n  module = {}\n",
+            ninja_path(out),
+            shell_word(&module.name)
+        );
+    }
+
+    /// The edge that writes this file again when a source changes.
+    fn regenerate_rule(&self, s: &mut String, parec: &str, files: &[String]) -> anyhow::Result<()> {
+        let flags = &self.opts.flags;
+        let out = self
+            .opts
+            .out
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| anyhow!("`{}` is not a file name", self.opts.out.display()))?
+            .to_string();
+        let mut args = vec![
+            files.join(" "),
+            "-o".into(),
+            shell_word(&out),
+            "$flags".into(),
+        ];
+        if flags.two_rounds {
+            args.push("--two-rounds".into());
+        }
+        args.push(format!("--icf {}", self.opts.icf.name()));
+        if let Some(exe) = &self.opts.exe {
+            args.push(format!("--exe {}", shell_word(exe)));
+        }
+        args.push(format!("--parec {}", shell_word(parec)));
+        rule(
+            s,
+            "regenerate",
+            &format!("$parec ninja {}", args.join(" ")),
+            "NINJA $out",
+        );
+        let _ = writeln!(s, "  generator = 1");
+        let all = self
+            .all_sources
+            .iter()
+            .map(|p| ninja_path(p))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = writeln!(
+            s,
+            "build {}: regenerate | {all}{}\n",
+            ninja_path(&out),
+            self.tool_dependency(parec)
+        );
+        Ok(())
+    }
+
+    /// The parec the build runs, as written in the file.
+    fn parec_path(&self) -> anyhow::Result<String> {
+        let path = match &self.opts.parec {
+            Some(path) => path.clone(),
+            None => {
+                std::env::current_exe().map_err(|e| anyhow!("cannot find parec's own path: {e}"))?
+            }
+        };
+        path.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| anyhow!("`{}` is not valid UTF-8", path.display()))
+    }
+
+    /// An implicit dependency on the parec binary, when it names a file
+    /// (a new parec rebuilds everything).
+    fn tool_dependency(&self, parec: &str) -> String {
+        let path = Path::new(parec);
+        if path.is_absolute() && path.is_file() {
+            format!(" {}", ninja_path(parec))
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// An implicit-dependency list of `deps` (`" a b"`, or nothing).
+fn implicit(deps: &str) -> String {
+    if deps.is_empty() {
+        String::new()
+    } else {
+        format!(" |{deps}")
+    }
+}
+
+/// A rule: its command, a description and `restat` (every action leaves
+/// an unchanged output alone).
+fn rule(s: &mut String, name: &str, command: &str, description: &str) {
+    let _ = writeln!(
+        s,
+        "rule {name}\n  command = {command}\n  description = {description}\n  restat = 1"
+    );
+    if name != "regenerate" {
+        s.push('\n');
+    }
+}

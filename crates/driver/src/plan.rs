@@ -1,0 +1,283 @@
+//! The program plan: what one module's compilation must know of the others.
+//!
+//! A module's object is not a function of its own sources alone. Within one
+//! `parec build`, the passes of a module read facts that come from every
+//! module of the program:
+//!
+//! - the inliner keeps the generic instances that other modules define too
+//!   (the linker folds their copies), so it needs the local functions every
+//!   module defines at that point;
+//! - with cross-module merging (two rounds), the inliner leaves alone the
+//!   functions merging is about to merge and merging follows a plan, both
+//!   combined from the merge summary of every module at that point;
+//! - the outliner treats functions several modules define alike in every
+//!   module, so it needs the local functions every module defines after the
+//!   CLIF passes.
+//!
+//! Separate compilation ([`crate::actions`]) therefore starts with one
+//! program-wide step, `parec plan`, which runs the front end and the CLIF
+//! passes on every module (no code generation) and records exactly those
+//! facts, pass by pass, in a plan file. Each `parec compile --module M
+//! --plan P` then runs the passes on M alone, taking the facts from the plan
+//! where the whole build would compute them, and produces the bytes the
+//! whole build produces for M. The plan changes only when a fact does: a
+//! build system that compares outputs (Ninja's `restat`) recompiles the
+//! other modules only then.
+//!
+//! The file is binary, little-endian and deterministic (sorted sets, the
+//! merge summary's canonical encoding): magic `PARECPL\0`, a version, the
+//! flags it was made with (target, optimization level, passes, rounds), the
+//! program's module names, one record per CLIF pass and the outliner's
+//! shared functions.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Result};
+use parec_passes::cgdata::{CgDataError, Reader, Section as _, Writer};
+use parec_passes::merge::Summary;
+
+use crate::io_error;
+
+/// The first bytes of a plan file.
+pub const MAGIC: &[u8; 8] = b"PARECPL\0";
+/// The plan format version; a plan of another version is refused.
+pub const VERSION: u32 = 1;
+
+/// The facts one CLIF pass reads from every module of the program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PassFacts {
+    /// The inliner: local functions that more than one module defines.
+    pub shared: Option<BTreeSet<String>>,
+    /// Cross-module merging (and the inliner before it): the union of every
+    /// module's merge summary, which the merge plan is combined from.
+    pub summary: Option<Summary>,
+}
+
+/// What the flags of the build were; a module is compiled with the same.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanFlags {
+    /// The target's cgdata name (`aarch64`, `x86_64`).
+    pub target: String,
+    /// `-O0`, `-O2` or `-Oz`.
+    pub level: String,
+    /// The pipeline's passes, as a `--passes` list.
+    pub passes: String,
+    /// Whether the build has two rounds (cross-module merging and outlining).
+    pub two_rounds: bool,
+}
+
+/// A program plan (see the module doc).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProgramPlan {
+    pub flags: PlanFlags,
+    /// The program's modules in build order, the runtime last: each becomes
+    /// one object.
+    pub modules: Vec<String>,
+    /// One record per CLIF pass, in pipeline order.
+    pub passes: Vec<PassFacts>,
+    /// The outliner: local functions that more than one module defines
+    /// after the CLIF passes.
+    pub codegen_shared: BTreeSet<String>,
+}
+
+impl ProgramPlan {
+    /// The canonical bytes of the plan.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.bytes_raw(MAGIC);
+        w.u32(VERSION);
+        w.str(&self.flags.target);
+        w.str(&self.flags.level);
+        w.str(&self.flags.passes);
+        w.u8(u8::from(self.flags.two_rounds));
+        write_names(&mut w, self.modules.iter());
+        w.u32(self.passes.len() as u32);
+        for facts in &self.passes {
+            match &facts.shared {
+                Some(shared) => {
+                    w.u8(1);
+                    write_names(&mut w, shared.iter());
+                }
+                None => w.u8(0),
+            }
+            match &facts.summary {
+                Some(summary) => {
+                    w.u8(1);
+                    let mut inner = Writer::default();
+                    summary.encode(&mut inner);
+                    let bytes = inner.into_bytes();
+                    w.u32(bytes.len() as u32);
+                    w.bytes_raw(&bytes);
+                }
+                None => w.u8(0),
+            }
+        }
+        write_names(&mut w, self.codegen_shared.iter());
+        w.into_bytes()
+    }
+
+    /// Decodes a plan written by [`ProgramPlan::encode`].
+    pub fn decode(bytes: &[u8]) -> Result<ProgramPlan, CgDataError> {
+        let mut r = Reader::new(bytes);
+        if r.take(MAGIC.len(), "the magic")? != MAGIC {
+            return Err(CgDataError::Corrupt {
+                offset: 0,
+                reason: "not a parec plan file (bad magic)".to_string(),
+            });
+        }
+        let version = r.u32("the version")?;
+        if version != VERSION {
+            return Err(CgDataError::Corrupt {
+                offset: MAGIC.len(),
+                reason: format!("plan version {version}; this parec reads version {VERSION}"),
+            });
+        }
+        let flags = PlanFlags {
+            target: r.str("the target")?,
+            level: r.str("the level")?,
+            passes: r.str("the passes")?,
+            two_rounds: r.u8("the rounds")? != 0,
+        };
+        let modules = read_names(&mut r)?.into_iter().collect();
+        let count = r.count(2, "the pass count")?;
+        let mut passes = Vec::with_capacity(count);
+        for _ in 0..count {
+            let shared = match r.u8("a shared-set flag")? {
+                0 => None,
+                _ => Some(read_names(&mut r)?.into_iter().collect()),
+            };
+            let summary = match r.u8("a summary flag")? {
+                0 => None,
+                _ => {
+                    let len = r.count(1, "the summary length")?;
+                    let mut inner = Reader::new(r.take(len, "the summary")?);
+                    Some(Summary::decode(&mut inner)?)
+                }
+            };
+            passes.push(PassFacts { shared, summary });
+        }
+        let codegen_shared = read_names(&mut r)?.into_iter().collect();
+        if !r.at_end() {
+            return Err(CgDataError::Corrupt {
+                offset: r.offset(),
+                reason: "trailing bytes".to_string(),
+            });
+        }
+        Ok(ProgramPlan {
+            flags,
+            modules,
+            passes,
+            codegen_shared,
+        })
+    }
+
+    /// Reads and decodes a plan file.
+    pub fn read(path: &Path) -> Result<ProgramPlan> {
+        let bytes = std::fs::read(path).map_err(|e| {
+            anyhow!(
+                "cannot read the plan `{}`: {}",
+                path.display(),
+                io_error::reason(&e)
+            )
+        })?;
+        ProgramPlan::decode(&bytes).map_err(|e| anyhow!("plan `{}`: {e}", path.display()))
+    }
+
+    /// Writes the plan to `path` unless it already holds these bytes (so
+    /// that a build system comparing outputs sees no change), refusing to
+    /// replace a file that is not a plan.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        if let Ok(existing) = std::fs::read(path) {
+            if !existing.is_empty() && !existing.starts_with(MAGIC) {
+                bail!(
+                    "`{}` exists and is not a parec plan; refusing to overwrite it",
+                    path.display()
+                );
+            }
+        }
+        io_error::write_if_changed(path, &self.encode())
+    }
+
+    /// Whether `other` flags are the ones the plan was made with; the error
+    /// names the first difference.
+    pub fn check_flags(&self, other: &PlanFlags) -> Result<()> {
+        let mine = &self.flags;
+        let differs = |what: &str, plan: &str, given: &str| {
+            anyhow!("the plan was made for {what} `{plan}`, this compile is for `{given}`; run `parec plan` with the same flags")
+        };
+        if mine.target != other.target {
+            return Err(differs("target", &mine.target, &other.target));
+        }
+        if mine.level != other.level {
+            return Err(differs("level", &mine.level, &other.level));
+        }
+        if mine.passes != other.passes {
+            return Err(differs("passes", &mine.passes, &other.passes));
+        }
+        if mine.two_rounds != other.two_rounds {
+            let rounds = |two| if two { "two rounds" } else { "one round" };
+            return Err(differs(
+                "a build in",
+                rounds(mine.two_rounds),
+                rounds(other.two_rounds),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn write_names<'a>(w: &mut Writer, names: impl ExactSizeIterator<Item = &'a String>) {
+    w.u32(names.len() as u32);
+    for name in names {
+        w.str(name);
+    }
+}
+
+fn read_names(r: &mut Reader<'_>) -> Result<Vec<String>, CgDataError> {
+    let count = r.count(4, "a name count")?;
+    (0..count).map(|_| r.str("a name")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ProgramPlan {
+        ProgramPlan {
+            flags: PlanFlags {
+                target: "aarch64".into(),
+                level: "z".into(),
+                passes: "inline,gvn".into(),
+                two_rounds: true,
+            },
+            modules: vec!["main".into(), "pare_runtime".into()],
+            passes: vec![
+                PassFacts {
+                    shared: Some(["a".to_string(), "b".to_string()].into()),
+                    summary: Some(Summary::default()),
+                },
+                PassFacts::default(),
+            ],
+            codegen_shared: ["b".to_string()].into(),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let plan = sample();
+        let bytes = plan.encode();
+        assert_eq!(ProgramPlan::decode(&bytes).unwrap(), plan);
+    }
+
+    #[test]
+    fn corrupt_plans_are_errors() {
+        let bytes = sample().encode();
+        for len in 0..bytes.len() {
+            assert!(ProgramPlan::decode(&bytes[..len]).is_err(), "prefix {len}");
+        }
+        let mut bad = bytes.clone();
+        bad[0] = b'X';
+        assert!(ProgramPlan::decode(&bad).is_err());
+    }
+}
