@@ -10,9 +10,19 @@
 //!   parameters only for if/logical expression values. Blocks are sealed as
 //!   soon as all their predecessors are known; `seal_all_blocks` at the end is
 //!   a safety net.
-//! - Every check (null, bounds, division) branches to one cold trap block per
-//!   trap kind, emitted at the end of the function, which calls `pare_trap`
-//!   and then executes a `trap` (the call never returns).
+//! - Every check (null, bounds, division) leaves the function's code by one
+//!   path per trap kind, chosen by [`LowerConfig::traps`](super::LowerConfig):
+//!   - [`TrapLowering::Call`] (the JIT, x86_64): a branch to one cold trap
+//!     block per kind, emitted at the end of the function, which calls
+//!     `pare_trap` and then executes a `trap` (the call never returns);
+//!   - [`TrapLowering::SharedPaths`] (aarch64 objects): a `trapz`/`trapnz`
+//!     with the kind's trap code ([`super::check_trap_code`]). Cranelift
+//!     emits a conditional branch to an out-of-line `udf` and no call, so a
+//!     function whose only call was the trap needs no frame; the machine
+//!     pass `parec_passes::traps` then makes the function's `udf`s of a kind
+//!     one `b pare_trap_<kind>`, the kind's shared path in the runtime
+//!     (docs/DESIGN.md, "Trap paths"). Without that pass the `udf` would be
+//!     reached: the driver runs it whenever the lowering says so.
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address.
@@ -29,7 +39,10 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 use hashbrown::{HashMap, HashSet};
 use parec_passes::clif_module::ClifModule;
 
-use super::{clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn};
+use super::{
+    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, TrapLowering,
+    CHECKED_KINDS,
+};
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
 };
@@ -297,8 +310,19 @@ impl<'p> FnLower<'_, '_, 'p> {
         }
     }
 
+    /// The trap code a check of `kind` traps with in place, if checks are
+    /// lowered as shared trap paths (see the module doc).
+    fn shared_trap_code(&self, kind: TrapKind) -> Option<TrapCode> {
+        let shared = self.mb.cfg.traps == TrapLowering::SharedPaths;
+        (shared && CHECKED_KINDS.contains(&kind)).then(|| check_trap_code(kind))
+    }
+
     /// Traps with `kind` if `cond` is non-zero.
     fn trap_if(&mut self, cond: Value, kind: TrapKind) {
+        if let Some(code) = self.shared_trap_code(kind) {
+            self.b.ins().trapnz(cond, code);
+            return;
+        }
         let trap = self.trap_block(kind);
         let cont = self.b.create_block();
         self.branch(cond, trap, &[], cont, &[]);
@@ -307,6 +331,10 @@ impl<'p> FnLower<'_, '_, 'p> {
 
     /// Traps with `kind` if `cond` is zero.
     fn trap_unless(&mut self, cond: Value, kind: TrapKind) {
+        if let Some(code) = self.shared_trap_code(kind) {
+            self.b.ins().trapz(cond, code);
+            return;
+        }
         let trap = self.trap_block(kind);
         let cont = self.b.create_block();
         self.branch(cond, cont, &[], trap, &[]);
