@@ -62,6 +62,7 @@ use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
+use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
 
 use crate::codegen::{self, CodegenOptions, CompiledObject, OutlineContext};
@@ -400,7 +401,7 @@ impl Build {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let (mut modules, read) = self.front_end(input)?;
+        let (mut modules, read, trap_paths) = self.front_end(input)?;
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
@@ -431,6 +432,7 @@ impl Build {
             level: self.level,
             machine: self.pipeline.machine.clone(),
             jobs: self.jobs,
+            trap_paths,
         };
         let mut objects = codegen::compile_all(&modules, &codegen, self.mode.given_outline_tree())?;
         out.times.add_codegen(&objects);
@@ -590,6 +592,7 @@ impl Build {
             level: self.level,
             machine: self.pipeline.machine.clone(),
             jobs: 1,
+            trap_paths: lowered.trap_paths,
         };
         let context = OutlineContext {
             shared: plan.codegen_shared.clone(),
@@ -615,18 +618,23 @@ impl Build {
     }
 
     /// The front end: Pare sources lowered for the backend, or the modules
-    /// as given; and the source files it read.
-    fn front_end(&self, input: Input) -> Result<(Vec<ClifModule>, Vec<PathBuf>), Failure> {
+    /// as given; the source files it read; and the shared trap paths code
+    /// generation must complete the code with, if the lowering used them
+    /// (never for given modules: their traps stay traps).
+    fn front_end(&self, input: Input) -> Result<FrontEndOutput, Failure> {
         let lowered = match input {
             Input::Pare(paths) => match self.backend {
                 Backend::Jit => frontend::lower_for_jit(&paths)?,
                 _ => frontend::lower_for_aot(&paths, self.target())?,
             },
-            Input::Modules(modules) => return Ok((modules, Vec::new())),
+            Input::Modules(modules) => return Ok((modules, Vec::new(), None)),
         };
-        Ok((lowered.modules, lowered.files))
+        Ok((lowered.modules, lowered.files, lowered.trap_paths))
     }
 }
+
+/// What [`Build::front_end`] gives the later stages.
+type FrontEndOutput = (Vec<ClifModule>, Vec<PathBuf>, Option<TrapPaths>);
 
 /// Runs `pass` on every module, `jobs` at a time; the outcomes are summed
 /// in module order.

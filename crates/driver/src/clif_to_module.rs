@@ -239,6 +239,28 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         Ok(())
     }
 
+    /// The relocation target of function `name`, declared as an import if
+    /// the module does not know it yet (the shared trap paths, which code
+    /// refers to only after the machine passes).
+    pub fn function_target(
+        &mut self,
+        name: &str,
+        targets: &mut RelocTargets,
+    ) -> Result<outline::RelocTarget> {
+        let id = match self.module.get_name(name) {
+            Some(FuncOrDataId::Func(id)) => id,
+            Some(FuncOrDataId::Data(_)) => bail!("`{name}` is data, not a function"),
+            None => {
+                let sig = ir::Signature::new(self.module.isa().default_call_conv());
+                self.module
+                    .declare_function(name, ModLinkage::Import, &sig)
+                    .with_context(|| format!("cannot declare function `{name}`"))?
+            }
+        };
+        let target = ModuleRelocTarget::user(0, id.as_u32());
+        Ok(targets.intern(&target, self.module.declarations()))
+    }
+
     /// Names of symbols referenced other than by a direct call or jump.
     pub fn address_significant(&self) -> &BTreeSet<String> {
         &self.address_significant
@@ -463,6 +485,15 @@ impl RelocTargets {
             next
         });
         outline::RelocTarget::Symbol(i)
+    }
+}
+
+impl RelocTargets {
+    /// The target named `name`, if some relocation refers to it.
+    pub fn by_name(&self, name: &str) -> Option<outline::RelocTarget> {
+        self.index
+            .get(name)
+            .map(|&i| outline::RelocTarget::Symbol(i))
     }
 }
 

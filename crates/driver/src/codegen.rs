@@ -6,9 +6,12 @@
 //! 1. *Cranelift* compiles every function for the target (e-graph, lowering,
 //!    register allocation, emission) into a [`MachFunction`]: bytes, block
 //!    starts, relocations by symbol, traps and call sites;
-//! 2. the pipeline's *machine passes* rewrite that code, in order — the
-//!    outliner ([`MachinePass::Outline`]) against the global prefix tree of
-//!    an earlier round if the build has one ([`OutlineContext`]);
+//! 2. the *shared trap paths* pass (`parec_passes::traps`) completes the
+//!    code if the lowering left its checks as `udf`s for it
+//!    ([`CodegenOptions::trap_paths`]; at every level); then the pipeline's
+//!    *machine passes* rewrite that code, in order — the outliner
+//!    ([`MachinePass::Outline`]) against the global prefix tree of an
+//!    earlier round if the build has one ([`OutlineContext`]);
 //! 3. the code and the module's data are defined from bytes into a
 //!    cranelift-object module, one section per function, and written with
 //!    `.llvm_addrsig` ([`crate::object`]).
@@ -28,6 +31,7 @@ use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
 use parec_passes::remark::{self, Remark};
+use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
 
 use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
 use crate::object::write_with_addrsig;
@@ -44,6 +48,12 @@ pub struct CodegenOptions {
     pub machine: Vec<MachinePass>,
     /// Number of modules compiled in parallel (at least 1).
     pub jobs: usize,
+    /// Set when the front end lowered checks to `udf`s that branch to
+    /// shared trap paths ([`crate::frontend::Lowered::trap_paths`]): the
+    /// machine pass `parec_passes::traps` then runs first on every module,
+    /// at every level, whatever the pass list says — the code is not
+    /// complete without it.
+    pub trap_paths: Option<TrapPaths>,
 }
 
 /// What the outliner of one module knows about the rest of the build.
@@ -61,6 +71,8 @@ pub struct OutlineContext {
 pub struct CompiledObject {
     pub name: String,
     pub bytes: Vec<u8>,
+    /// What the shared-trap-path pass did, if it ran.
+    pub traps: Option<TrapStats>,
     /// What the machine outliner did, if it ran.
     pub outline: Option<OutlineStats>,
     /// The outliner's publication for the global prefix tree (empty if it
@@ -148,6 +160,16 @@ pub fn compile_module(
     times.cranelift = start.elapsed();
 
     let mut code = MachineCode::new(compiled.iter().map(|c| c.code.clone()).collect());
+    let mut trap_stats = None;
+    if let Some(paths) = &opts.trap_paths {
+        let start = Instant::now();
+        if !matches!(arch, target_lexicon::Architecture::Aarch64(_)) {
+            return Err(anyhow!("shared trap paths need aarch64 code")).with_context(in_module);
+        }
+        let resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
+        trap_stats = Some(code.share_trap_paths(&resolved));
+        times.machine.push(("trap-paths", start.elapsed()));
+    }
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
@@ -169,6 +191,7 @@ pub fn compile_module(
     Ok(CompiledObject {
         name: module.name.clone(),
         bytes,
+        traps: trap_stats,
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
         remarks: code.remarks,
@@ -203,6 +226,14 @@ impl MachineCode {
         }
     }
 
+    /// Runs the shared-trap-path pass on Cranelift's code; the passes after
+    /// it see its result as the code Cranelift emitted.
+    fn share_trap_paths(&mut self, paths: &ResolvedPaths) -> TrapStats {
+        let stats = traps::run(&mut self.cranelift, paths);
+        self.functions = self.cranelift.iter().map(MachFunction::emitted).collect();
+        stats
+    }
+
     /// Runs the machine outliner. It lifts Cranelift's code, which records
     /// the block starts it needs, so it is the first machine pass.
     fn outline(&mut self, names: &[String], context: &OutlineContext) {
@@ -217,6 +248,27 @@ impl MachineCode {
         self.outline_tree = result.published;
         self.remarks.extend(result.remarks);
     }
+}
+
+/// The shared trap paths by relocation target in one module's code: each
+/// path is declared (as an import outside the runtime) so islands can
+/// refer to it; a noreturn function no relocation names is not called.
+fn resolve_trap_paths<M: cranelift_module::Module>(
+    paths: &TrapPaths,
+    definer: &mut ModuleDefiner<'_, M>,
+    targets: &mut RelocTargets,
+) -> Result<ResolvedPaths> {
+    let mut resolved = ResolvedPaths::default();
+    for (code, name) in &paths.paths {
+        let target = definer.function_target(name, targets)?;
+        resolved.paths.push((*code, target));
+    }
+    resolved.noreturn = paths
+        .noreturn
+        .iter()
+        .filter_map(|name| targets.by_name(name))
+        .collect();
+    Ok(resolved)
 }
 
 /// The machine code of every function of `module` as Cranelift emits it

@@ -14,11 +14,12 @@ use anyhow::anyhow;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cranelift_codegen::ir::types;
 use pare_frontend::interp::{self, Exit};
-use pare_frontend::lower::{self, Arch, LowerConfig};
+use pare_frontend::lower::{self, Arch, LowerConfig, TrapLowering};
 use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
 use pare_frontend::LoadError;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::traps::TrapPaths;
 
 use crate::target::Target;
 use crate::Failure;
@@ -105,11 +106,16 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
     }
 }
 
-fn lower_config(target_c_conv: cranelift_codegen::isa::CallConv, arch: Arch) -> LowerConfig {
+fn lower_config(
+    target_c_conv: cranelift_codegen::isa::CallConv,
+    arch: Arch,
+    traps: TrapLowering,
+) -> LowerConfig {
     LowerConfig {
         pointer_type: types::I64,
         c_call_conv: target_c_conv,
         arch,
+        traps,
     }
 }
 
@@ -118,6 +124,10 @@ pub struct Lowered {
     pub modules: Vec<ClifModule>,
     /// See [`Loaded::files`].
     pub files: Vec<PathBuf>,
+    /// What the machine pass `parec_passes::traps` needs to complete the
+    /// code, when the lowering left checks as `udf`s for it
+    /// ([`TrapLowering::shared_paths`]): code generation must run it.
+    pub trap_paths: Option<TrapPaths>,
 }
 
 /// The whole program plus the runtime, for the host JIT.
@@ -126,13 +136,15 @@ pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Lowered, Failure> {
     let host_conv =
         cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
     let arch = Arch::host().ok_or_else(|| anyhow!("the JIT does not support this host"))?;
-    let cfg = lower_config(host_conv, arch);
+    // The JIT has no machine layer: checks call `pare_trap` in CLIF.
+    let cfg = lower_config(host_conv, arch, TrapLowering::Call);
     Ok(Lowered {
         modules: vec![
             lower::lower_program(&program, &cfg),
             lower::runtime_module(&cfg),
         ],
         files,
+        trap_paths: cfg.traps.shared_paths(),
     })
 }
 
@@ -144,6 +156,8 @@ pub struct LoweredModule {
     pub names: Vec<String>,
     /// See [`Loaded::files`].
     pub files: Vec<PathBuf>,
+    /// See [`Lowered::trap_paths`].
+    pub trap_paths: Option<TrapPaths>,
 }
 
 /// The module called `name` (a source module, or the runtime) of the program
@@ -156,7 +170,11 @@ pub fn lower_one_for_aot(
     name: &str,
 ) -> Result<LoweredModule, Failure> {
     let Loaded { program, files } = load_reading(paths)?;
-    let cfg = lower_config(target.c_call_conv(), target.arch());
+    let cfg = lower_config(
+        target.c_call_conv(),
+        target.arch(),
+        object_trap_lowering(target),
+    );
     let runtime = lower::runtime_module(&cfg);
     let mut names: Vec<String> = program.modules.iter().map(|m| m.name.clone()).collect();
     names.push(runtime.name.clone());
@@ -176,6 +194,7 @@ pub fn lower_one_for_aot(
         module,
         names,
         files,
+        trap_paths: cfg.traps.shared_paths(),
     })
 }
 
@@ -220,17 +239,33 @@ pub fn source_modules(paths: &[PathBuf]) -> Result<Vec<SourceModule>, Failure> {
 
 /// The name of the runtime module, the last object of every AOT build.
 pub fn runtime_module_name(target: Target) -> String {
-    let cfg = lower_config(target.c_call_conv(), target.arch());
+    let cfg = lower_config(
+        target.c_call_conv(),
+        target.arch(),
+        object_trap_lowering(target),
+    );
     lower::runtime_module(&cfg).name
+}
+
+/// How checks are lowered in code that becomes objects for `target`: the
+/// one place that decides, for the lowering ([`lower_for_aot`]) and hence
+/// for code generation ([`Lowered::trap_paths`]).
+pub fn object_trap_lowering(target: Target) -> TrapLowering {
+    TrapLowering::for_objects(target.arch())
 }
 
 /// One module per source module, then the runtime, for AOT objects.
 pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Lowered, Failure> {
     let Loaded { program, files } = load_reading(paths)?;
-    let cfg = lower_config(target.c_call_conv(), target.arch());
+    let traps = object_trap_lowering(target);
+    let cfg = lower_config(target.c_call_conv(), target.arch(), traps);
     let mut modules: Vec<ClifModule> = (0..program.modules.len())
         .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
         .collect();
     modules.push(lower::runtime_module(&cfg));
-    Ok(Lowered { modules, files })
+    Ok(Lowered {
+        modules,
+        files,
+        trap_paths: cfg.traps.shared_paths(),
+    })
 }

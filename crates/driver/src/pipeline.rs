@@ -22,6 +22,13 @@
 //! Machine passes run only where they apply: the outliner reads and writes
 //! aarch64 code, so builds for other targets and the JIT skip it.
 //!
+//! One machine pass is not chosen here: `parec_passes::traps` (shared trap
+//! paths) completes the code of a Pare program lowered for aarch64 objects,
+//! so it runs first at every level, whenever the front end's lowering asks
+//! for it (`crate::frontend::Lowered::trap_paths`, carried by
+//! `crate::codegen::CodegenOptions::trap_paths`; docs/DESIGN.md, "Trap
+//! paths"). It is correctness, not optimization: `--passes` cannot drop it.
+//!
 //! Invariants:
 //! - passes see modules in [`ClifModule`] form (external names are
 //!   `UserExternalName { namespace: 0, index: symbol }`), never the

@@ -74,6 +74,7 @@ fn options(level: OptLevel) -> CodegenOptions {
         level,
         machine: Pipeline::for_level(level).machine,
         jobs: 1,
+        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64).shared_paths(),
     }
 }
 

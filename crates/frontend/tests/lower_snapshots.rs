@@ -74,6 +74,47 @@ fn snapshots_of_lowered_functions() {
     assert_clif!("main", snapshot(&m, "main"));
 }
 
+/// Under shared trap paths (aarch64 objects) a check is a `trapz`/`trapnz`
+/// with its kind's code: no cold block calling `pare_trap`, no call at all
+/// in `get` and `swap`; the runtime defines one tail-calling path per kind.
+#[test]
+fn snapshots_with_shared_trap_paths() {
+    use pare_frontend::lower::{check_trap_code, trap_path_name, TrapLowering, CHECKED_KINDS};
+    let cfg = pare_frontend::lower::LowerConfig {
+        traps: TrapLowering::SharedPaths,
+        ..snapshot_config()
+    };
+    let m = lower_program(&program(), &cfg);
+    verify_module(&m).unwrap();
+    assert_clif!("shared_paths_div_i64", snapshot(&m, "main::div"));
+    assert_clif!("shared_paths_array_index", snapshot(&m, "main::get"));
+    for symbol in ["main::div", "main::get", "main::swap"] {
+        let text = snapshot(&m, symbol);
+        assert!(!text.contains("call"), "{symbol} calls:\n{text}");
+    }
+    let rt = runtime_module(&cfg);
+    verify_module(&rt).unwrap();
+    for kind in CHECKED_KINDS {
+        let name = trap_path_name(kind);
+        let def = rt.function(&name).unwrap_or_else(|| panic!("no {name}"));
+        let sym = &rt.symbols[def.symbol as usize];
+        assert_eq!(sym.linkage, Linkage::Export, "{name}");
+        let text = def.func.display().to_string();
+        assert!(text.contains("return_call"), "{name}:\n{text}");
+        // Apart from `user(1)`, the trap after a call that never returns.
+        let after_noreturn = cranelift_codegen::ir::TrapCode::unwrap_user(1);
+        assert_ne!(check_trap_code(kind), after_noreturn);
+    }
+    assert_clif!(
+        "shared_paths_runtime_null",
+        snapshot(&rt, "pare_trap_null_dereference")
+    );
+    // Calls keep the old lowering and define no paths.
+    assert!(runtime_module(&snapshot_config())
+        .function("pare_trap_null_dereference")
+        .is_none());
+}
+
 #[test]
 fn snapshots_of_the_runtime() {
     let rt = runtime_module(&snapshot_config());
@@ -234,6 +275,7 @@ fn compiles_for_aarch64_and_x86_64() {
             pointer_type: isa.pointer_type(),
             c_call_conv: isa.default_call_conv(),
             arch,
+            traps: pare_frontend::lower::TrapLowering::for_objects(arch),
         };
         for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
             for def in &m.functions {

@@ -100,4 +100,5 @@ pub mod inline;
 pub mod merge;
 pub mod outline;
 pub mod remark;
+pub mod traps;
 pub mod whole_program;

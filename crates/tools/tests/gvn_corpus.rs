@@ -55,6 +55,7 @@ fn gvn_never_grows_generated_programs() {
         pointer_type: isa.pointer_type(),
         c_call_conv: target.c_call_conv(),
         arch: target.arch(),
+        traps: pare_frontend::lower::TrapLowering::Call,
     };
     let flags = settings::Flags::new(settings::builder());
     let mut totals = Totals::default();

@@ -412,22 +412,24 @@ impl<'a> Analysis<'a> {
     }
 
     /// The trap targets of every image: `pare_trap` and the trap paths.
+    /// Names are those of every image: objects refer by name to trap
+    /// paths another object defines (the runtime's `pare_trap_<kind>`).
     fn trap_targets(&self) -> Vec<TrapTargets> {
         let mut targets = vec![TrapTargets::default(); self.images.len()];
-        for t in &mut targets {
-            t.names.insert(names::TRAP_HELPER.to_string());
-        }
+        let mut names = BTreeSet::from([names::TRAP_HELPER.to_string()]);
         for block in &self.blocks {
             for &r in &block.rows {
                 let row = &self.rows[r];
-                let target = &mut targets[block.image];
                 if row.kind == Kind::TrapPath || row.name == names::TRAP_HELPER {
-                    target.names.insert(row.name.clone());
+                    names.insert(row.name.clone());
                     if self.images[block.image].executable {
-                        target.addresses.insert(block.range.start);
+                        targets[block.image].addresses.insert(block.range.start);
                     }
                 }
             }
+        }
+        for target in &mut targets {
+            target.names.clone_from(&names);
         }
         targets
     }

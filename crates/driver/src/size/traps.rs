@@ -7,17 +7,24 @@
 //! undefined instruction Cranelift emits after a call that never returns —
 //!
 //! ```text
-//! aarch64:  [mov w0, #k]   bl T | b T   [udf #imm]
+//! aarch64:  [mov w0|w2, #k]   bl T | b T   [udf #imm]
 //! x86_64:   [mov edi, k | xor edi, edi]   call T | jmp T   [ud2]
 //! ```
 //!
 //! (bracketed parts optional). The trap targets are `pare_trap` (the
 //! runtime's helper), every function named as a shared trap path
 //! ([`super::names::is_trap_path_name`]), and every function whose whole
-//! code is one trap stub — what the outliner makes of `mov w0, #k; bl
-//! pare_trap` (`mov w0, #k; b pare_trap`), and what shared per-kind trap
-//! paths look like. A call's target is its resolved address in an
-//! executable, its relocation's symbol in an object.
+//! code is one trap stub — what the outliner makes of `mov w2, #k; bl
+//! pare_trap` (`mov w2, #k; b pare_trap`), and what the shared per-kind
+//! trap paths `pare_trap_<kind>` are. A call's target is its resolved
+//! address in an executable, its relocation's symbol in an object (of any
+//! object: the paths are defined in the runtime's).
+//!
+//! On aarch64 a failed check of Pare code is `cbz`/`b.cond` to an island
+//! `b pare_trap_<kind>` (one per kind per function, docs/DESIGN.md, "Trap
+//! paths"): the island is a stub of one instruction, and the shared path
+//! a function of its own. The stubs with a call (`mov w2, #k; bl
+//! pare_trap`) remain in the runtime's own checks and on x86_64.
 
 use std::collections::BTreeSet;
 
@@ -123,9 +130,10 @@ fn aarch64_stubs(
 }
 
 /// `mov w0, #imm` / `mov x0, #imm` (movz, movn, or orr with the zero
-/// register).
+/// register), or the same into `w2`/`x2`: the first argument of Cranelift's
+/// `tail` convention, which `pare_trap` uses.
 fn sets_first_argument_aarch64(word: u32) -> bool {
-    let rd_is_0 = word & 0x1F == 0;
+    let rd_is_0 = matches!(word & 0x1F, 0 | 2);
     let movz = word & 0x7F80_0000 == 0x5280_0000;
     let movn = word & 0x7F80_0000 == 0x1280_0000;
     let orr_zr = word & 0x7F80_0000 == 0x3200_0000 && (word >> 5) & 0x1F == 31;
@@ -241,6 +249,32 @@ mod tests {
         };
         let range = Range { start: 0, size: 8 };
         assert!(is_stub(Arch::Aarch64, &code, range, &targets));
+    }
+
+    #[test]
+    fn aarch64_island_and_tail_convention_stub() {
+        // cbz x0, +12; ret; b pare_trap_null_dereference; mov w2, #3; bl pare_trap
+        let mut code = section(
+            &[
+                0xB400_0060,
+                0xD65F_03C0,
+                0x1400_0000,
+                0x5280_0062,
+                0x9400_0000,
+            ],
+            0,
+        );
+        code.relocs.insert(8, "pare_trap_null_dereference".into());
+        code.relocs.insert(16, "pare_trap".into());
+        let targets = TrapTargets {
+            names: ["pare_trap".to_string(), "pare_trap_null_dereference".into()].into(),
+            ..TrapTargets::default()
+        };
+        let range = Range { start: 0, size: 20 };
+        assert_eq!(
+            stubs(Arch::Aarch64, &code, range, &targets),
+            [Range { start: 8, size: 4 }, Range { start: 12, size: 8 }]
+        );
     }
 
     #[test]

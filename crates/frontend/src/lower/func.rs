@@ -10,9 +10,23 @@
 //!   parameters only for if/logical expression values. Blocks are sealed as
 //!   soon as all their predecessors are known; `seal_all_blocks` at the end is
 //!   a safety net.
-//! - Every check (null, bounds, division) branches to one cold trap block per
-//!   trap kind, emitted at the end of the function, which calls `pare_trap`
-//!   and then executes a `trap` (the call never returns).
+//! - Every check (null, bounds, division) is a `brif` to one cold trap block
+//!   per trap kind, emitted at the end of the function. What the block does
+//!   is chosen by [`LowerConfig::traps`](super::LowerConfig):
+//!   - [`TrapLowering::Call`] (the JIT, x86_64): it calls `pare_trap` and
+//!     then executes a `trap` (the call never returns);
+//!   - [`TrapLowering::SharedPaths`] (aarch64 objects): it is one `trap`
+//!     with the kind's trap code ([`super::check_trap_code`]), which
+//!     Cranelift emits as a `udf` and no call, so a function whose only call
+//!     was the trap needs no frame; the machine pass `parec_passes::traps`
+//!     then makes each such `udf` a `b pare_trap_<kind>`, the kind's shared
+//!     path in the runtime (docs/DESIGN.md, "Trap paths"). Without that pass
+//!     the `udf` would be reached: the driver runs it whenever the lowering
+//!     says so.
+//!
+//!   Checks stay branches (not `trapz`/`trapnz`) in both: GVN proves checks
+//!   redundant from the relations that branches establish in the blocks
+//!   they dominate (`parec_passes::gvn::predicates`).
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address. Each names the alias region of the memory
@@ -31,7 +45,10 @@ use hashbrown::{HashMap, HashSet};
 use parec_passes::clif_module::ClifModule;
 
 use super::memory::{self, Region};
-use super::{clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn};
+use super::{
+    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, TrapLowering,
+    CHECKED_KINDS,
+};
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
 };
@@ -244,9 +261,13 @@ impl<'p> FnLower<'_, '_, 'p> {
             };
             self.b.switch_to_block(block);
             self.b.seal_block(block);
-            let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
-            self.call_runtime(RuntimeFn::Trap, &[code]);
-            self.b.ins().trap(NORETURN_TRAP);
+            if let Some(trap) = self.shared_trap_code(kind) {
+                self.b.ins().trap(trap);
+            } else {
+                let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
+                self.call_runtime(RuntimeFn::Trap, &[code]);
+                self.b.ins().trap(NORETURN_TRAP);
+            }
             self.b.set_cold_block(block);
         }
         self.reachable = false;
@@ -304,6 +325,13 @@ impl<'p> FnLower<'_, '_, 'p> {
                 block
             }
         }
+    }
+
+    /// The trap code of the trap block of `kind`, if checks are lowered as
+    /// shared trap paths (see the module doc).
+    fn shared_trap_code(&self, kind: TrapKind) -> Option<TrapCode> {
+        let shared = self.mb.cfg.traps == TrapLowering::SharedPaths;
+        (shared && CHECKED_KINDS.contains(&kind)).then(|| check_trap_code(kind))
     }
 
     /// Traps with `kind` if `cond` is non-zero.

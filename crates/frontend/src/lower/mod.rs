@@ -65,6 +65,89 @@ pub struct LowerConfig {
     /// The target architecture (Linux on either), for the runtime's signal
     /// handler.
     pub arch: Arch,
+    /// How a failed check reaches the runtime's `pare_trap`.
+    pub traps: TrapLowering,
+}
+
+/// How a failed check (null, bounds, division) reaches `pare_trap`: the one
+/// decision that also tells the driver whether its machine pass
+/// `parec_passes::traps` must run ([`TrapLowering::shared_paths`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrapLowering {
+    /// Every check branches to one cold block per kind per function, which
+    /// calls `pare_trap(kind)` and traps. Complete in CLIF: the JIT and
+    /// x86_64 objects, which parec's machine layer does not rewrite.
+    Call,
+    /// Every check is a `trapz`/`trapnz` with the kind's trap code
+    /// ([`check_trap_code`]): Cranelift emits a conditional branch to an
+    /// out-of-line `udf`, and no call, so a leaf function keeps no frame for
+    /// its checks. The code is not complete until the machine pass
+    /// `parec_passes::traps` has turned each such `udf` into a branch to
+    /// the kind's shared path `pare_trap_<kind>` ([`trap_path_name`],
+    /// defined by the runtime module): aarch64 objects only.
+    SharedPaths,
+}
+
+impl TrapLowering {
+    /// The lowering for code that becomes objects for `arch`: shared trap
+    /// paths where parec's machine layer runs (aarch64), calls elsewhere.
+    pub fn for_objects(arch: Arch) -> TrapLowering {
+        match arch {
+            Arch::Aarch64 => TrapLowering::SharedPaths,
+            Arch::X86_64 => TrapLowering::Call,
+        }
+    }
+
+    /// What the machine pass needs to complete this lowering's code: each
+    /// check's trap code with its shared path, and the functions that never
+    /// return. `None` for [`TrapLowering::Call`], whose code is complete.
+    pub fn shared_paths(self) -> Option<parec_passes::traps::TrapPaths> {
+        match self {
+            TrapLowering::Call => None,
+            TrapLowering::SharedPaths => Some(parec_passes::traps::TrapPaths {
+                paths: CHECKED_KINDS
+                    .iter()
+                    .map(|&kind| (check_trap_code(kind), trap_path_name(kind)))
+                    .collect(),
+                noreturn: [
+                    RuntimeFn::Trap.name(),
+                    RuntimeFn::Exit.name(),
+                    runtime::libc_exit(),
+                ]
+                .iter()
+                .map(|name| name.to_string())
+                .chain(CHECKED_KINDS.iter().map(|&kind| trap_path_name(kind)))
+                .collect(),
+            }),
+        }
+    }
+}
+
+/// The kinds of trap a check in lowered code raises: each has a shared
+/// trap path under [`TrapLowering::SharedPaths`]. (The runtime's own
+/// checks call `pare_trap` directly.)
+pub const CHECKED_KINDS: [tir::TrapKind; 4] = [
+    tir::TrapKind::DivisionByZero,
+    tir::TrapKind::DivisionOverflow,
+    tir::TrapKind::IndexOutOfBounds,
+    tir::TrapKind::NullDereference,
+];
+
+/// First of the user trap codes of checks: `trapz`/`trapnz` of kind `k`
+/// carry `user(CHECK_TRAP_BASE + k)`, apart from `user(1)`, the trap after
+/// a call that never returns.
+const CHECK_TRAP_BASE: u8 = 0x40;
+
+/// The trap code of a check of `kind` under [`TrapLowering::SharedPaths`].
+pub fn check_trap_code(kind: tir::TrapKind) -> ir::TrapCode {
+    ir::TrapCode::unwrap_user(CHECK_TRAP_BASE + kind.code() as u8)
+}
+
+/// The runtime function a failed check of `kind` branches to under
+/// [`TrapLowering::SharedPaths`]: `pare_trap_` and the message with
+/// underscores (`pare_trap_null_dereference`).
+pub fn trap_path_name(kind: tir::TrapKind) -> String {
+    format!("pare_trap_{}", kind.message().replace(' ', "_"))
 }
 
 /// The architectures Pare compiles for, both on Linux with glibc.
@@ -98,7 +181,9 @@ impl Arch {
 }
 
 /// The runtime's entry points, callable from lowered code. All use the C
-/// calling convention.
+/// calling convention but `pare_trap`, which uses `tail` so that the shared
+/// trap paths (`pare_trap_<kind>`) reach it by a tail call: `mov w0, #k;
+/// b pare_trap`, no frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RuntimeFn {
     PrintI64,
@@ -126,6 +211,13 @@ impl RuntimeFn {
         RuntimeFn::Flush,
     ];
 
+    fn call_conv(self, cfg: &LowerConfig) -> CallConv {
+        match self {
+            RuntimeFn::Trap => CallConv::Tail,
+            _ => cfg.c_call_conv,
+        }
+    }
+
     pub(crate) fn name(self) -> &'static str {
         match self {
             RuntimeFn::PrintI64 => "pare_print_i64",
@@ -142,7 +234,7 @@ impl RuntimeFn {
 
     pub(crate) fn signature(self, cfg: &LowerConfig) -> ir::Signature {
         let ptr = cfg.pointer_type;
-        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        let mut sig = ir::Signature::new(self.call_conv(cfg));
         let (params, rets): (&[AbiParam], &[AbiParam]) = match self {
             RuntimeFn::PrintI64 => (&[AbiParam::new(types::I64)], &[]),
             RuntimeFn::PrintBool => (&[AbiParam::new(types::I8).uext()], &[]),
@@ -152,7 +244,10 @@ impl RuntimeFn {
                 &[AbiParam::new(ptr)],
             ),
             RuntimeFn::Alloc => (&[AbiParam::new(types::I64)], &[AbiParam::new(ptr)]),
-            RuntimeFn::Trap | RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
+            // `pare_trap` reads only the low 32 bits: under `tail`, which
+            // is Cranelift's own convention, no extension is needed.
+            RuntimeFn::Trap => (&[AbiParam::new(types::I32)], &[]),
+            RuntimeFn::Exit => (&[AbiParam::new(types::I32).sext()], &[]),
             RuntimeFn::Init => (&[], &[]),
             RuntimeFn::Flush => (&[], &[]),
         };

@@ -3,7 +3,12 @@
 //! Exported entry points (C calling convention, see [`RuntimeFn`]):
 //! `pare_print_i64`, `pare_print_bool`, `pare_print_str`, `pare_new_array`,
 //! `pare_alloc`, `pare_trap`, `pare_exit`, `pare_flush`, `pare_init`; one
-//! local function, the signal handler `pare_on_fault`. Imported from libc:
+//! local function, the signal handler `pare_on_fault`. Under
+//! [`TrapLowering::SharedPaths`] also the shared trap paths
+//! `pare_trap_<kind>`, one per kind of check ([`CHECKED_KINDS`]): each is
+//! a tail call of `pare_trap(k)` (`mov w0, #k; b pare_trap`; both use the
+//! `tail` convention), exported, one section each, and reached by a `b`
+//! from every function whose check of that kind fails. Imported from libc:
 //! `fwrite`, `fflush`, `ferror`, `calloc`, `exit`, `sigaltstack`,
 //! `sigaction`, `signal` and the data symbols `stdout`/`stderr` (each a
 //! `FILE *` variable: the runtime loads the pointer from the symbol's
@@ -45,12 +50,13 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     self, types, AbiParam, InstBuilder, StackSlotData, StackSlotKind, Value,
 };
+use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use parec_passes::clif_module::{ClifModule, DataDef, FunctionDef, Linkage, SymbolKind};
 
 use super::func::{NORETURN_TRAP, TRUSTED};
 use super::memory::{self, Region};
-use super::{Imports, LowerConfig, RuntimeFn};
+use super::{trap_path_name, Imports, LowerConfig, RuntimeFn, TrapLowering, CHECKED_KINDS};
 use crate::tir::{TrapKind, TRAP_EXIT_STATUS};
 
 /// Size of the decimal conversion buffer: sign, 20 digits, newline, rounded up.
@@ -142,6 +148,11 @@ impl Libc {
     }
 }
 
+/// The libc function the runtime exits through (it never returns).
+pub(super) fn libc_exit() -> &'static str {
+    Libc::Exit.name()
+}
+
 /// Builds the runtime module.
 pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
     let mut clif = ClifModule::new("pare_runtime");
@@ -164,7 +175,25 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
     }
     let func = build_function(&mut clif, cfg, Entry::FaultHandler, handler);
     define(&mut clif, FAULT_HANDLER, handler, func);
+    if cfg.traps == TrapLowering::SharedPaths {
+        for kind in CHECKED_KINDS {
+            let name = trap_path_name(kind);
+            let symbol = clif.declare(
+                &name,
+                SymbolKind::Function(trap_path_signature()),
+                Linkage::Export,
+            );
+            let func = build_function(&mut clif, cfg, Entry::TrapPath(kind), symbol);
+            define(&mut clif, &name, symbol, func);
+        }
+    }
     clif
+}
+
+/// `pare_trap_<kind>()`, `tail` like `pare_trap` so it can tail-call it.
+/// Reached by a branch; never returns.
+fn trap_path_signature() -> ir::Signature {
+    ir::Signature::new(CallConv::Tail)
 }
 
 fn define(clif: &mut ClifModule, name: &str, symbol: u32, func: ir::Function) {
@@ -182,6 +211,9 @@ enum Entry {
     Runtime(RuntimeFn),
     /// `pare_on_fault`, installed by `pare_init`.
     FaultHandler,
+    /// `pare_trap_<kind>`, the shared trap path of a kind of check
+    /// ([`TrapLowering::SharedPaths`]).
+    TrapPath(TrapKind),
 }
 
 /// `void pare_on_fault(int signal, siginfo_t *info, void *ucontext)`.
@@ -201,6 +233,7 @@ fn build_function(
     let signature = match entry_point {
         Entry::Runtime(f) => f.signature(cfg),
         Entry::FaultHandler => fault_handler_signature(cfg),
+        Entry::TrapPath(_) => trap_path_signature(),
     };
     let mut func = ir::Function::with_name_signature(ClifModule::func_name(symbol), signature);
     let mut fctx = FunctionBuilderContext::new();
@@ -227,6 +260,7 @@ fn build_function(
         Entry::Runtime(RuntimeFn::Flush) => rt.flush(),
         Entry::Runtime(RuntimeFn::Init) => rt.init(),
         Entry::FaultHandler => rt.on_fault(params[1], params[2]),
+        Entry::TrapPath(kind) => rt.tail_call_trap(kind),
     }
     rt.b.seal_all_blocks();
     drop(rt);
@@ -341,6 +375,19 @@ impl RtFn<'_, '_> {
         let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
         self.call_runtime(RuntimeFn::Trap, &[code]);
         self.b.ins().trap(NORETURN_TRAP);
+    }
+
+    /// Tail-calls `pare_trap(kind)`: the body of a shared trap path.
+    fn tail_call_trap(&mut self, kind: TrapKind) {
+        let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
+        let f = RuntimeFn::Trap;
+        let sym = self.clif.declare(
+            f.name(),
+            SymbolKind::Function(f.signature(&self.cfg)),
+            Linkage::Import,
+        );
+        let callee = self.imports.func(self.b.func, self.clif, sym);
+        self.b.ins().return_call(callee, &[code]);
     }
 
     /// Continues in a new block if `cond` is zero, else traps with `kind`

@@ -549,9 +549,8 @@ pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
 }
 
 impl LiftedFunction {
-    /// Lays the items out: offsets (with alignment padding for data),
-    /// PC-relative fields re-encoded, records moved.
-    pub fn layout(&self) -> Result<Emitted, LayoutError> {
+    /// The offset of every item's label in the layout.
+    pub fn offsets(&self) -> BTreeMap<Label, u32> {
         let mut offsets: BTreeMap<Label, u32> = BTreeMap::new();
         let mut at = 0u32;
         for (label, item) in &self.items {
@@ -561,6 +560,17 @@ impl LiftedFunction {
             offsets.insert(*label, at);
             at += item.size();
         }
+        offsets
+    }
+
+    /// Lays the items out: offsets (with alignment padding for data),
+    /// PC-relative fields re-encoded, records moved.
+    pub fn layout(&self) -> Result<Emitted, LayoutError> {
+        let offsets = self.offsets();
+        let at = self
+            .items
+            .last()
+            .map_or(0, |(label, item)| offsets[label] + item.size());
         let offset_of = |l: Label| -> Result<u32, LayoutError> {
             offsets
                 .get(&l)

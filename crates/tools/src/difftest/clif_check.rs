@@ -104,6 +104,7 @@ pub fn check_program(
             &target_lexicon::Triple::host(),
         ),
         arch: lower::Arch::host().unwrap_or(lower::Arch::X86_64),
+        traps: lower::TrapLowering::Call,
     };
     check_module(&lower::lower_program(program, &cfg), passes, seed)
 }

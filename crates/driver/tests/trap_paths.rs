@@ -1,0 +1,189 @@
+//! The machine code of Pare's checks on aarch64 (docs/DESIGN.md, "Trap
+//! paths"): a check branches to one island per kind per function, `b
+//! pare_trap_<kind>`; a leaf function whose only call was the trap keeps no
+//! frame; no `udf` follows a call that never returns; and a `.clif` file's
+//! own `trapz user(N)` stays a trap. The listing of a small program at
+//! `-O2` is a snapshot (`snapshots/traps/`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use parec::asm::disassemble_object;
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::pipeline::Pipeline;
+use parec::target::{OptLevel, Target};
+
+/// The checked functions live in a module of their own, so that no level
+/// inlines them into `main` (inlining works within a module).
+const UTIL: &str = "
+pub struct Node { v: i64, next: Node }
+pub fn pair_sum(a: [i64], i: i64) -> i64 { a[i] + a[i + 1] }
+pub fn field(p: Node) -> i64 { p.v }
+pub fn quot(x: i64, y: i64) -> i64 { x / y }
+";
+
+const MAIN: &str = "
+import util;
+fn main() {
+    let a = new [i64; 3];
+    print(util::pair_sum(a, 1));
+    print(util::field(new util::Node { v: 5, next: null }));
+    print(util::quot(7, 2));
+    exit(3);
+}
+";
+
+/// `udf #0xc11f`, Cranelift's trap, as `--emit asm` prints it.
+const UDF: &str = ".word 0x0000c11f";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The listing of every function of the objects of `input` at `level`,
+/// by name.
+fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
+    let build = Build {
+        pipeline: Pipeline::for_level(level),
+        level,
+        mode: BuildMode::Local,
+        backend: Backend::Objects(Target::Aarch64),
+        jobs: 1,
+        units: Units::PerModule,
+    };
+    let output = build
+        .run(input)
+        .unwrap_or_else(|_| panic!("does not build"));
+    let mut functions = BTreeMap::new();
+    for object in &output.objects {
+        let text = disassemble_object(&object.bytes, Target::Aarch64).unwrap();
+        let mut current: Option<String> = None;
+        for line in text.lines() {
+            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
+                current = Some(name.to_string());
+                functions.insert(name.to_string(), Vec::new());
+            } else if let Some(name) = &current {
+                if !line.trim().is_empty() {
+                    functions
+                        .get_mut(name)
+                        .unwrap()
+                        .push(line.trim().to_string());
+                }
+            }
+        }
+    }
+    functions
+}
+
+fn pare_listings(level: OptLevel) -> BTreeMap<String, Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("main.pare");
+    std::fs::write(&path, MAIN).unwrap();
+    std::fs::write(dir.path().join("util.pare"), UTIL).unwrap();
+    listings(Input::Pare(vec![path]), level)
+}
+
+fn count(lines: &[String], needle: &str) -> usize {
+    lines.iter().filter(|l| l.contains(needle)).count()
+}
+
+#[test]
+fn checks_branch_to_one_island_per_kind_and_leaves_keep_no_frame() {
+    for level in [OptLevel::O0, OptLevel::O2, OptLevel::Oz] {
+        let functions = pare_listings(level);
+        let pair_sum = &functions["util::pair_sum"];
+        let field = &functions["util::field"];
+        for (name, code) in [("pair_sum", pair_sum), ("field", field)] {
+            assert_eq!(
+                count(code, "stp x29, x30"),
+                0,
+                "{level:?} {name}: {code:#?}"
+            );
+            assert_eq!(count(code, UDF), 0, "{level:?} {name}: {code:#?}");
+            assert_eq!(count(code, "pare_trap\n"), 0);
+        }
+        // Two bounds checks and a null check: one island each kind.
+        assert_eq!(
+            count(pair_sum, "R_AARCH64_CALL26 pare_trap_index_out_of_bounds"),
+            1,
+            "{level:?}: {pair_sum:#?}"
+        );
+        assert_eq!(
+            count(pair_sum, "R_AARCH64_CALL26 pare_trap_null_dereference"),
+            1
+        );
+        let island_is_a_branch = pair_sum.iter().zip(pair_sum.iter().skip(1)).any(|(i, r)| {
+            i.contains(" b #") && r.ends_with("R_AARCH64_CALL26 pare_trap_index_out_of_bounds")
+        });
+        assert!(island_is_a_branch, "{level:?}: {pair_sum:#?}");
+        assert_eq!(
+            count(&functions["util::quot"], "pare_trap_division_by_zero"),
+            1
+        );
+        assert_eq!(
+            count(&functions["util::quot"], "pare_trap_division_overflow"),
+            1
+        );
+        // The shared paths: `mov w2, #k; b pare_trap`.
+        let null = &functions["pare_trap_null_dereference"];
+        assert_eq!(null.len(), 3, "{null:#?}");
+        assert!(null[0].ends_with("mov w2, #3"), "{null:#?}");
+        assert!(null[1].contains(" b #") && null[2].ends_with("pare_trap"));
+    }
+}
+
+#[test]
+fn no_udf_follows_a_call_that_never_returns() {
+    for level in [OptLevel::O0, OptLevel::O2, OptLevel::Oz] {
+        let functions = pare_listings(level);
+        for (name, code) in &functions {
+            for (i, line) in code.iter().enumerate() {
+                let noreturn = ["pare_trap", "pare_exit", "exit"]
+                    .iter()
+                    .any(|f| line.ends_with(&format!("R_AARCH64_CALL26 {f}")));
+                if noreturn && code[i - 1].contains(" bl #") {
+                    let next = code.get(i + 1).map_or("", String::as_str);
+                    assert!(!next.contains(UDF), "{level:?} {name}: {code:#?}");
+                }
+            }
+        }
+        let main = &functions["main"];
+        assert!(main.last().unwrap().ends_with("R_AARCH64_CALL26 pare_exit"));
+    }
+}
+
+#[test]
+fn a_clif_files_traps_stay_traps() {
+    // `user67` is the code of a Pare null check (`check_trap_code`).
+    let clif = "function %f(i64) -> i64 {\nblock0(v0: i64):\n    trapz v0, user67\n    \
+                trapz v0, user1\n    return v0\n}\n";
+    let module = parec::clif_file::ClifFile::parse("traps.clif", clif)
+        .unwrap()
+        .module;
+    let functions = listings(Input::Modules(vec![module]), OptLevel::O2);
+    let f = &functions["f"];
+    assert_eq!(count(f, UDF), 2, "{f:#?}");
+    assert_eq!(count(f, "pare_trap"), 0, "{f:#?}");
+}
+
+#[test]
+fn listing_at_o2() {
+    let functions = pare_listings(OptLevel::O2);
+    let mut text = String::new();
+    for name in [
+        "util::pair_sum",
+        "util::field",
+        "util::quot",
+        "main",
+        "pare_trap_null_dereference",
+    ] {
+        text.push_str(&format!("{name}:\n"));
+        for line in &functions[name] {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace_root().join("snapshots/traps"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("checks_o2", text));
+}
