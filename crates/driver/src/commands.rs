@@ -395,19 +395,9 @@ pub fn write_object_files(dir: &Path, objects: &[CompiledObject]) -> anyhow::Res
 fn object_paths(dir: &Path, objects: &[CompiledObject]) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = Vec::new();
     for (i, obj) in objects.iter().enumerate() {
-        let stem: String = obj
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let mut path = dir.join(format!("{stem}.o"));
+        let mut path = dir.join(crate::ninja::object_name(&obj.name));
         if paths.contains(&path) {
+            let stem = crate::ninja::object_stem(&obj.name);
             path = dir.join(format!("{stem}.{i}.o"));
         }
         paths.push(path);

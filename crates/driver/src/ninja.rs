@@ -161,7 +161,12 @@ fn relative_to(path: &Path, base: &Path) -> anyhow::Result<String> {
 
 /// The file name of a module's object, as `parec build --emit obj` names it.
 pub fn object_name(module: &str) -> String {
-    let stem: String = module
+    format!("{}.o", object_stem(module))
+}
+
+/// A module's name with the characters a file name should not hold as `_`.
+pub fn object_stem(module: &str) -> String {
+    module
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -170,11 +175,19 @@ pub fn object_name(module: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{stem}.o")
+        .collect()
 }
 
 /// A path in a Ninja `build` line: `$`, space and `:` escaped.
+/// Paths as a Ninja input list.
+fn ninja_paths(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|p| ninja_path(p))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn ninja_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for c in path.chars() {
@@ -281,12 +294,7 @@ impl NinjaFile<'_> {
         self.regenerate_rule(&mut s, &parec, &files)?;
 
         let tool = self.tool_dependency(&parec);
-        let all = self
-            .all_sources
-            .iter()
-            .map(|p| ninja_path(p))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let all = ninja_paths(&self.all_sources);
         let _ = writeln!(s, "build program.plan: plan | {all}{tool}\n");
         let objects: Vec<String> = self
             .modules
@@ -387,12 +395,7 @@ impl NinjaFile<'_> {
             "NINJA $out",
         );
         let _ = writeln!(s, "  generator = 1");
-        let all = self
-            .all_sources
-            .iter()
-            .map(|p| ninja_path(p))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let all = ninja_paths(&self.all_sources);
         let _ = writeln!(
             s,
             "build {}: regenerate | {all}{}\n",
