@@ -3,10 +3,11 @@
 //! never returns goes away.
 //!
 //! A producer that lowers its checks to `trapz`/`trapnz` with a trap code of
-//! its own gets, from Cranelift's aarch64 backend, a conditional branch
-//! (`cbz`, `cbnz`, `tbz`, `b.cond`) to an out-of-line `udf` per check
-//! (`MachBuffer::defer_trap`: one trap record per check, all at the end of
-//! the function or in an island) and no call, so a function whose only call
+//! its own, or to branches to a block holding only such a `trap` (Pare:
+//! one per kind per function), gets from Cranelift's aarch64 backend a
+//! conditional branch (`cbz`, `cbnz`, `tbz`, `b.cond`) to a `udf` with a
+//! trap record (`trapz`: one out-of-line `udf` per check,
+//! `MachBuffer::defer_trap`) and no call, so a function whose only call
 //! would have been the trap keeps no frame. This pass completes that code:
 //! it gives each such trap code the meaning "branch to the producer's shared
 //! trap path for it" (Pare: `pare_trap_<kind>`, which calls `pare_trap(k)`).

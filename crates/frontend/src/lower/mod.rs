@@ -78,10 +78,12 @@ pub enum TrapLowering {
     /// calls `pare_trap(kind)` and traps. Complete in CLIF: the JIT and
     /// x86_64 objects, which parec's machine layer does not rewrite.
     Call,
-    /// Every check is a `trapz`/`trapnz` with the kind's trap code
-    /// ([`check_trap_code`]): Cranelift emits a conditional branch to an
-    /// out-of-line `udf`, and no call, so a leaf function keeps no frame for
-    /// its checks. The code is not complete until the machine pass
+    /// Every check branches to one cold block per kind per function that
+    /// holds only a `trap` with the kind's trap code ([`check_trap_code`]):
+    /// Cranelift emits a conditional branch to a `udf`, and no call, so a
+    /// leaf function keeps no frame for its checks. (Branches, not
+    /// `trapz`/`trapnz`: GVN proves checks redundant from the relations
+    /// branches establish.) The code is not complete until the machine pass
     /// `parec_passes::traps` has turned each such `udf` into a branch to
     /// the kind's shared path `pare_trap_<kind>` ([`trap_path_name`],
     /// defined by the runtime module): aarch64 objects only.
@@ -133,8 +135,8 @@ pub const CHECKED_KINDS: [tir::TrapKind; 4] = [
     tir::TrapKind::NullDereference,
 ];
 
-/// First of the user trap codes of checks: `trapz`/`trapnz` of kind `k`
-/// carry `user(CHECK_TRAP_BASE + k)`, apart from `user(1)`, the trap after
+/// First of the user trap codes of checks: the trap block of kind `k`
+/// traps with `user(CHECK_TRAP_BASE + k)`, apart from `user(1)`, the trap after
 /// a call that never returns.
 const CHECK_TRAP_BASE: u8 = 0x40;
 
