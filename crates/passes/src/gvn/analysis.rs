@@ -13,7 +13,7 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
-use super::expr::{is_const_type, masked, term_order, Args, Key, Place, Term};
+use super::expr::{is_const_type, masked, sext, term_order, Args, Key, Place, Term};
 use super::predicates::Relation;
 use super::simplify::{self, Context};
 use super::MAX_PASSES;
@@ -380,7 +380,7 @@ impl<'a> Analyzer<'a> {
     /// while looking at the values a loop feeds back into it).
     fn lower_bound_at(&self, t: Term, inductive: Option<(Term, i64)>, depth: u32) -> Option<i64> {
         let v = match t {
-            Term::Const(ty, bits) => return Some(signed(ty, bits)),
+            Term::Const(ty, bits) => return Some(sext(ty, bits)),
             Term::Bottom => return None,
             Term::Val(_) if Some(t) == inductive.map(|i| i.0) => return inductive.map(|i| i.1),
             Term::Val(v) => v,
@@ -445,26 +445,44 @@ impl<'a> Analyzer<'a> {
             } => {
                 (bound(x).is_some_and(|l| l >= 0) || bound(y).is_some_and(|l| l >= 0)).then_some(0)
             }
+            // The shift amount is taken modulo the type's width: a shift by
+            // a multiple of it leaves the sign bit where it was.
             InstructionData::Binary {
                 opcode: Opcode::Ushr,
                 args: [_, amount],
-            } => matches!(term(amount), Term::Const(_, n) if n % 64 != 0).then_some(0),
-            InstructionData::Binary {
-                opcode: opcode @ (Opcode::Iadd | Opcode::Isub),
-                args: [x, y],
             } => {
-                let ty = self.func.dfg.ctrl_typevar(inst);
-                let (base, step) = match (opcode, term(x), term(y)) {
-                    (Opcode::Iadd, base, Term::Const(ty, c))
-                    | (Opcode::Iadd, Term::Const(ty, c), base) => (base, signed(ty, c)),
-                    (Opcode::Isub, base, Term::Const(ty, c)) => {
-                        (base, signed(ty, c).checked_neg()?)
-                    }
-                    _ => return None,
-                };
+                let bits = u64::from(self.func.dfg.ctrl_typevar(inst).bits());
+                matches!(term(amount), Term::Const(_, n) if n % bits != 0).then_some(0)
+            }
+            InstructionData::Binary {
+                opcode: Opcode::Iadd | Opcode::Isub,
+                ..
+            } => {
+                let (base, step) = self.constant_step(inst, block)?;
                 let low = self.lower_bound_at(base, inductive, depth)?;
+                let ty = self.func.dfg.ctrl_typevar(inst);
                 self.step_lower_bound(ty, base, low, step, block)
             }
+            _ => None,
+        }
+    }
+
+    /// `inst` as `base + step` with a constant `step`, if it is an `iadd`
+    /// or `isub` of a constant (terms as seen in `block`).
+    fn constant_step(&self, inst: Inst, block: Block) -> Option<(Term, i64)> {
+        let term = |v: Value| self.term_in(v, block);
+        let InstructionData::Binary {
+            opcode,
+            args: [x, y],
+        } = self.func.dfg.insts[inst]
+        else {
+            return None;
+        };
+        match (opcode, term(x), term(y)) {
+            (Opcode::Iadd, base, Term::Const(ty, c)) | (Opcode::Iadd, Term::Const(ty, c), base) => {
+                Some((base, sext(ty, c)))
+            }
+            (Opcode::Isub, base, Term::Const(ty, c)) => Some((base, sext(ty, c).checked_neg()?)),
             _ => None,
         }
     }
@@ -481,7 +499,7 @@ impl<'a> Analyzer<'a> {
         step: i64,
         block: Block,
     ) -> Option<i64> {
-        let least = signed(ty, 1u64 << (ty.bits() - 1));
+        let least = sext(ty, 1u64 << (ty.bits() - 1));
         match step {
             0 => Some(low),
             1 => self
@@ -503,19 +521,12 @@ impl<'a> Analyzer<'a> {
         let Some(def_block) = self.func.layout.inst_block(inst) else {
             return false;
         };
-        let term = |v: Value| self.term_in(v, def_block);
-        let x = match self.func.dfg.insts[inst] {
-            InstructionData::Binary {
-                opcode: Opcode::Isub,
-                args: [x, y],
-            } if matches!(term(y), Term::Const(ty, c) if signed(ty, c) > 0) => term(x),
-            InstructionData::Binary {
-                opcode: Opcode::Iadd,
-                args: [x, y],
-            } if matches!(term(y), Term::Const(ty, c) if signed(ty, c) < 0) => term(x),
-            _ => return false,
+        let Some((x, step)) = self.constant_step(inst, def_block) else {
+            return false;
         };
-        self.nonneg(a) && self.decide(IntCC::UnsignedLessThan, x, b, block) == Some(true)
+        step < 0
+            && self.nonneg(a)
+            && self.decide(IntCC::UnsignedLessThan, x, b, block) == Some(true)
     }
 
     /// Whether `x <s y` holds in `block` for some `y` (so `x` is not the
@@ -1042,10 +1053,4 @@ fn endianness_bits(e: Option<cranelift_codegen::ir::Endianness>) -> u8 {
         Some(cranelift_codegen::ir::Endianness::Little) => 1,
         Some(cranelift_codegen::ir::Endianness::Big) => 2,
     }
-}
-
-/// Constant `bits` of type `ty` as a signed value.
-fn signed(ty: Type, bits: u64) -> i64 {
-    let shift = 64 - ty.bits().min(64);
-    ((bits << shift) as i64) >> shift
 }
