@@ -234,8 +234,9 @@ impl MachineCode {
         stats
     }
 
-    /// Runs the machine outliner. It lifts Cranelift's code, which records
-    /// the block starts it needs, so it is the first machine pass.
+    /// Runs the machine outliner. It lifts the code as Cranelift emitted it
+    /// (or as the shared-trap-path pass re-laid it out, block starts
+    /// included), so it runs before any other machine pass.
     fn outline(&mut self, names: &[String], context: &OutlineContext) {
         let options = OutlineOptions {
             global: context.global.clone(),

@@ -184,8 +184,8 @@ impl Arch {
 
 /// The runtime's entry points, callable from lowered code. All use the C
 /// calling convention but `pare_trap`, which uses `tail` so that the shared
-/// trap paths (`pare_trap_<kind>`) reach it by a tail call: `mov w0, #k;
-/// b pare_trap`, no frame.
+/// trap paths (`pare_trap_<kind>`) reach it by a tail call: `mov w2, #k;
+/// b pare_trap` (`tail` passes the first argument in `x2`), no frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RuntimeFn {
     PrintI64,

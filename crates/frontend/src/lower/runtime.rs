@@ -6,8 +6,8 @@
 //! local function, the signal handler `pare_on_fault`. Under
 //! [`TrapLowering::SharedPaths`] also the shared trap paths
 //! `pare_trap_<kind>`, one per kind of check ([`CHECKED_KINDS`]): each is
-//! a tail call of `pare_trap(k)` (`mov w0, #k; b pare_trap`; both use the
-//! `tail` convention), exported, one section each, and reached by a `b`
+//! a tail call of `pare_trap(k)` (`mov w2, #k; b pare_trap`; both use the
+//! `tail` convention, whose first argument is `x2`), exported, one section each, and reached by a `b`
 //! from every function whose check of that kind fails. Imported from libc:
 //! `fwrite`, `fflush`, `ferror`, `calloc`, `exit`, `sigaltstack`,
 //! `sigaction`, `signal` and the data symbols `stdout`/`stderr` (each a
@@ -287,12 +287,18 @@ impl RtFn<'_, '_> {
         self.call_symbol(sym, args)
     }
 
-    fn call_runtime(&mut self, f: RuntimeFn, args: &[Value]) {
-        let sym = self.clif.declare(
+    /// The symbol of runtime function `f` (imported: it may be defined
+    /// later in the module).
+    fn runtime_symbol(&mut self, f: RuntimeFn) -> u32 {
+        self.clif.declare(
             f.name(),
             SymbolKind::Function(f.signature(&self.cfg)),
             Linkage::Import,
-        );
+        )
+    }
+
+    fn call_runtime(&mut self, f: RuntimeFn, args: &[Value]) {
+        let sym = self.runtime_symbol(f);
         self.call_symbol(sym, args);
     }
 
@@ -380,12 +386,7 @@ impl RtFn<'_, '_> {
     /// Tail-calls `pare_trap(kind)`: the body of a shared trap path.
     fn tail_call_trap(&mut self, kind: TrapKind) {
         let code = self.b.ins().iconst(types::I32, i64::from(kind.code()));
-        let f = RuntimeFn::Trap;
-        let sym = self.clif.declare(
-            f.name(),
-            SymbolKind::Function(f.signature(&self.cfg)),
-            Linkage::Import,
-        );
+        let sym = self.runtime_symbol(RuntimeFn::Trap);
         let callee = self.imports.func(self.b.func, self.clif, sym);
         self.b.ins().return_call(callee, &[code]);
     }
