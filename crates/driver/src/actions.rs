@@ -33,6 +33,7 @@ use parec_passes::cgdata::CgData;
 use parec_passes::outline::global::OutlineTree;
 
 use crate::build::{Backend, Build, BuildMode, CgDataInput, Units};
+use crate::codegen::CodeModel;
 use crate::link::{self, Icf};
 use crate::outputs::Outputs;
 use crate::pipeline::Pipeline;
@@ -49,6 +50,8 @@ pub struct ActionFlags {
     pub passes: Option<String>,
     /// Cross-module merging and outlining in two rounds.
     pub two_rounds: bool,
+    /// How symbols are addressed (`--code-model`).
+    pub code_model: CodeModel,
 }
 
 impl ActionFlags {
@@ -63,7 +66,7 @@ impl ActionFlags {
         } else {
             BuildMode::Local
         };
-        if self.two_rounds && !pipeline.merges() && pipeline.machine.is_empty() {
+        if self.two_rounds && !pipeline.uses_cgdata() {
             return Err(anyhow!("two rounds need the `merge` or `outline` pass (-Oz)").into());
         }
         Ok(Build {
@@ -73,6 +76,7 @@ impl ActionFlags {
             backend: Backend::Objects(self.target),
             jobs,
             units: Units::PerModule,
+            code_model: self.code_model,
         })
     }
 }
@@ -127,6 +131,7 @@ pub struct CompileOptions {
     pub target: Target,
     pub level: OptLevel,
     pub passes: Option<String>,
+    pub code_model: CodeModel,
 }
 
 /// `parec compile`: one module of a program to its object, its round-1
@@ -161,6 +166,7 @@ pub fn compile(opts: &CompileOptions) -> Result<i32, Failure> {
         level: opts.level,
         passes: opts.passes.clone(),
         two_rounds: opts.generate.is_some() || opts.use_file.is_some(),
+        code_model: opts.code_model,
     };
     let build = flags.build(1)?;
     let done = build.run_module(&opts.files, &opts.module, &plan, tree, &outputs)?;

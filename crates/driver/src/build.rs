@@ -65,7 +65,7 @@ use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
 
-use crate::codegen::{self, CodegenOptions, CompiledObject, OutlineContext};
+use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, OutlineContext};
 use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
@@ -189,7 +189,7 @@ impl BuildMode {
         } else {
             BuildMode::Local
         };
-        let uses_cgdata = pipeline.merges() || !pipeline.machine.is_empty();
+        let uses_cgdata = pipeline.uses_cgdata();
         if !matches!(mode, BuildMode::Local) && !uses_cgdata {
             bail!("--two-rounds and --cgdata-* need the `merge` or `outline` pass (-Oz)");
         }
@@ -326,6 +326,8 @@ pub struct Build {
     pub jobs: usize,
     /// What the CLIF passes see: each module, or the whole program.
     pub units: Units,
+    /// How symbols are addressed (`--code-model`; aarch64 objects).
+    pub code_model: CodeModel,
 }
 
 /// The compilation units the CLIF passes and code generation work on.
@@ -432,6 +434,7 @@ impl Build {
             level: self.level,
             machine: self.pipeline.machine.clone(),
             jobs: self.jobs,
+            near_symbols: self.code_model.near_symbols(&modules),
             trap_paths,
         };
         let mut objects = codegen::compile_all(&modules, &codegen, self.mode.given_outline_tree())?;
@@ -539,6 +542,7 @@ impl Build {
             modules: modules.iter().map(|m| m.name.clone()).collect(),
             passes: passes.facts,
             codegen_shared: codegen::shared_functions(&modules),
+            near_symbols: self.code_model.near_symbols(&modules),
         })
     }
 
@@ -549,6 +553,7 @@ impl Build {
             level: self.level.flag().to_string(),
             passes: self.pipeline.names(),
             two_rounds: matches!(self.mode, BuildMode::TwoRounds { .. }),
+            code_model: self.code_model.name().to_string(),
         }
     }
 
@@ -592,6 +597,7 @@ impl Build {
             level: self.level,
             machine: self.pipeline.machine.clone(),
             jobs: 1,
+            near_symbols: plan.near_symbols,
             trap_paths: lowered.trap_paths,
         };
         let context = OutlineContext {

@@ -31,9 +31,10 @@ use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName};
 use cranelift_codegen::Context;
 use cranelift_module::{
-    DataDescription, FuncId, FuncOrDataId, Linkage as ModLinkage, Module, ModuleDeclarations,
-    ModuleReloc, ModuleRelocTarget,
+    DataDescription, DataId, FuncId, FuncOrDataId, Linkage as ModLinkage, Module,
+    ModuleDeclarations, ModuleReloc, ModuleRelocTarget,
 };
+use cranelift_object::ObjectProduct;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind, SYMBOL_NAMESPACE};
 use parec_passes::outline;
 
@@ -170,7 +171,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                     let target = targets.intern(&module_reloc.name, self.module.declarations());
                     outline::MachReloc {
                         offset: r.offset,
-                        kind: r.kind,
+                        kind: r.kind.into(),
                         target,
                         addend: r.addend,
                     }
@@ -195,13 +196,15 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     /// the code of `compiled[i]` after the machine passes, and `outlined`
     /// are the functions the outliner created (declared here: local, one
     /// section each, referred to by [`outline::RelocTarget::Outlined`]).
+    /// Returns the relocations of kinds Cranelift's object writer does not
+    /// know, for [`add_parec_relocs`] to add once the object is finished.
     pub fn define_machine_code(
         &mut self,
         compiled: &[CompiledFunction],
         functions: &[outline::lift::Emitted],
         outlined: &[outline::OutlinedFunction],
         targets: &RelocTargets,
-    ) -> Result<()> {
+    ) -> Result<Vec<ParecReloc>> {
         let sig = ir::Signature::new(self.module.isa().default_call_conv());
         let mut outlined_ids = Vec::with_capacity(outlined.len());
         for f in outlined {
@@ -211,32 +214,42 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 .with_context(|| format!("cannot declare outlined function `{}`", f.name))?;
             outlined_ids.push(id);
         }
+        let mut parec_relocs = Vec::new();
         let bodies = outlined.iter().zip(&outlined_ids);
         let functions = compiled.iter().map(|c| c.id).zip(functions);
         for (id, code) in functions.chain(bodies.map(|(f, id)| (*id, &f.code))) {
-            let relocs: Vec<ModuleReloc> = code
-                .relocs
-                .iter()
-                .map(|r| ModuleReloc {
-                    offset: r.offset,
-                    kind: r.kind,
-                    name: match r.target {
-                        outline::RelocTarget::Symbol(s) => targets.targets[s as usize].clone(),
-                        outline::RelocTarget::Outlined(o) => {
-                            ModuleRelocTarget::user(0, outlined_ids[o as usize].as_u32())
-                        }
-                        outline::RelocTarget::FunctionOffset(o) => {
-                            ModuleRelocTarget::FunctionOffset(id, o)
-                        }
-                    },
-                    addend: r.addend,
-                })
-                .collect();
+            let mut relocs: Vec<ModuleReloc> = Vec::with_capacity(code.relocs.len());
+            for r in &code.relocs {
+                let name = match r.target {
+                    outline::RelocTarget::Symbol(s) => targets.targets[s as usize].clone(),
+                    outline::RelocTarget::Outlined(o) => {
+                        ModuleRelocTarget::user(0, outlined_ids[o as usize].as_u32())
+                    }
+                    outline::RelocTarget::FunctionOffset(o) => {
+                        ModuleRelocTarget::FunctionOffset(id, o)
+                    }
+                };
+                match r.kind {
+                    outline::RelocKind::Cranelift(kind) => relocs.push(ModuleReloc {
+                        offset: r.offset,
+                        kind,
+                        name,
+                        addend: r.addend,
+                    }),
+                    kind => parec_relocs.push(ParecReloc {
+                        function: id,
+                        offset: r.offset,
+                        kind,
+                        name,
+                        addend: r.addend,
+                    }),
+                }
+            }
             self.module
                 .define_function_bytes(id, u64::from(code.alignment), &code.bytes, &relocs)
                 .map_err(|e| anyhow!("cannot define function: {}", describe_module_error(&e)))?;
         }
-        Ok(())
+        Ok(parec_relocs)
     }
 
     /// The relocation target of function `name`, declared as an import if
@@ -614,6 +627,59 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
                 clif.name
             ),
         }
+    }
+    Ok(())
+}
+
+/// A relocation of a kind only parec's machine passes produce, in a
+/// function defined from bytes.
+#[derive(Clone, Debug)]
+pub struct ParecReloc {
+    pub function: FuncId,
+    /// Offset of the field from the start of the function.
+    pub offset: u32,
+    pub kind: outline::RelocKind,
+    pub name: ModuleRelocTarget,
+    pub addend: i64,
+}
+
+/// Adds `relocs` to the finished object: each at its function's section
+/// and offset, against the symbol of its target, as an ELF relocation.
+pub fn add_parec_relocs(product: &mut ObjectProduct, relocs: &[ParecReloc]) -> Result<()> {
+    for r in relocs {
+        let r_type = match r.kind {
+            outline::RelocKind::Aarch64AdrPrelLo21 => object::elf::R_AARCH64_ADR_PREL_LO21,
+            outline::RelocKind::Cranelift(kind) => bail!("{kind:?} is Cranelift's to write"),
+        };
+        let function = product.function_symbol(r.function);
+        let symbol = match r.name {
+            ModuleRelocTarget::User {
+                namespace: 0,
+                index,
+            } => product.function_symbol(FuncId::from_u32(index)),
+            ModuleRelocTarget::User {
+                namespace: 1,
+                index,
+            } => product.data_symbol(DataId::from_u32(index)),
+            ref other => bail!("cannot relocate against {other:?}"),
+        };
+        let placed = product.object.symbol(function);
+        let object::write::SymbolSection::Section(section) = placed.section else {
+            bail!("function {:?} has no section", r.function);
+        };
+        let offset = placed.value + u64::from(r.offset);
+        product
+            .object
+            .add_relocation(
+                section,
+                object::write::Relocation {
+                    offset,
+                    symbol,
+                    addend: r.addend,
+                    flags: object::RelocationFlags::Elf { r_type },
+                },
+            )
+            .map_err(|e| anyhow!("cannot add a relocation: {e}"))?;
     }
     Ok(())
 }

@@ -9,7 +9,9 @@
 //! 2. the *shared trap paths* pass (`parec_passes::traps`) completes the
 //!    code if the lowering left its checks as `udf`s for it
 //!    ([`CodegenOptions::trap_paths`]; at every level); then the pipeline's
-//!    *machine passes* rewrite that code, in order — the outliner
+//!    *machine passes* rewrite that code, in order — the peepholes
+//!    ([`MachinePass::Peephole`], with `adr` for symbol addresses when the
+//!    program's [`CodeModel`] allows), then the outliner
 //!    ([`MachinePass::Outline`]) against the global prefix tree of an
 //!    earlier round if the build has one ([`OutlineContext`]);
 //! 3. the code and the module's data are defined from bytes into a
@@ -30,10 +32,11 @@ use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
+use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
 
-use crate::clif_to_module::{Colocation, ModuleDefiner, RelocTargets};
+use crate::clif_to_module::{add_parec_relocs, Colocation, ModuleDefiner, RelocTargets};
 use crate::object::write_with_addrsig;
 use crate::pipeline::MachinePass;
 use crate::target::{OptLevel, Target};
@@ -48,12 +51,95 @@ pub struct CodegenOptions {
     pub machine: Vec<MachinePass>,
     /// Number of modules compiled in parallel (at least 1).
     pub jobs: usize,
+    /// Every symbol is within `adr`'s reach of the code once linked
+    /// ([`CodeModel::near_symbols`]): the peepholes may use `adr`.
+    pub near_symbols: bool,
     /// Set when the front end lowered checks to `udf`s that branch to
     /// shared trap paths ([`crate::frontend::Lowered::trap_paths`]): the
     /// machine pass `parec_passes::traps` then runs first on every module,
     /// at every level, whatever the pass list says — the code is not
     /// complete without it.
     pub trap_paths: Option<TrapPaths>,
+}
+
+/// How far from the code its symbols may lie once linked: GCC's
+/// `-mcmodel` for aarch64, chosen per program.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CodeModel {
+    /// `tiny` for a program whose estimated size
+    /// ([`estimated_image_bytes`]) is at most [`AUTO_TINY_LIMIT`], `small`
+    /// otherwise.
+    #[default]
+    Auto,
+    /// Symbols anywhere within ±4 GiB: addresses by `adrp`+`add`.
+    Small,
+    /// The linked image within ±1 MiB of the code: addresses by `adr`
+    /// (`R_AARCH64_ADR_PREL_LO21`, which the linker checks: a program too
+    /// large for it fails to link, naming the relocation; build it with
+    /// `--code-model small`).
+    Tiny,
+}
+
+/// The largest estimated size of a program's own code and data for which
+/// [`CodeModel::Auto`] chooses `tiny`. A static executable also holds the
+/// C library's code and data, which lie between the program's code and
+/// its writable data: about 512 KiB with Debian 12's glibc (measured: the
+/// empty program's `.text` to `.bss` span), so a quarter of `adr`'s reach
+/// is left to the program, and the estimate errs upwards.
+pub const AUTO_TINY_LIMIT: u64 = 256 * 1024;
+
+/// An upper estimate of the machine code one CLIF instruction becomes
+/// (aarch64 emits about 1.3 instructions per CLIF instruction on bench/;
+/// this allows three times that, spills included).
+pub const BYTES_PER_CLIF_INSTRUCTION: u64 = 16;
+
+impl CodeModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            CodeModel::Auto => "auto",
+            CodeModel::Small => "small",
+            CodeModel::Tiny => "tiny",
+        }
+    }
+
+    /// Whether code for `modules`, the whole program, may address symbols
+    /// with `adr`.
+    pub fn near_symbols(self, modules: &[ClifModule]) -> bool {
+        match self {
+            CodeModel::Small => false,
+            CodeModel::Tiny => true,
+            CodeModel::Auto => estimated_image_bytes(modules) <= AUTO_TINY_LIMIT,
+        }
+    }
+}
+
+impl std::str::FromStr for CodeModel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<CodeModel, String> {
+        [CodeModel::Auto, CodeModel::Small, CodeModel::Tiny]
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("unknown code model `{s}`; expected auto, small or tiny"))
+    }
+}
+
+/// An estimate, from above, of the bytes `modules` put in the linked
+/// image: [`BYTES_PER_CLIF_INSTRUCTION`] per CLIF instruction, plus every
+/// data object. It depends only on the CLIF (after the CLIF passes), so a
+/// whole build and the plan of a separate one decide alike.
+pub fn estimated_image_bytes(modules: &[ClifModule]) -> u64 {
+    let code: u64 = modules
+        .iter()
+        .flat_map(|m| &m.functions)
+        .map(|def| def.func.dfg.num_insts() as u64 * BYTES_PER_CLIF_INSTRUCTION)
+        .sum();
+    let data: u64 = modules
+        .iter()
+        .flat_map(|m| &m.data)
+        .map(|d| d.bytes.len() as u64 + d.align)
+        .sum();
+    code + data
 }
 
 /// What the outliner of one module knows about the rest of the build.
@@ -73,6 +159,8 @@ pub struct CompiledObject {
     pub bytes: Vec<u8>,
     /// What the shared-trap-path pass did, if it ran.
     pub traps: Option<TrapStats>,
+    /// What the peepholes did, if they ran.
+    pub peephole: Option<PeepholeStats>,
     /// What the machine outliner did, if it ran.
     pub outline: Option<OutlineStats>,
     /// The outliner's publication for the global prefix tree (empty if it
@@ -170,20 +258,23 @@ pub fn compile_module(
         trap_stats = Some(code.share_trap_paths(&resolved));
         times.machine.push(("trap-paths", start.elapsed()));
     }
+    let mut peephole_stats = None;
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
+            MachinePass::Peephole => peephole_stats = Some(code.peephole(opts.near_symbols)),
             MachinePass::Outline => code.outline(&targets.names, context),
         }
         times.machine.push((pass.name(), start.elapsed()));
     }
 
     let start = Instant::now();
-    definer
+    let parec_relocs = definer
         .define_machine_code(&compiled, &code.functions, &code.outlined, &targets)
         .with_context(in_module)?;
     let address_significant: Vec<String> = definer.address_significant().iter().cloned().collect();
-    let product = obj.finish();
+    let mut product = obj.finish();
+    add_parec_relocs(&mut product, &parec_relocs).with_context(in_module)?;
     remark::fill_module(&mut code.remarks, &module.name);
     let bytes = write_with_addrsig(product.object, &address_significant)
         .with_context(|| format!("cannot write the object of module `{}`", module.name))?;
@@ -192,6 +283,7 @@ pub fn compile_module(
         name: module.name.clone(),
         bytes,
         traps: trap_stats,
+        peephole: peephole_stats,
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
         remarks: code.remarks,
@@ -234,9 +326,18 @@ impl MachineCode {
         stats
     }
 
+    /// Runs the peepholes on the code as the passes before left it; the
+    /// passes after see the result as the code Cranelift emitted.
+    fn peephole(&mut self, near_symbols: bool) -> PeepholeStats {
+        let report = peephole::run(&mut self.cranelift, &PeepholeOptions { near_symbols });
+        self.functions = self.cranelift.iter().map(MachFunction::emitted).collect();
+        self.remarks.extend(report.remarks);
+        report.stats
+    }
+
     /// Runs the machine outliner. It lifts the code as Cranelift emitted it
-    /// (or as the shared-trap-path pass re-laid it out, block starts
-    /// included), so it runs before any other machine pass.
+    /// (or as the shared-trap-path pass and the peepholes re-laid it out,
+    /// block starts included), so it runs after every other machine pass.
     fn outline(&mut self, names: &[String], context: &OutlineContext) {
         let options = OutlineOptions {
             global: context.global.clone(),

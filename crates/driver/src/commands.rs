@@ -12,6 +12,7 @@ use parec_passes::clif_module::ClifModule;
 
 use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
 use crate::clif_file::ClifFile;
+use crate::codegen::CodeModel;
 use crate::codegen::{self, CompiledObject};
 use crate::io_error;
 use crate::link::{self, Icf};
@@ -54,6 +55,8 @@ pub struct BuildOptions {
     pub outline_stats: bool,
     /// Compile the program as one unit (`--lto`).
     pub units: Units,
+    /// How symbols are addressed (`--code-model`).
+    pub code_model: CodeModel,
 }
 
 /// The kind of the input files.
@@ -147,6 +150,7 @@ pub fn run_with_pipeline(
         backend: Backend::Jit,
         jobs: available_jobs(),
         units: Units::PerModule,
+        code_model: CodeModel::default(),
     };
     let output = build.run(input)?;
     restore_default_sigpipe();
@@ -243,6 +247,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i3
         backend,
         jobs: opts.jobs,
         units: opts.units,
+        code_model: opts.code_model,
     };
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {

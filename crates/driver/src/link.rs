@@ -157,10 +157,14 @@ pub fn link_executable(objects: &[PathBuf], out: &Path, target: Target, icf: Icf
     cmd.arg(&crtend).arg(&crtn);
     let output = run_tool(&mut cmd, LLD, "lld-19")?;
     if !output.status.success() {
-        bail!(
-            "linking failed:\n{}",
-            String::from_utf8_lossy(&output.stderr).trim_end()
-        );
+        let message = String::from_utf8_lossy(&output.stderr);
+        let hint = if message.contains("R_AARCH64_ADR_PREL_LO21 out of range") {
+            "\n(the objects use the tiny code model, whose `adr` reaches ±1 MiB: \
+             build them with --code-model small)"
+        } else {
+            ""
+        };
+        bail!("linking failed:\n{}{hint}", message.trim_end());
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use parec::actions::{self, ActionFlags, CompileOptions};
 use parec::build::{ModeFlags, Units};
+use parec::codegen::CodeModel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::size::SizeOptions;
@@ -99,6 +100,11 @@ enum Command {
         /// cross module boundaries; one object.
         #[arg(long)]
         lto: bool,
+        /// How symbol addresses are formed: `small` (`adrp`+`add`, anywhere
+        /// within ±4 GiB), `tiny` (`adr`, the linked image within ±1 MiB;
+        /// the linker checks), or `auto` (tiny for small programs).
+        #[arg(long, default_value = "auto", value_parser = parse_code_model)]
+        code_model: CodeModel,
     },
     /// Separate compilation, step 1: what each module's compilation must
     /// know of the others (reads every source; no code is generated).
@@ -265,6 +271,10 @@ struct ActionArgs {
     /// Replace the level's CLIF passes by this comma-separated list (testing).
     #[arg(long, hide = true)]
     passes: Option<String>,
+    /// How symbol addresses are formed: `small`, `tiny` or `auto` (as
+    /// `parec build --code-model`).
+    #[arg(long, default_value = "auto", value_parser = parse_code_model)]
+    code_model: CodeModel,
 }
 
 impl ActionArgs {
@@ -274,6 +284,7 @@ impl ActionArgs {
             level: opt_level(&self.opt),
             passes: self.passes.clone(),
             two_rounds,
+            code_model: self.code_model,
         }
     }
 }
@@ -291,6 +302,10 @@ fn parse_target(s: &str) -> Result<Target, String> {
 }
 
 fn parse_icf(s: &str) -> Result<Icf, String> {
+    s.parse()
+}
+
+fn parse_code_model(s: &str) -> Result<CodeModel, String> {
     s.parse()
 }
 
@@ -390,6 +405,7 @@ fn execute(cli: Cli) -> ExitCode {
             remarks,
             outline_stats,
             lto,
+            code_model,
         } => {
             let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
             let emit = match emit {
@@ -421,6 +437,7 @@ fn execute(cli: Cli) -> ExitCode {
                 } else {
                     Units::PerModule
                 },
+                code_model,
             })
         }
         Command::Size {
@@ -474,6 +491,7 @@ fn execute(cli: Cli) -> ExitCode {
             target: flags.target,
             level: opt_level(&flags.opt),
             passes: flags.passes,
+            code_model: flags.code_model,
         }),
         Command::Link {
             objects,

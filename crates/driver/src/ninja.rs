@@ -30,6 +30,7 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::anyhow;
 
 use crate::actions::ActionFlags;
+use crate::codegen::CodeModel;
 use crate::frontend::{self, SourceModule};
 use crate::link::Icf;
 use crate::outputs::Outputs;
@@ -252,6 +253,9 @@ impl NinjaFile<'_> {
         ];
         if let Some(passes) = &flags.passes {
             common.push(format!("--passes={}", shell_word(passes)));
+        }
+        if flags.code_model != CodeModel::default() {
+            common.push(format!("--code-model={}", flags.code_model.name()));
         }
         let _ = writeln!(s, "parec = {}", shell_word(&parec));
         let _ = writeln!(s, "program = {}", files.join(" "));

@@ -35,6 +35,7 @@ use parec_passes::clif_module::{count_insts, ClifModule};
 use crate::build::{Backend, Build, BuildMode, Input, Units};
 use crate::clif_file::ClifFile;
 use crate::clif_header;
+use crate::codegen::CodeModel;
 use crate::pipeline::Pipeline;
 use crate::target::{Machine, OptLevel, Target};
 
@@ -84,6 +85,7 @@ pub fn opt(
         backend: Backend::Clif(Some(target)),
         jobs: 1,
         units: Units::PerModule,
+        code_model: CodeModel::default(),
     };
     let output = build
         .run(Input::Modules(vec![file.module.clone()]))

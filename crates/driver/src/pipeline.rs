@@ -16,11 +16,14 @@
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
+//! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
 //!
-//! Machine passes run only where they apply: the outliner reads and writes
-//! aarch64 code, so builds for other targets and the JIT skip it.
+//! Machine passes run only where they apply: both read and write aarch64
+//! code, so builds for other targets and the JIT skip them. They run in that
+//! order whatever a `--passes` list says (the outliner lifts the peepholes'
+//! output; nothing lifts the outliner's).
 //!
 //! One machine pass is not chosen here: `parec_passes::traps` (shared trap
 //! paths) completes the code of a Pare program lowered for aarch64 objects,
@@ -44,9 +47,9 @@
 //!   passes), in module order (docs/REMARKS.md).
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
-//! by the speed policy (`inline-speed`); `-Oz` runs [`Pass::ALL`]. Cranelift
-//! alone, the baseline every size figure is compared to, is `-O2` with an
-//! empty pass list (`--passes ''`).
+//! by the speed policy (`inline-speed`) and the peepholes; `-Oz` runs
+//! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
+//! compared to, is `-O2` with an empty pass list (`--passes ''`).
 //!
 //! Passes outside parec (a test's deliberate miscompile, a user's own pass)
 //! join a pipeline as [`ClifPass::Custom`]; they have no command-line name.
@@ -335,6 +338,9 @@ impl fmt::Display for PassStats {
 /// code generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MachinePass {
+    /// Peepholes on the aarch64 code Cranelift emitted
+    /// (`parec_passes::peephole`).
+    Peephole,
     /// The aarch64 machine outliner (`parec_passes::outline`), local or
     /// against the prefix tree of an earlier round.
     Outline,
@@ -343,6 +349,7 @@ pub enum MachinePass {
 impl MachinePass {
     pub fn name(self) -> &'static str {
         match self {
+            MachinePass::Peephole => "peephole",
             MachinePass::Outline => "outline",
         }
     }
@@ -350,7 +357,9 @@ impl MachinePass {
     /// Whether the pass can run on code for `arch`.
     pub fn applies_to(self, arch: target_lexicon::Architecture) -> bool {
         match self {
-            MachinePass::Outline => matches!(arch, target_lexicon::Architecture::Aarch64(_)),
+            MachinePass::Peephole | MachinePass::Outline => {
+                matches!(arch, target_lexicon::Architecture::Aarch64(_))
+            }
         }
     }
 }
@@ -369,6 +378,7 @@ impl Pass {
         Pass::Clif(ClifPass::Gvn),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
+        Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Outline),
     ];
 
@@ -379,8 +389,12 @@ impl Pass {
         }
     }
 
-    /// The passes of `-O2`: inlining by the speed policy.
-    pub const SPEED: &'static [Pass] = &[Pass::Clif(ClifPass::Inline(Policy::Speed))];
+    /// The passes of `-O2`: inlining by the speed policy, and the
+    /// peepholes (fewer instructions are faster too).
+    pub const SPEED: &'static [Pass] = &[
+        Pass::Clif(ClifPass::Inline(Policy::Speed)),
+        Pass::Machine(MachinePass::Peephole),
+    ];
 
     /// Looks one of parec's passes up by its command-line name.
     pub fn from_name(name: &str) -> Option<Pass> {
@@ -389,6 +403,20 @@ impl Pass {
             .chain(Self::SPEED)
             .copied()
             .find(|p| p.name() == name)
+    }
+}
+
+impl MachinePass {
+    /// Machine passes run in this order whatever order a `--passes` list
+    /// names them in: the outliner lifts the code the peepholes leave, and
+    /// nothing lifts the outliner's output again.
+    const ORDER: &'static [MachinePass] = &[MachinePass::Peephole, MachinePass::Outline];
+
+    fn rank(self) -> usize {
+        Self::ORDER
+            .iter()
+            .position(|&p| p == self)
+            .expect("every machine pass is ranked")
     }
 }
 
@@ -429,9 +457,11 @@ impl Pipeline {
         for &pass in passes {
             match pass {
                 Pass::Clif(p) => pipeline.clif.push(p),
-                Pass::Machine(p) => pipeline.machine.push(p),
+                Pass::Machine(p) if !pipeline.machine.contains(&p) => pipeline.machine.push(p),
+                Pass::Machine(_) => {}
             }
         }
+        pipeline.machine.sort_by_key(|p| p.rank());
         pipeline
     }
 
@@ -470,6 +500,12 @@ impl Pipeline {
         later.clone().any(|&p| p == ClifPass::Merge)
     }
 
+    /// Whether the pipeline has a pass that reads or writes cgdata: the
+    /// merger (summaries) or the outliner (prefix trees).
+    pub fn uses_cgdata(&self) -> bool {
+        self.merges() || self.machine.contains(&MachinePass::Outline)
+    }
+
     /// Whether the machine outliner runs on code for `arch`.
     pub fn outlines(&self, arch: target_lexicon::Architecture) -> bool {
         self.machine
@@ -480,12 +516,13 @@ impl Pipeline {
 
 /// The names of all passes, for error messages.
 pub fn available_passes() -> String {
-    Pass::ALL
-        .iter()
-        .chain(Pass::SPEED)
-        .map(|p| p.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    let mut names: Vec<&str> = Vec::new();
+    for pass in Pass::ALL.iter().chain(Pass::SPEED) {
+        if !names.contains(&pass.name()) {
+            names.push(pass.name());
+        }
+    }
+    names.join(", ")
 }
 
 /// Runs Cranelift's verifier on every function of `modules`; `after` names
@@ -543,7 +580,8 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, outline, inline-speed"
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, outline, \
+             inline-speed"
         );
     }
 
@@ -579,7 +617,21 @@ mod tests {
             Pipeline::from_names("inline-speed").unwrap().clif,
             vec![ClifPass::Inline(Policy::Speed)]
         );
-        assert_eq!(oz.machine, vec![MachinePass::Outline]);
+        assert_eq!(
+            oz.machine,
+            vec![MachinePass::Peephole, MachinePass::Outline]
+        );
+        assert_eq!(
+            Pipeline::for_level(OptLevel::O2).machine,
+            vec![MachinePass::Peephole]
+        );
+    }
+
+    #[test]
+    fn machine_passes_run_in_their_order() {
+        let p = Pipeline::from_names("outline,peephole,outline").unwrap();
+        assert_eq!(p.machine, vec![MachinePass::Peephole, MachinePass::Outline]);
+        assert_eq!(p.names(), "peephole,outline");
     }
 
     #[test]

@@ -26,9 +26,9 @@
 //!
 //! The file is binary, little-endian and deterministic (sorted sets, the
 //! merge summary's canonical encoding): magic `PARECPL\0`, a version, the
-//! flags it was made with (target, optimization level, passes, rounds), the
-//! program's module names, one record per CLIF pass and the outliner's
-//! shared functions.
+//! flags it was made with (target, optimization level, passes, rounds, code
+//! model), the program's module names, one record per CLIF pass, the
+//! outliner's shared functions and the code model's choice for the program.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -42,7 +42,7 @@ use crate::io_error;
 /// The first bytes of a plan file.
 pub const MAGIC: &[u8; 8] = b"PARECPL\0";
 /// The plan format version; a plan of another version is refused.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The facts one CLIF pass reads from every module of the program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,6 +65,8 @@ pub struct PlanFlags {
     pub passes: String,
     /// Whether the build has two rounds (cross-module merging and outlining).
     pub two_rounds: bool,
+    /// The `--code-model` flag (`auto`, `small`, `tiny`).
+    pub code_model: String,
 }
 
 /// A program plan (see the module doc).
@@ -79,6 +81,9 @@ pub struct ProgramPlan {
     /// The outliner: local functions that more than one module defines
     /// after the CLIF passes.
     pub codegen_shared: BTreeSet<String>,
+    /// The peepholes: the code model chose `adr` for symbol addresses
+    /// (`crate::codegen::CodeModel::near_symbols`, from the whole program).
+    pub near_symbols: bool,
 }
 
 impl ProgramPlan {
@@ -91,6 +96,7 @@ impl ProgramPlan {
         w.str(&self.flags.level);
         w.str(&self.flags.passes);
         w.u8(u8::from(self.flags.two_rounds));
+        w.str(&self.flags.code_model);
         write_names(&mut w, self.modules.iter());
         w.u32(self.passes.len() as u32);
         for facts in &self.passes {
@@ -114,6 +120,7 @@ impl ProgramPlan {
             }
         }
         write_names(&mut w, self.codegen_shared.iter());
+        w.u8(u8::from(self.near_symbols));
         w.into_bytes()
     }
 
@@ -138,6 +145,7 @@ impl ProgramPlan {
             level: r.str("the level")?,
             passes: r.str("the passes")?,
             two_rounds: r.u8("the rounds")? != 0,
+            code_model: r.str("the code model")?,
         };
         let modules = read_names(&mut r)?.into_iter().collect();
         let count = r.count(2, "the pass count")?;
@@ -158,6 +166,7 @@ impl ProgramPlan {
             passes.push(PassFacts { shared, summary });
         }
         let codegen_shared = read_names(&mut r)?.into_iter().collect();
+        let near_symbols = r.u8("the code model's choice")? != 0;
         if !r.at_end() {
             return Err(CgDataError::Corrupt {
                 offset: r.offset(),
@@ -169,6 +178,7 @@ impl ProgramPlan {
             modules,
             passes,
             codegen_shared,
+            near_symbols,
         })
     }
 
@@ -215,6 +225,9 @@ impl ProgramPlan {
         if mine.passes != other.passes {
             return Err(differs("passes", &mine.passes, &other.passes));
         }
+        if mine.code_model != other.code_model {
+            return Err(differs("code model", &mine.code_model, &other.code_model));
+        }
         if mine.two_rounds != other.two_rounds {
             let rounds = |two| if two { "two rounds" } else { "one round" };
             return Err(differs(
@@ -250,6 +263,7 @@ mod tests {
                 level: "z".into(),
                 passes: "inline,gvn".into(),
                 two_rounds: true,
+                code_model: "auto".into(),
             },
             modules: vec!["main".into(), "pare_runtime".into()],
             passes: vec![
@@ -260,6 +274,7 @@ mod tests {
                 PassFacts::default(),
             ],
             codegen_shared: ["b".to_string()].into(),
+            near_symbols: true,
         }
     }
 

@@ -194,21 +194,36 @@ fn objects_are_deterministic_across_job_counts() {
 
 #[test]
 fn emit_asm_lists_functions_and_relocations() {
-    let o = run(parec()
-        .arg("build")
-        .arg(data("hello.clif"))
-        .args(["--emit", "asm"]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    for needle in [
-        "emit:",
-        "emit2:",
-        "main:",
-        "bl ",
-        "R_AARCH64_CALL26 emit",
-        "R_AARCH64_ADR_PREL_PG_HI21 emit2",
+    // A small program gets the tiny code model (`adr`) unless asked for
+    // the small one (`adrp`+`add`).
+    for (model, address) in [
+        (None, "R_AARCH64_ADR_PREL_LO21 emit2"),
+        (Some("tiny"), "R_AARCH64_ADR_PREL_LO21 emit2"),
+        (Some("small"), "R_AARCH64_ADR_PREL_PG_HI21 emit2"),
     ] {
-        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+        let mut cmd = parec();
+        cmd.arg("build")
+            .arg(data("hello.clif"))
+            .args(["--emit", "asm"]);
+        if let Some(model) = model {
+            cmd.arg(format!("--code-model={model}"));
+        }
+        let o = run(&mut cmd);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        for needle in [
+            "emit:",
+            "emit2:",
+            "main:",
+            "bl ",
+            "R_AARCH64_CALL26 emit",
+            address,
+        ] {
+            assert!(
+                text.contains(needle),
+                "{model:?}: `{needle}` missing from:\n{text}"
+            );
+        }
     }
 }
 
@@ -281,7 +296,7 @@ fn opt_rejects_unknown_passes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, outline, inline-speed\n"
+        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed\n"
     );
 }
 
@@ -402,7 +417,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, outline, inline-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed"),
         "stderr: {}",
         stderr(&o)
     );

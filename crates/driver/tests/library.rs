@@ -173,6 +173,7 @@ fn build(level: OptLevel, backend: Backend) -> Build {
         backend,
         jobs: 1,
         units: Units::PerModule,
+        code_model: Default::default(),
     }
 }
 

@@ -60,6 +60,7 @@ fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
         backend: Backend::Clif(Some(Target::Aarch64)),
         jobs: 1,
         units: Units::PerModule,
+        code_model: Default::default(),
     };
     build
         .run(Input::Pare(vec![root.to_path_buf()]))
@@ -74,6 +75,7 @@ fn options(level: OptLevel) -> CodegenOptions {
         level,
         machine: Pipeline::for_level(level).machine,
         jobs: 1,
+        near_symbols: false,
         trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64).shared_paths(),
     }
 }

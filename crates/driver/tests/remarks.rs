@@ -228,6 +228,7 @@ fn library_build(files: Vec<PathBuf>, mode: BuildMode) -> Output {
         backend: Backend::Objects(Target::Aarch64),
         jobs: 2,
         units: Units::PerModule,
+        code_model: Default::default(),
     }
     .run(Input::Pare(files))
     .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))
@@ -352,6 +353,38 @@ fn remarks_add_up_to_every_pass_statistics() {
             }
         }
         for obj in &output.objects {
+            let peephole = obj.peephole.as_ref().expect("the peepholes ran");
+            let of_object: Vec<&Remark> = obj.remarks.iter().collect();
+            for (name, value) in [
+                ("functions", peephole.functions),
+                ("near_addresses", peephole.near_addresses),
+                ("repeated", peephole.repeated),
+                ("boolean_branches", peephole.boolean_branches),
+                ("compare_branches", peephole.compare_branches),
+                ("byte_extensions", peephole.byte_extensions),
+            ] {
+                let module = &obj.name;
+                assert_eq!(
+                    count(&of_object, "peephole", name),
+                    value as u64,
+                    "{file}: module {module}: peephole {name}"
+                );
+            }
+            assert_eq!(
+                decisions(&of_object, "peephole", "rewritten"),
+                peephole.functions as u64
+            );
+            let saved: i64 = of_object
+                .iter()
+                .filter(|r| r.pass == "peephole")
+                .filter_map(|r| r.bytes)
+                .sum();
+            assert_eq!(
+                saved,
+                peephole.bytes_before as i64 - peephole.bytes_after as i64,
+                "{file}: module {}",
+                obj.name
+            );
             let stats = obj.outline.as_ref().expect("the outliner ran");
             let of_module: Vec<&Remark> = obj.remarks.iter().collect();
             assert!(of_module.iter().all(|r| r.module == obj.name));
@@ -418,6 +451,7 @@ fn merge_remarks_agree_with_a_stale_plan() {
             backend: Backend::Clif(Some(Target::Aarch64)),
             jobs: 1,
             units: Units::PerModule,
+            code_model: Default::default(),
         }
         .run(Input::Pare(vec![path]))
         .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))

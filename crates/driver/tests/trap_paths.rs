@@ -50,6 +50,7 @@ fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
         backend: Backend::Objects(Target::Aarch64),
         jobs: 1,
         units: Units::PerModule,
+        code_model: Default::default(),
     };
     let output = build
         .run(input)

@@ -174,7 +174,7 @@ fn has_work(func: &MachFunction, paths: &ResolvedPaths) -> bool {
         || func
             .relocs
             .iter()
-            .any(|r| r.kind == Reloc::Arm64Call && paths.noreturn.contains(&r.target))
+            .any(|r| r.kind == Reloc::Arm64Call.into() && paths.noreturn.contains(&r.target))
 }
 
 /// Steps 1–4 of the module doc on one function, or the in-place patch.
@@ -188,7 +188,7 @@ fn share_function(
     if lifted.opaque.is_none() {
         let mut counts = TrapStats::default();
         let rewritten = rewrite_items(&lifted, paths, &mut counts);
-        if let Some(code) = lay_out(func, &lifted, &rewritten) {
+        if let Some(code) = lift::relaid(func, &lifted, &rewritten) {
             *func = code;
             stats.accumulate(&counts);
             return;
@@ -205,7 +205,7 @@ fn rewrite_items(
     paths: &ResolvedPaths,
     stats: &mut TrapStats,
 ) -> LiftedFunction {
-    let targeted = targeted_labels(lifted);
+    let targeted = lifted.targeted_labels();
     let mut island_of: Vec<(TrapCode, Label)> = Vec::new();
     let mut replaced: BTreeMap<Label, Label> = BTreeMap::new();
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
@@ -264,7 +264,7 @@ fn island(path: RelocTarget) -> Inst {
         target: None,
         reloc: Some(MachReloc {
             offset: 0,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: path,
             addend: 0,
         }),
@@ -288,22 +288,6 @@ fn is_noreturn_call(item: &Item, paths: &ResolvedPaths) -> bool {
         && inst.reloc.as_ref().is_some_and(|r| paths.noreturn.contains(&r.target)))
 }
 
-/// Labels some instruction or jump table refers to.
-fn targeted_labels(lifted: &LiftedFunction) -> BTreeSet<Label> {
-    let mut targeted = BTreeSet::new();
-    for (_, item) in &lifted.items {
-        match item {
-            Item::Inst(inst) => targeted.extend(inst.target),
-            Item::JumpEntry { table, target } => {
-                targeted.insert(*table);
-                targeted.insert(*target);
-            }
-            Item::Data(_) => {}
-        }
-    }
-    targeted
-}
-
 /// Points every reference to a deleted `udf` at its kind's island.
 fn retarget(items: &mut [(Label, Item)], replaced: &BTreeMap<Label, Label>) {
     let new = |label: &mut Label| {
@@ -324,39 +308,6 @@ fn retarget(items: &mut [(Label, Item)], replaced: &BTreeMap<Label, Label>) {
     }
 }
 
-/// Step 4: `func` with `rewritten`'s layout, its block starts moved;
-/// `None` if the layout fails.
-fn lay_out(
-    func: &MachFunction,
-    original: &LiftedFunction,
-    rewritten: &LiftedFunction,
-) -> Option<MachFunction> {
-    let emitted = rewritten.layout().ok()?;
-    let old_offsets = original.offsets();
-    let new_offsets = rewritten.offsets();
-    let label_at: BTreeMap<u32, Label> = old_offsets.iter().map(|(&l, &o)| (o, l)).collect();
-    let old_len = func.bytes.len() as u32;
-    let new_len = emitted.bytes.len() as u32;
-    let bb_starts = func
-        .bb_starts
-        .iter()
-        .filter_map(|start| match label_at.get(start) {
-            Some(label) => new_offsets.get(label).copied(),
-            None => (*start == old_len).then_some(new_len),
-        })
-        .collect();
-    Some(MachFunction {
-        name: func.name.clone(),
-        bytes: emitted.bytes,
-        alignment: emitted.alignment,
-        bb_starts,
-        relocs: emitted.relocs,
-        traps: emitted.traps,
-        call_sites: emitted.call_sites,
-        shared: func.shared,
-    })
-}
-
 /// Turns every `udf` with a path's code into `b` to the path, where it is;
 /// returns how many.
 fn patch_in_place(func: &mut MachFunction, paths: &ResolvedPaths) -> usize {
@@ -373,7 +324,7 @@ fn patch_in_place(func: &mut MachFunction, paths: &ResolvedPaths) -> usize {
                 func.bytes[at..at + 4].copy_from_slice(&B.to_le_bytes());
                 func.relocs.push(MachReloc {
                     offset,
-                    kind: Reloc::Arm64Call,
+                    kind: Reloc::Arm64Call.into(),
                     target: path,
                     addend: 0,
                 });
@@ -438,7 +389,7 @@ mod tests {
     fn island_reloc(offset: u32) -> MachReloc {
         MachReloc {
             offset,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: PATH,
             addend: 0,
         }
@@ -476,7 +427,7 @@ mod tests {
         let mut f = function(&[cbz(0, 12), MOV_X0_1, RET, BL, UDF], &[(16, after_call)]);
         f.relocs.push(MachReloc {
             offset: 12,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: NORETURN,
             addend: 0,
         });
@@ -495,7 +446,7 @@ mod tests {
         let mut f = function(&[BL, UDF], &[(4, after_call)]);
         f.relocs.push(MachReloc {
             offset: 0,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: RelocTarget::Symbol(9),
             addend: 0,
         });

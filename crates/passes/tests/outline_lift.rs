@@ -61,7 +61,7 @@ fn compile(file: &str, isa: &OwnedTargetIsa, names: &mut Vec<String>) -> Vec<Mac
                 });
                 MachReloc {
                     offset: r.offset,
-                    kind: r.kind,
+                    kind: r.kind.into(),
                     target: RelocTarget::Symbol(index as u32),
                     addend: r.addend,
                 }

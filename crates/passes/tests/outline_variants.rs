@@ -43,7 +43,7 @@ fn function(name: &str, words: &[u32]) -> MachFunction {
         .filter(|(_, &w)| w == BL)
         .map(|(i, _)| MachReloc {
             offset: 4 * i as u32,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: RelocTarget::Symbol(0),
             addend: 0,
         })

@@ -236,6 +236,7 @@ fn execute(cli: Cli) -> ExitCode {
                     remarks_file: None,
                     outline_stats: false,
                     units: Units::PerModule,
+                    code_model: Default::default(),
                 };
                 commands::build_with_pipeline(&options, pipeline)
             }),

@@ -416,6 +416,15 @@ impl Decoder {
         if let Form::Br { rn } | Form::Blr { rn } = form {
             uses |= x(rn);
         }
+        // Conditional branches write nothing; `cbz`/`tbz` test a register,
+        // not the flags (capstone reports both as possible).
+        if matches!(form, Form::BCond | Form::Cbz | Form::Tbz) {
+            defs = 0;
+            kills = 0;
+            if form != Form::BCond {
+                uses &= !NZCV;
+            }
+        }
         Effects {
             uses,
             defs: defs | kills,

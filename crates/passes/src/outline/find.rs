@@ -182,7 +182,7 @@ impl InstKey {
         InstKey {
             word: inst.word,
             reloc: inst.reloc.as_ref().map(|r| RelocKey {
-                kind: r.kind as u32,
+                kind: r.kind.code(),
                 target: r.target,
                 addend: r.addend,
             }),

@@ -99,7 +99,7 @@ impl Section for OutlineTree {
 pub fn stable_hash(inst: &Inst, symbol_names: &[String]) -> Option<u64> {
     let mut buf = inst.word.to_le_bytes().to_vec();
     if let Some(r) = &inst.reloc {
-        buf.extend_from_slice(&(r.kind as u32).to_le_bytes());
+        buf.extend_from_slice(&r.kind.code().to_le_bytes());
         match r.target {
             RelocTarget::Symbol(s) => {
                 buf.extend_from_slice(symbol_names.get(s as usize)?.as_bytes())

@@ -30,10 +30,10 @@
 
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::decode::{Decoder, Effects, Form, CALL_KILLS, CALL_USES, RETURN_USES};
-use super::{MachFunction, MachReloc, RelocTarget};
+use super::{MachFunction, MachReloc, RelocKind, RelocTarget};
 
 /// A stable name of an item, independent of its position: branch targets
 /// refer to labels, so items can be inserted and removed.
@@ -233,15 +233,18 @@ impl<'a> Lifter<'a> {
         }
         for r in &self.func.relocs {
             match r.kind {
-                Reloc::Abs8 => self.mark(r.offset, 8, Kind::Data)?,
-                Reloc::Abs4 => self.mark(r.offset, 4, Kind::Data)?,
+                RelocKind::Cranelift(Reloc::Abs8) => self.mark(r.offset, 8, Kind::Data)?,
+                RelocKind::Cranelift(Reloc::Abs4) => self.mark(r.offset, 4, Kind::Data)?,
                 // Each of these is resolved by the linker at the word's own
                 // (new) address: they move with their instruction.
-                Reloc::Arm64Call
-                | Reloc::Aarch64AdrPrelPgHi21
-                | Reloc::Aarch64AddAbsLo12Nc
-                | Reloc::Aarch64AdrGotPage21
-                | Reloc::Aarch64Ld64GotLo12Nc => {}
+                RelocKind::Cranelift(
+                    Reloc::Arm64Call
+                    | Reloc::Aarch64AdrPrelPgHi21
+                    | Reloc::Aarch64AddAbsLo12Nc
+                    | Reloc::Aarch64AdrGotPage21
+                    | Reloc::Aarch64Ld64GotLo12Nc,
+                )
+                | RelocKind::Aarch64AdrPrelLo21 => {}
                 other => return Err(format!("unsupported relocation {other:?}")),
             }
             if matches!(r.target, RelocTarget::FunctionOffset(_)) {
@@ -549,6 +552,23 @@ pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
 }
 
 impl LiftedFunction {
+    /// Labels some instruction or jump table refers to: the items control
+    /// can reach other than by falling through.
+    pub fn targeted_labels(&self) -> BTreeSet<Label> {
+        let mut targeted = BTreeSet::new();
+        for (_, item) in &self.items {
+            match item {
+                Item::Inst(inst) => targeted.extend(inst.target),
+                Item::JumpEntry { table, target } => {
+                    targeted.insert(*table);
+                    targeted.insert(*target);
+                }
+                Item::Data(_) => {}
+            }
+        }
+        targeted
+    }
+
     /// The offset of every item's label in the layout.
     pub fn offsets(&self) -> BTreeMap<Label, u32> {
         let mut offsets: BTreeMap<Label, u32> = BTreeMap::new();
@@ -629,4 +649,38 @@ impl LiftedFunction {
         }
         Ok(out)
     }
+}
+
+/// `func` laid out as `rewritten`, a rewrite of its lifting `original`
+/// (the same labels, items changed or removed), with its block starts
+/// moved; `None` if the layout fails (the caller keeps `func`).
+pub fn relaid(
+    func: &MachFunction,
+    original: &LiftedFunction,
+    rewritten: &LiftedFunction,
+) -> Option<MachFunction> {
+    let emitted = rewritten.layout().ok()?;
+    let old_offsets = original.offsets();
+    let new_offsets = rewritten.offsets();
+    let label_at: BTreeMap<u32, Label> = old_offsets.iter().map(|(&l, &o)| (o, l)).collect();
+    let old_len = func.bytes.len() as u32;
+    let new_len = emitted.bytes.len() as u32;
+    let bb_starts = func
+        .bb_starts
+        .iter()
+        .filter_map(|start| match label_at.get(start) {
+            Some(label) => new_offsets.get(label).copied(),
+            None => (*start == old_len).then_some(new_len),
+        })
+        .collect();
+    Some(MachFunction {
+        name: func.name.clone(),
+        bytes: emitted.bytes,
+        alignment: emitted.alignment,
+        bb_starts,
+        relocs: emitted.relocs,
+        traps: emitted.traps,
+        call_sites: emitted.call_sites,
+        shared: func.shared,
+    })
 }

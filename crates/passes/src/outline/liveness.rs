@@ -20,7 +20,11 @@ pub struct Liveness {
 }
 
 /// The successors of item `i`, as item indices.
-fn successors(func: &LiftedFunction, index_of: &BTreeMap<Label, usize>, i: usize) -> Vec<usize> {
+pub(crate) fn successors(
+    func: &LiftedFunction,
+    index_of: &BTreeMap<Label, usize>,
+    i: usize,
+) -> Vec<usize> {
     let Item::Inst(inst) = &func.items[i].1 else {
         return Vec::new();
     };

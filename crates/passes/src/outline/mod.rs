@@ -209,9 +209,48 @@ use outliner::Outliner;
 pub struct MachReloc {
     /// Offset of the relocated field from the start of the function.
     pub offset: u32,
-    pub kind: Reloc,
+    pub kind: RelocKind,
     pub target: RelocTarget,
     pub addend: i64,
+}
+
+/// How a relocation patches its field: one of Cranelift's kinds, or one
+/// only parec's machine passes produce (Cranelift's `Reloc` has no such
+/// variant, so the object writer adds these relocations itself).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RelocKind {
+    Cranelift(Reloc),
+    /// `R_AARCH64_ADR_PREL_LO21`: the 21-bit byte offset of an `adr` to
+    /// the target (±1 MiB). The linker resolves it at the word's own
+    /// address and reports a target out of range: never a wrong address.
+    Aarch64AdrPrelLo21,
+}
+
+impl RelocKind {
+    /// A number that names the kind in hashes and cgdata keys (Cranelift's
+    /// kinds keep their discriminant, so existing keys do not change).
+    pub fn code(self) -> u32 {
+        match self {
+            RelocKind::Cranelift(kind) => kind as u32,
+            RelocKind::Aarch64AdrPrelLo21 => 0x1_0000,
+        }
+    }
+}
+
+impl From<Reloc> for RelocKind {
+    fn from(kind: Reloc) -> RelocKind {
+        RelocKind::Cranelift(kind)
+    }
+}
+
+/// Printed as Cranelift prints its kinds (listings and outlined names).
+impl fmt::Debug for RelocKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RelocKind::Cranelift(kind) => write!(f, "{kind:?}"),
+            RelocKind::Aarch64AdrPrelLo21 => f.write_str("Aarch64AdrPrelLo21"),
+        }
+    }
 }
 
 /// What a relocation refers to.

@@ -324,7 +324,7 @@ fn shared_functions(functions: &[MachFunction]) -> Vec<bool> {
         let mut key = f.bytes.clone();
         for r in &f.relocs {
             key.extend_from_slice(&r.offset.to_le_bytes());
-            key.extend_from_slice(&(r.kind as u32).to_le_bytes());
+            key.extend_from_slice(&r.kind.code().to_le_bytes());
             key.extend_from_slice(&r.addend.to_le_bytes());
         }
         key

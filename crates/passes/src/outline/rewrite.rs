@@ -126,7 +126,7 @@ fn call_inst(link: bool, index: u32, effects: Effects) -> Item {
         target: None,
         reloc: Some(MachReloc {
             offset: 0,
-            kind: Reloc::Arm64Call,
+            kind: Reloc::Arm64Call.into(),
             target: RelocTarget::Outlined(index),
             addend: 0,
         }),

@@ -55,6 +55,7 @@ use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
 use parec::pipeline::{Pass, Pipeline};
@@ -442,6 +443,7 @@ fn compile_pare(
         backend: Backend::Objects(Target::Aarch64),
         jobs: 1,
         units,
+        code_model: CodeModel::default(),
     };
     let start = Instant::now();
     let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {

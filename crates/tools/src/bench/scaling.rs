@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::pipeline::{Pass, Pipeline};
 use parec::target::{OptLevel, Target};
@@ -477,6 +478,7 @@ fn build(mut pipeline: Pipeline, backend: Backend) -> Build {
         backend,
         jobs: 1,
         units: Units::PerModule,
+        code_model: CodeModel::default(),
     }
 }
 

@@ -28,6 +28,7 @@ use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodeModel;
 use parec::pipeline::{ClifPass, Pipeline};
 use parec::target::OptLevel;
 
@@ -142,6 +143,7 @@ fn check_pass(
         backend: Backend::Clif(None),
         jobs: 1,
         units: Units::PerModule,
+        code_model: CodeModel::default(),
     };
     let after = match build.run(Input::Modules(vec![before.clone()])) {
         Ok(mut output) => output.modules.remove(0),

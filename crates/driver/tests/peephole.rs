@@ -1,0 +1,203 @@
+//! The machine peepholes (docs/DESIGN.md, "Peepholes and the code model")
+//! on a program written for them (`examples/peepholes.pare`, which the
+//! executor tests also run everywhere): what each rule leaves, that no
+//! function grows, the listing as a snapshot (`snapshots/peephole/`), and
+//! the code model: `auto` picks `adr` for a small program and `adrp` for one
+//! whose data is beyond `adr`'s reach, and `tiny` on such a program is a
+//! link error naming the relocation, never a wrong address.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use parec::asm::disassemble_object;
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodeModel;
+use parec::pipeline::Pipeline;
+use parec::target::{OptLevel, Target};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example() -> PathBuf {
+    workspace_root().join("examples/peepholes.pare")
+}
+
+/// Every function of the program's objects at `-O2` with `passes`, by
+/// name: its listing lines.
+fn listings(passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>> {
+    let build = Build {
+        pipeline: Pipeline::from_names(passes).unwrap(),
+        level: OptLevel::O2,
+        mode: BuildMode::Local,
+        backend: Backend::Objects(Target::Aarch64),
+        jobs: 1,
+        units: Units::PerModule,
+        code_model,
+    };
+    let output = build
+        .run(Input::Pare(vec![example()]))
+        .unwrap_or_else(|_| panic!("does not build"));
+    let mut functions = BTreeMap::new();
+    for object in &output.objects {
+        let text = disassemble_object(&object.bytes, Target::Aarch64).unwrap();
+        let mut current: Option<String> = None;
+        for line in text.lines() {
+            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
+                current = Some(name.to_string());
+                functions.insert(name.to_string(), Vec::new());
+            } else if let Some(name) = &current {
+                if !line.trim().is_empty() {
+                    functions
+                        .get_mut(name)
+                        .unwrap()
+                        .push(line.trim().to_string());
+                }
+            }
+        }
+    }
+    functions
+}
+
+/// Instruction lines (relocation lines start with `R_` after the offset).
+fn instructions(lines: &[String]) -> usize {
+    lines.iter().filter(|l| !l.contains("R_AARCH64")).count()
+}
+
+fn count(lines: &[String], needle: &str) -> usize {
+    lines.iter().filter(|l| l.contains(needle)).count()
+}
+
+fn all_lines(functions: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    functions.values().flatten().cloned().collect()
+}
+
+#[test]
+fn each_rule_fires_and_no_function_grows() {
+    let plain = listings("", CodeModel::Auto);
+    let tiny = listings("peephole", CodeModel::Auto);
+    let small = listings("peephole", CodeModel::Small);
+    assert_eq!(
+        plain.keys().collect::<Vec<_>>(),
+        tiny.keys().collect::<Vec<_>>()
+    );
+    for (name, before) in &plain {
+        assert!(
+            instructions(&tiny[name]) <= instructions(before),
+            "{name} grew:\n{before:#?}\n{:#?}",
+            tiny[name]
+        );
+    }
+    let (plain_all, tiny_all, small_all) = (all_lines(&plain), all_lines(&tiny), all_lines(&small));
+    // Rule 1: every `adrp`+`add` is an `adr` in the tiny code model only.
+    assert!(count(&plain_all, "R_AARCH64_ADR_PREL_PG_HI21") > 0);
+    assert_eq!(count(&tiny_all, "R_AARCH64_ADR_PREL_PG_HI21"), 0);
+    assert_eq!(
+        count(&tiny_all, "R_AARCH64_ADR_PREL_LO21"),
+        count(&plain_all, "R_AARCH64_ADR_PREL_PG_HI21")
+    );
+    assert_eq!(
+        count(&small_all, "R_AARCH64_ADR_PREL_PG_HI21"),
+        count(&plain_all, "R_AARCH64_ADR_PREL_PG_HI21")
+    );
+    // Rules 2–4 in `is_ident`: fewer compares and boolean tests.
+    let (before, after) = (&plain["peepholes::is_ident"], &tiny["peepholes::is_ident"]);
+    assert!(count(after, "cmp ") < count(before, "cmp "), "{after:#?}");
+    assert!(count(after, "#0xff") < count(before, "#0xff"), "{after:#?}");
+    // Rule 3 on a loaded boolean: `if flags[i]` tests the byte directly.
+    let count_true = &tiny["peepholes::count_true"];
+    assert_eq!(count(count_true, "tst "), 0, "{count_true:#?}");
+    assert!(count(count_true, "cbz ") + count(count_true, "cbnz ") > 0);
+}
+
+#[test]
+fn listing() {
+    let functions = listings("peephole", CodeModel::Auto);
+    let mut text = String::new();
+    for name in [
+        "peepholes::is_ident",
+        "peepholes::count_true",
+        "peepholes::digits",
+    ] {
+        text.push_str(&format!("{name}:\n"));
+        for line in &functions[name] {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace_root().join("snapshots/peephole"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("peepholes_o2", text));
+}
+
+/// A program whose 1.2 MB global puts its data beyond `adr`'s reach.
+fn far_data_program(dir: &Path) -> PathBuf {
+    let n = 150_000;
+    let ones = vec!["1"; n].join(", ");
+    let source = format!(
+        "global big: [i64; {n}] = [{ones}];\nglobal after: i64 = 7;\n\
+         fn main() {{\n    big[{last}] = 5;\n    print(big[{last}] + after);\n}}\n",
+        last = n - 1
+    );
+    let path = dir.join("far.pare");
+    std::fs::write(&path, source).unwrap();
+    path
+}
+
+fn parec() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_parec"))
+}
+
+#[test]
+fn code_model_auto_is_small_for_far_data_and_tiny_there_fails_to_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = far_data_program(dir.path());
+    let exe = dir.path().join("far");
+    let built = parec()
+        .arg("build")
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = parec::link::run_command(&exe, Target::Aarch64)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "12\n");
+
+    let tiny = dir.path().join("far-tiny");
+    let failed = parec()
+        .arg("build")
+        .arg(&source)
+        .args(["--code-model", "tiny", "-o"])
+        .arg(&tiny)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("R_AARCH64_ADR_PREL_LO21 out of range"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--code-model small"), "{stderr}");
+    assert!(!tiny.exists(), "no executable is left behind");
+}
+
+#[test]
+fn a_bad_code_model_is_refused() {
+    let o = parec()
+        .arg("build")
+        .arg(example())
+        .args(["--code-model", "huge"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("unknown code model `huge`"), "{stderr}");
+}

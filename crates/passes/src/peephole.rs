@@ -1,0 +1,1045 @@
+//! Machine-code peepholes: bytes Cranelift's aarch64 lowering leaves.
+//!
+//! Cranelift lowers each CLIF instruction on its own, so some sequences
+//! come out longer than they need to be. Measured on bench/ at `-Oz
+//! --two-rounds` (issue 13): 1,734 `adrp`+`add` pairs of a symbol's address
+//! (lld relaxes a nearby one to `adr`+`nop`, keeping the `nop`), 699 tests
+//! of a boolean as `tst wN, #0xff; b.ne`, 448 of them right after a
+//! `cset`, compares repeated right after a `cset` of the same compare (the
+//! lowering of `&&`/`||`: one compare for the value, one for the branch)
+//! and 29 `uxtb` of a byte just loaded by `ldrb`. This pass removes them
+//! from the lifted code ([`crate::outline::lift`]), as LLVM's
+//! `AArch64MIPeepholeOpt` and `MachineCSE` do before emission
+//! ([LLVM-MIPEEPHOLE]). Encodings are the Arm ARM's ([ARM-ARM] C4.1, C6.2,
+//! `DecodeBitMasks`); the relocation of rule 1 is [AAELF64] §5.7.6's, and
+//! the code model that allows it GCC's `-mcmodel=tiny` ([GCC-CMODEL]). Full
+//! references: docs/DESIGN.md.
+//!
+//! # Notation
+//!
+//! - The items of a lifted function are in layout order; an item is a
+//!   **join** if a branch, a jump table or an `adr` refers to its label, or
+//!   it is the entry. A **straight run** is a sequence of instructions none
+//!   of which, except the first, is a join: control enters it only at the
+//!   top (it may leave early, through a conditional branch).
+//! - A register is **byte-valued** at a point if on every path to it the
+//!   register's last write left a value below 256 (`ldrb`, `uxtb`,
+//!   `and #0xff`, `cset`, `mov #imm` with imm < 256, a `mov` of a
+//!   byte-valued register).
+//! - **Pure** instructions are the data-processing forms decoded exactly
+//!   here ([`pure_operands`]): their result is a function of their source
+//!   registers (and the flags, for `csel`); nothing else.
+//!
+//! # Rules
+//!
+//! 1. **Near address** (only with [`PeepholeOptions::near_symbols`]):
+//!    `adrp xD, S; add xD, xD, :lo12:S` → `adr xD, S`, with the relocation
+//!    `R_AARCH64_ADR_PREL_LO21` ([`RelocKind::Aarch64AdrPrelLo21`]). The
+//!    linker checks its ±1 MiB range and reports a target out of it, so a
+//!    wrong guess about the program's size is a link error, never a wrong
+//!    address; the driver chooses the option (its "tiny code model") only
+//!    for programs far below that size.
+//! 2. **Repeated computation**: in a straight run, a pure instruction equal
+//!    (word for word) to an earlier one whose destination is not among its
+//!    sources is deleted when nothing between them may have written its
+//!    sources or destinations (flags included): it would write the values
+//!    already there. This removes the second `cmp` (and its `uxtb`s) of
+//!    `cmp; cset; …; cmp; b.cond`.
+//! 3. **Boolean branch**: `tst wN, #0xff; b.ne L` (`b.eq`) with `wN`
+//!    byte-valued and the flags dead after the branch → `cbnz wN, L`
+//!    (`cbz`): the low byte is the whole value.
+//! 4. **Branch on the compare**: `cset wN, cc; cbnz wN, L` (`cbz`) with
+//!    `wN` dead after the branch → `b.cc L` (`b.!cc`): the flags still hold
+//!    the compare the `cset` read.
+//! 5. **Extension of a byte**: `uxtb wN, wN` or `and wN, wN, #0xff` with
+//!    `wN` byte-valued → deleted.
+//!
+//! # Algorithm
+//!
+//! Per function: lift it; apply rule 1 and rule 2 in one forward walk
+//! (rule 2 keeps the pure instructions of the current straight run whose
+//! operands are intact); then compute register liveness
+//! ([`crate::outline::liveness`]) and the byte-valued registers (a forward
+//! dataflow: intersection at joins, the entry knows nothing) on the result
+//! and apply rules 3–5 in one more walk; lay the items out again. A
+//! function no rule changes keeps its bytes; a function that does not lift,
+//! or whose new layout puts a branch out of range, keeps its code.
+//!
+//! # Invariants
+//!
+//! - Only instructions without trap or call-site records are deleted or
+//!   replaced, and never a join: nothing that refers to an item loses it.
+//! - Every register, flag and memory word holds, at every instruction that
+//!   stays, the value it held before, except registers and flags that are
+//!   dead there (rules 3 and 4 leave the flags or `wN` unwritten).
+//! - A function never grows; the output depends only on the input.
+//!
+//! # Cost
+//!
+//! Lifting and layout are linear in the code; rule 2 keeps at most the pure
+//! instructions of one straight run (linear in its length per instruction,
+//! in practice a handful); liveness and the byte-valued dataflow iterate to
+//! a fixed point over the items (a few passes for Cranelift's code).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use cranelift_codegen::binemit::Reloc;
+
+use crate::outline::decode::{x, Decoder, Form, RegSet, NZCV, SP};
+use crate::outline::lift::{self, Inst, Item, Label, LiftedFunction};
+use crate::outline::liveness;
+use crate::outline::{MachFunction, MachReloc, RelocKind};
+use crate::remark::Remark;
+
+/// What the driver knows about the program the code goes into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeepholeOptions {
+    /// Every symbol the code refers to lies within ±1 MiB of it once
+    /// linked (rule 1).
+    pub near_symbols: bool,
+}
+
+/// How often each rule fired in a module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PeepholeStats {
+    pub near_addresses: usize,
+    pub repeated: usize,
+    pub boolean_branches: usize,
+    pub compare_branches: usize,
+    pub byte_extensions: usize,
+    /// Functions rewritten.
+    pub functions: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+impl PeepholeStats {
+    pub fn accumulate(&mut self, other: &PeepholeStats) {
+        self.near_addresses += other.near_addresses;
+        self.repeated += other.repeated;
+        self.boolean_branches += other.boolean_branches;
+        self.compare_branches += other.compare_branches;
+        self.byte_extensions += other.byte_extensions;
+        self.functions += other.functions;
+        self.bytes_before += other.bytes_before;
+        self.bytes_after += other.bytes_after;
+    }
+
+    fn changes(&self) -> usize {
+        self.near_addresses
+            + self.repeated
+            + self.boolean_branches
+            + self.compare_branches
+            + self.byte_extensions
+    }
+}
+
+impl fmt::Display for PeepholeStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} near addresses, {} repeated computations, {} boolean branches, \
+             {} branches on the compare, {} byte extensions in {} functions; code {} -> {} bytes",
+            self.near_addresses,
+            self.repeated,
+            self.boolean_branches,
+            self.compare_branches,
+            self.byte_extensions,
+            self.functions,
+            self.bytes_before,
+            self.bytes_after
+        )
+    }
+}
+
+/// What the pass did to a module: its statistics and one remark per
+/// function it rewrote or had to leave as it was.
+#[derive(Clone, Debug, Default)]
+pub struct PeepholeReport {
+    pub stats: PeepholeStats,
+    pub remarks: Vec<Remark>,
+}
+
+/// Rewrites every function of a module (see the module doc).
+pub fn run(functions: &mut [MachFunction], options: &PeepholeOptions) -> PeepholeReport {
+    let mut report = PeepholeReport::default();
+    let mut decoder = Decoder::new();
+    for func in functions.iter_mut() {
+        report.stats.bytes_before += func.bytes.len() as u64;
+        rewrite_function(func, options, &mut decoder, &mut report);
+        report.stats.bytes_after += func.bytes.len() as u64;
+    }
+    report
+}
+
+fn rewrite_function(
+    func: &mut MachFunction,
+    options: &PeepholeOptions,
+    decoder: &mut Decoder,
+    report: &mut PeepholeReport,
+) {
+    let lifted = lift::lift(func, decoder);
+    if lifted.opaque.is_some() {
+        return;
+    }
+    let mut counts = PeepholeStats::default();
+    let first = straight_run_rules(&lifted, options, &mut counts);
+    let second = dataflow_rules(&first, decoder, &mut counts);
+    if counts.changes() == 0 {
+        return;
+    }
+    match lift::relaid(func, &lifted, &second) {
+        Some(code) => {
+            let saved = func.bytes.len() as i64 - code.bytes.len() as i64;
+            report
+                .remarks
+                .push(rewritten_remark(&func.name, &counts, saved));
+            *func = code;
+            counts.functions = 1;
+            report.stats.accumulate(&counts);
+        }
+        None => report.remarks.push(Remark::missed(
+            PASS,
+            "kept-original",
+            &func.name,
+            "a branch of the rewritten code is out of range",
+        )),
+    }
+}
+
+/// The pass's name in remarks.
+const PASS: &str = "peephole";
+
+/// The remark of a rewritten function: what each rule did to it.
+fn rewritten_remark(function: &str, counts: &PeepholeStats, saved: i64) -> Remark {
+    let rules = [
+        ("near_addresses", counts.near_addresses, "near addresses"),
+        ("repeated", counts.repeated, "repeated computations"),
+        (
+            "boolean_branches",
+            counts.boolean_branches,
+            "boolean branches",
+        ),
+        (
+            "compare_branches",
+            counts.compare_branches,
+            "branches on the compare",
+        ),
+        ("byte_extensions", counts.byte_extensions, "byte extensions"),
+    ];
+    let reason = rules
+        .iter()
+        .filter(|(_, n, _)| *n > 0)
+        .map(|(_, n, what)| format!("{n} {what}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut remark = Remark::passed(PASS, "rewritten", function, &reason)
+        .bytes(saved)
+        .count("functions", 1);
+    for (name, n, _) in rules {
+        if n > 0 {
+            remark = remark.count(name, n as u64);
+        }
+    }
+    remark
+}
+
+// ---------------------------------------------------------------------------
+// Rules 1 and 2: one forward walk over straight runs.
+
+/// A pure instruction of the current straight run, still valid.
+struct Available {
+    word: u32,
+    /// Registers (and flags) it reads or writes: a write to any ends it.
+    operands: RegSet,
+}
+
+fn straight_run_rules(
+    lifted: &LiftedFunction,
+    options: &PeepholeOptions,
+    stats: &mut PeepholeStats,
+) -> LiftedFunction {
+    let joins = joins(lifted);
+    let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
+    let mut available: Vec<Available> = Vec::new();
+    let mut i = 0;
+    while i < lifted.items.len() {
+        let (label, item) = &lifted.items[i];
+        if joins.contains(label) {
+            available.clear();
+        }
+        let Item::Inst(inst) = item else {
+            available.clear();
+            items.push((*label, item.clone()));
+            i += 1;
+            continue;
+        };
+        if options.near_symbols {
+            if let Some(adr) = near_address(inst, lifted.items.get(i + 1), &joins) {
+                stats.near_addresses += 1;
+                forget_written(&mut available, adr.effects.defs);
+                items.push((*label, Item::Inst(adr)));
+                i += 2;
+                continue;
+            }
+        }
+        let pure = pure_operands(inst);
+        if pure.is_some() && available.iter().any(|a| a.word == inst.word) {
+            stats.repeated += 1;
+            i += 1;
+            continue;
+        }
+        forget_written(&mut available, written(inst));
+        if let Some(op) = pure {
+            if op.dsts & op.srcs == 0 {
+                available.push(Available {
+                    word: inst.word,
+                    operands: op.srcs | op.dsts,
+                });
+            }
+        }
+        if inst.form.ends_flow() {
+            available.clear();
+        }
+        items.push((*label, item.clone()));
+        i += 1;
+    }
+    LiftedFunction {
+        items,
+        ..lifted.clone()
+    }
+}
+
+/// Items control can reach other than by falling through, and the entry.
+fn joins(lifted: &LiftedFunction) -> BTreeSet<Label> {
+    let mut joins = lifted.targeted_labels();
+    joins.extend(lifted.items.first().map(|(label, _)| *label));
+    joins
+}
+
+/// What `inst` may write: exactly for pure instructions, otherwise every
+/// register it mentions (the decoder's over-approximation).
+fn written(inst: &Inst) -> RegSet {
+    pure_operands(inst).map_or(inst.effects.defs, |op| op.dsts)
+}
+
+/// Ends every available instruction whose operands `defs` may write.
+fn forget_written(available: &mut Vec<Available>, defs: RegSet) {
+    available.retain(|a| a.operands & defs == 0);
+}
+
+/// Rule 1: the `adr` replacing `inst` (an `adrp`) and `next` (its `add`).
+fn near_address(
+    inst: &Inst,
+    next: Option<&(Label, Item)>,
+    joins: &BTreeSet<Label>,
+) -> Option<Inst> {
+    let page = inst.reloc.as_ref()?;
+    if inst.form != Form::Adrp || page.kind != RelocKind::Cranelift(Reloc::Aarch64AdrPrelPgHi21) {
+        return None;
+    }
+    let (next_label, Item::Inst(add)) = next? else {
+        return None;
+    };
+    let low = add.reloc.as_ref()?;
+    let rd = inst.word & 31;
+    let is_add_to_itself =
+        add.word & 0xFFC0_0000 == 0x9100_0000 && add.word & 31 == rd && (add.word >> 5) & 31 == rd;
+    if joins.contains(next_label)
+        || !is_add_to_itself
+        || low.kind != RelocKind::Cranelift(Reloc::Aarch64AddAbsLo12Nc)
+        || (low.target, low.addend) != (page.target, page.addend)
+        || add.trap.is_some()
+        || add.call_site
+    {
+        return None;
+    }
+    let mut adr = inst.clone();
+    adr.word = ADR | rd;
+    adr.form = Form::Adr;
+    adr.reloc = Some(MachReloc {
+        kind: RelocKind::Aarch64AdrPrelLo21,
+        ..page.clone()
+    });
+    Some(adr)
+}
+
+/// `adr x0, #0`.
+const ADR: u32 = 0x1000_0000;
+
+/// The exactly decoded operands of a pure instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PureOperands {
+    pub srcs: RegSet,
+    pub dsts: RegSet,
+}
+
+/// Register field `n` of `word` (bits `5n..5n+5` from `shift`).
+fn field(word: u32, shift: u32) -> u32 {
+    (word >> shift) & 31
+}
+
+/// `x<r>`, where register number 31 is the zero register (no bit).
+fn zr_or(r: u32) -> RegSet {
+    if r == 31 {
+        0
+    } else {
+        x(r)
+    }
+}
+
+/// `x<r>`, where register number 31 is the stack pointer.
+fn sp_or(r: u32) -> RegSet {
+    if r == 31 {
+        SP
+    } else {
+        x(r)
+    }
+}
+
+/// The operands of `inst` if it is one of the pure data-processing forms
+/// (Arm ARM C4.1: add/sub immediate, shifted and extended register;
+/// logical immediate and shifted register; `sbfm`/`ubfm`; `movz`/`movn`;
+/// conditional select; two- and three-source data processing), and
+/// writes no stack pointer. Anything else — loads, stores, branches,
+/// `movk` and `bfm` (which read their destination), system instructions —
+/// is `None`.
+pub fn pure_operands(inst: &Inst) -> Option<PureOperands> {
+    if inst.trap.is_some() || inst.call_site || inst.reloc.is_some() || inst.form != Form::Plain {
+        return None;
+    }
+    let w = inst.word;
+    let (rd, rn, rm) = (field(w, 0), field(w, 5), field(w, 16));
+    let sets_flags = (w >> 29) & 1 == 1;
+    let flags = |set: bool| if set { NZCV } else { 0 };
+    let (srcs, dsts) = match w {
+        // add/sub (immediate): rn and (unless flags are set) rd may be sp.
+        _ if w & 0x1F80_0000 == 0x1100_0000 => {
+            let dst = if sets_flags { zr_or(rd) } else { sp_or(rd) };
+            (sp_or(rn), dst | flags(sets_flags))
+        }
+        // add/sub (shifted register).
+        _ if w & 0x1F20_0000 == 0x0B00_0000 => {
+            (zr_or(rn) | zr_or(rm), zr_or(rd) | flags(sets_flags))
+        }
+        // add/sub (extended register).
+        _ if w & 0x1FE0_0000 == 0x0B20_0000 => {
+            let dst = if sets_flags { zr_or(rd) } else { sp_or(rd) };
+            (sp_or(rn) | zr_or(rm), dst | flags(sets_flags))
+        }
+        // Logical (immediate): `ands` (opc 11) sets flags; otherwise rd
+        // 31 is sp.
+        _ if w & 0x1F80_0000 == 0x1200_0000 => {
+            let ands = (w >> 29) & 3 == 3;
+            let dst = if ands { zr_or(rd) } else { sp_or(rd) };
+            (zr_or(rn), dst | flags(ands))
+        }
+        // Logical (shifted register).
+        _ if w & 0x1F00_0000 == 0x0A00_0000 => {
+            let ands = (w >> 29) & 3 == 3;
+            (zr_or(rn) | zr_or(rm), zr_or(rd) | flags(ands))
+        }
+        // sbfm (opc 00) and ubfm (opc 10); bfm reads rd.
+        _ if w & 0x1F80_0000 == 0x1300_0000 && (w >> 29) & 1 == 0 => (zr_or(rn), zr_or(rd)),
+        // movn (opc 00) and movz (opc 10); movk reads rd.
+        _ if w & 0x1F80_0000 == 0x1280_0000 && (w >> 29) & 1 == 0 => (0, zr_or(rd)),
+        // Conditional select (S = 0, op2 < 2): reads the flags.
+        _ if w & 0x3FE0_0800 == 0x1A80_0000 => (zr_or(rn) | zr_or(rm) | NZCV, zr_or(rd)),
+        // Data processing, two sources (divisions and shifts).
+        _ if w & 0x7FE0_0000 == 0x1AC0_0000 => (zr_or(rn) | zr_or(rm), zr_or(rd)),
+        // Data processing, three sources (madd, msub, widening multiplies).
+        _ if w & 0x1F00_0000 == 0x1B00_0000 => {
+            (zr_or(rn) | zr_or(rm) | zr_or(field(w, 10)), zr_or(rd))
+        }
+        _ => return None,
+    };
+    (dsts & SP == 0).then_some(PureOperands { srcs, dsts })
+}
+
+// ---------------------------------------------------------------------------
+// Rules 3–5: liveness and byte-valued registers.
+
+fn dataflow_rules(
+    lifted: &LiftedFunction,
+    decoder: &mut Decoder,
+    stats: &mut PeepholeStats,
+) -> LiftedFunction {
+    let joins = joins(lifted);
+    let live = liveness::compute(lifted);
+    let bytes = byte_valued(lifted);
+    let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
+    let mut i = 0;
+    while i < lifted.items.len() {
+        let (label, item) = &lifted.items[i];
+        let Item::Inst(inst) = item else {
+            items.push((*label, item.clone()));
+            i += 1;
+            continue;
+        };
+        if let Some(r) = byte_extension_of_itself(inst) {
+            if bytes[i] & x(r) != 0 && untouchable(inst).is_none() && !joins.contains(label) {
+                stats.byte_extensions += 1;
+                i += 1;
+                continue;
+            }
+        }
+        if let Some((branch_label, branch)) = lifted.items.get(i + 1) {
+            if let Some(cbz) = boolean_branch(inst, branch, bytes[i], live.live_out[i + 1]) {
+                if !joins.contains(branch_label) {
+                    stats.boolean_branches += 1;
+                    let cbz = retyped(branch, cbz, decoder);
+                    let test = Test {
+                        label: *label,
+                        is_join: joins.contains(label),
+                        live_after: live.live_out[i + 1],
+                    };
+                    push_branch(&mut items, cbz, test, decoder, stats);
+                    i += 2;
+                    continue;
+                }
+            }
+        }
+        items.push((*label, item.clone()));
+        i += 1;
+    }
+    LiftedFunction {
+        items,
+        ..lifted.clone()
+    }
+}
+
+/// Why an instruction must stay as it is (a record refers to it).
+fn untouchable(inst: &Inst) -> Option<&'static str> {
+    if inst.trap.is_some() {
+        Some("trap record")
+    } else if inst.call_site {
+        Some("call site")
+    } else {
+        None
+    }
+}
+
+/// Rule 5: `r` if `inst` is `uxtb wR, wR` or `and wR, wR, #0xff`.
+fn byte_extension_of_itself(inst: &Inst) -> Option<u32> {
+    let w = inst.word;
+    let (rd, rn) = (field(w, 0), field(w, 5));
+    let uxtb = w & 0xFFFF_FC00 == 0x5300_1C00;
+    let and_ff = w & 0xFFFF_FC00 == 0x1200_1C00;
+    ((uxtb || and_ff) && rd == rn && rd != 31).then_some(rd)
+}
+
+/// Rule 3: the `cbz`/`cbnz` word replacing `tst wN, #0xff` (`inst`) and
+/// the `b.eq`/`b.ne` after it, if `wN` is byte-valued (`bytes`) and the
+/// flags are dead after the branch (`live_after`).
+fn boolean_branch(inst: &Inst, branch: &Item, bytes: RegSet, live_after: RegSet) -> Option<u32> {
+    let Item::Inst(branch) = branch else {
+        return None;
+    };
+    let rn = field(inst.word, 5);
+    let is_tst = inst.word & 0xFFFF_FC1F == 0x7200_1C1F;
+    if !is_tst || rn == 31 || bytes & x(rn) == 0 || live_after & NZCV != 0 {
+        return None;
+    }
+    if branch.form != Form::BCond || branch.target.is_none() || untouchable(branch).is_some() {
+        return None;
+    }
+    match branch.word & 0xF {
+        0x1 => Some(CBNZ_W | rn),
+        0x0 => Some(CBZ_W | rn),
+        _ => None,
+    }
+}
+
+/// `cbz w0` and `cbnz w0` with a zero offset.
+const CBZ_W: u32 = 0x3400_0000;
+const CBNZ_W: u32 = 0x3500_0000;
+/// `b.cond` with a zero offset and condition 0.
+const B_COND: u32 = 0x5400_0000;
+
+/// `branch` (keeping its label target) as the instruction `word`.
+fn retyped(branch: &Item, word: u32, decoder: &mut Decoder) -> Inst {
+    let Item::Inst(branch) = branch else {
+        unreachable!("rule 3 matched a branch")
+    };
+    let mut inst = branch.clone();
+    inst.word = word;
+    inst.form = Form::of(word);
+    inst.effects = lift::control_effects(&inst, decoder.effects(word));
+    inst
+}
+
+/// The `tst` of rule 3, where its `cbz`/`cbnz` goes.
+struct Test {
+    label: Label,
+    is_join: bool,
+    /// Live registers after the branch.
+    live_after: RegSet,
+}
+
+/// Pushes the `cbz`/`cbnz` of rule 3 in place of `test` (it takes the
+/// `tst`'s label, which a branch may name), or, by rule 4, the `b.cond`
+/// that replaces it and the `cset` before it when the register is dead
+/// after and nothing enters between the two.
+fn push_branch(
+    items: &mut Vec<(Label, Item)>,
+    cbz: Inst,
+    test: Test,
+    decoder: &mut Decoder,
+    stats: &mut PeepholeStats,
+) {
+    let rn = cbz.word & 31;
+    let cset = items.last().and_then(|(_, item)| match item {
+        Item::Inst(inst) => cset_condition(inst, rn),
+        _ => None,
+    });
+    if let Some(cc) = cset {
+        if !test.is_join && test.live_after & x(rn) == 0 {
+            let (cset_label, _) = items.pop().expect("the cset");
+            // `cbnz` branches when the `cset` condition held; `cbz` when
+            // it did not (the inverse condition flips the low bit).
+            let cond = if cbz.word & CBNZ_W == CBNZ_W {
+                cc
+            } else {
+                cc ^ 1
+            };
+            let b_cond = retyped(&Item::Inst(cbz), B_COND | cond, decoder);
+            // The `cset`'s label now names the branch; the labels of the
+            // `tst` and the branch were not joins: nothing refers to them.
+            items.push((cset_label, Item::Inst(b_cond)));
+            stats.compare_branches += 1;
+            return;
+        }
+    }
+    items.push((test.label, Item::Inst(cbz)));
+}
+
+/// The condition `cc` if `inst` is `cset wR, cc` (`csinc wR, wzr, wzr,
+/// !cc`), 32- or 64-bit, and not a record's instruction.
+fn cset_condition(inst: &Inst, r: u32) -> Option<u32> {
+    let w = inst.word;
+    let is_cset = w & 0x7FFF_0FE0 == 0x1A9F_07E0 && w & 31 == r;
+    let inverse = (w >> 12) & 0xF;
+    // `al`/`nv` cannot be inverted: Cranelift never emits them in a cset.
+    (is_cset && inverse < 0xE && untouchable(inst).is_none()).then_some(inverse ^ 1)
+}
+
+/// The byte-valued registers before every item (see the module doc).
+fn byte_valued(lifted: &LiftedFunction) -> Vec<RegSet> {
+    let n = lifted.items.len();
+    let index_of: std::collections::BTreeMap<Label, usize> = lifted
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, (label, _))| (*label, i))
+        .collect();
+    let succs: Vec<Vec<usize>> = (0..n)
+        .map(|i| liveness::successors(lifted, &index_of, i))
+        .collect();
+    const UNVISITED: RegSet = RegSet::MAX;
+    let mut before = vec![UNVISITED; n];
+    if n > 0 {
+        before[0] = 0;
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..n {
+            let Item::Inst(inst) = &lifted.items[i].1 else {
+                continue;
+            };
+            if before[i] == UNVISITED {
+                continue;
+            }
+            let after = byte_transfer(inst, before[i]);
+            for &s in &succs[i] {
+                let met = before[s] & after;
+                if met != before[s] {
+                    before[s] = met;
+                    changed = true;
+                }
+            }
+        }
+    }
+    before
+        .into_iter()
+        .map(|b| if b == UNVISITED { 0 } else { b })
+        .collect()
+}
+
+/// The byte-valued registers after `inst`, given those before it.
+fn byte_transfer(inst: &Inst, before: RegSet) -> RegSet {
+    let w = inst.word;
+    let rd = field(w, 0);
+    let after = before & !written(inst);
+    if rd == 31 || inst.form != Form::Plain {
+        return after;
+    }
+    let makes_byte = match w {
+        // ldrb (unsigned offset, register offset, unscaled, pre/post index).
+        _ if w & 0xFFC0_0000 == 0x3940_0000 => true,
+        _ if w & 0xFFE0_0000 == 0x3840_0000 => true,
+        _ if w & 0xFFE0_0C00 == 0x3860_0800 => true,
+        // uxtb / and #0xff (32-bit forms zero the upper half).
+        _ if w & 0xFFFF_FC00 == 0x5300_1C00 => true,
+        _ if w & 0xFFFF_FC00 == 0x1200_1C00 => true,
+        // cset (csinc wzr, wzr), 32 or 64 bits: 0 or 1.
+        _ if w & 0x7FFF_0FE0 == 0x1A9F_07E0 => true,
+        // movz wD/xD, #imm (no shift) below 256.
+        _ if w & 0x7FE0_0000 == 0x5280_0000 => (w >> 5) & 0xFFFF < 256,
+        // Logical (immediate): `and` with a byte, or `orr`/`eor` of a byte
+        // with one (`eor w0, w0, #1` is `!b`).
+        _ if w & 0x1F80_0000 == 0x1200_0000 => logical_immediate_keeps_byte(w, before),
+        // Logical (shifted register, no shift; `mov` is `orr` with wzr):
+        // `and` of a byte, `orr`/`eor` of two bytes.
+        _ if w & 0x1F20_FC00 == 0x0A00_0000 => {
+            let is_byte = |r: u32| r == 31 || before & x(r) != 0;
+            let (rn, rm) = (field(w, 5), field(w, 16));
+            match (w >> 29) & 3 {
+                0 => is_byte(rn) && rn != 31 || is_byte(rm) && rm != 31,
+                1 | 2 => is_byte(rn) && is_byte(rm),
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    if makes_byte {
+        after | x(rd)
+    } else {
+        after
+    }
+}
+
+/// Whether a logical-immediate `and`/`orr`/`eor` (not `ands`, whose
+/// destination 31 is `wzr`; rule out `sp` too) leaves a byte: `and` with an
+/// immediate below 256, `orr`/`eor` of a byte-valued register with one.
+fn logical_immediate_keeps_byte(w: u32, before: RegSet) -> bool {
+    let rn = field(w, 5);
+    let Some(imm) = logical_immediate(w) else {
+        return false;
+    };
+    match (w >> 29) & 3 {
+        0 => imm < 256,
+        1 | 2 => imm < 256 && (rn == 31 || before & x(rn) != 0),
+        _ => false,
+    }
+}
+
+/// The value of a logical instruction's immediate (`N:immr:imms`; Arm ARM
+/// `DecodeBitMasks`), as the register width sees it.
+fn logical_immediate(w: u32) -> Option<u64> {
+    let sf = w >> 31;
+    let n = (w >> 22) & 1;
+    let immr = (w >> 16) & 63;
+    let imms = (w >> 10) & 63;
+    // The element size is the highest set bit of N:NOT(imms).
+    let combined = (n << 6) | (!imms & 63);
+    if combined == 0 {
+        return None;
+    }
+    let len = 31 - combined.leading_zeros();
+    let size = 1u32 << len;
+    if len < 1 || (sf == 0 && n == 1) {
+        return None;
+    }
+    let levels = size - 1;
+    let s = imms & levels;
+    let r = immr & levels;
+    if s == levels {
+        return None;
+    }
+    let ones = (1u64 << (s + 1)) - 1;
+    let mask = if size == 64 {
+        u64::MAX
+    } else {
+        (1u64 << size) - 1
+    };
+    let element = ((ones >> r) | (ones << ((size - r) % size))) & mask;
+    let width = if sf == 1 { 64 } else { 32 };
+    let mut value = 0u64;
+    let mut at = 0;
+    while at < width {
+        value |= element << at;
+        at += size;
+    }
+    Some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outline::RelocTarget;
+    use cranelift_codegen::ir::TrapCode;
+
+    const RET: u32 = 0xD65F_03C0;
+    /// `cmp w0, #0x61`.
+    const CMP_W0_61: u32 = 0x7101_841F;
+    /// `uxtb w0, w27`.
+    const UXTB_W0_W27: u32 = 0x5300_1F60;
+    /// `cset x7, hs` (`csinc x7, xzr, xzr, lo`).
+    const CSET_X7_HS: u32 = 0x9A9F_37E7;
+    /// `tst w7, #0xff`.
+    const TST_W7: u32 = 0x7200_1C1F | 7 << 5;
+    /// `mov w0, #1`, `mov w0, #2`.
+    const MOV_W0_1: u32 = 0x5280_0020;
+    const MOV_W0_2: u32 = 0x5280_0040;
+    /// `ldrb w1, [x1, #8]`, `uxtb w1, w1`.
+    const LDRB_W1: u32 = 0x3940_2021;
+    const UXTB_W1_W1: u32 = 0x5300_1C21;
+    /// `ldr w1, [x1]`.
+    const LDR_W1: u32 = 0xB940_0021;
+    /// `adrp x3, sym`, `add x3, x3, :lo12:sym`.
+    const ADRP_X3: u32 = 0x9000_0003;
+    const ADD_X3: u32 = 0x9100_0063;
+    /// `add w0, w0, #1` (its destination is a source).
+    const ADD_W0_1: u32 = 0x1100_0400;
+
+    /// `b.<cond> #offset`.
+    fn b_cond(cond: u32, offset: i32) -> u32 {
+        B_COND | ((((offset / 4) as u32) & 0x7_FFFF) << 5) | cond
+    }
+
+    fn function(words: &[u32]) -> MachFunction {
+        MachFunction {
+            name: "f".into(),
+            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+            alignment: 4,
+            bb_starts: vec![0],
+            relocs: Vec::new(),
+            traps: Vec::new(),
+            call_sites: Vec::new(),
+            shared: false,
+        }
+    }
+
+    fn words(f: &MachFunction) -> Vec<u32> {
+        f.bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    fn run_on(f: &mut MachFunction, near_symbols: bool) -> PeepholeStats {
+        let report = run(std::slice::from_mut(f), &PeepholeOptions { near_symbols });
+        report.stats
+    }
+
+    fn address_relocs(f: &mut MachFunction, adrp_at: u32) {
+        for (offset, kind) in [
+            (adrp_at, Reloc::Aarch64AdrPrelPgHi21),
+            (adrp_at + 4, Reloc::Aarch64AddAbsLo12Nc),
+        ] {
+            f.relocs.push(MachReloc {
+                offset,
+                kind: kind.into(),
+                target: RelocTarget::Symbol(5),
+                addend: 16,
+            });
+        }
+    }
+
+    #[test]
+    fn near_address_becomes_adr_only_when_asked() {
+        let mut f = function(&[ADRP_X3, ADD_X3, RET]);
+        address_relocs(&mut f, 0);
+        let original = f.clone();
+        assert_eq!(run_on(&mut f, false).changes(), 0);
+        assert_eq!(f, original, "an untouched function keeps its bytes");
+        assert_eq!(run_on(&mut f, true).near_addresses, 1);
+        assert_eq!(words(&f), vec![ADR | 3, RET]);
+        assert_eq!(
+            f.relocs,
+            vec![MachReloc {
+                offset: 0,
+                kind: RelocKind::Aarch64AdrPrelLo21,
+                target: RelocTarget::Symbol(5),
+                addend: 16,
+            }]
+        );
+    }
+
+    #[test]
+    fn near_address_needs_the_pair() {
+        // The `add` is a branch target: something enters between the two.
+        let mut f = function(&[b_cond(0, 8), ADRP_X3, ADD_X3, RET]);
+        address_relocs(&mut f, 4);
+        let f = rewritten(f, true);
+        assert_eq!(words(&f)[1..3], [ADRP_X3, ADD_X3]);
+    }
+
+    fn rewritten(mut f: MachFunction, near_symbols: bool) -> MachFunction {
+        run_on(&mut f, near_symbols);
+        f
+    }
+
+    /// `a && b`'s lowering: the compare for the value, again for the branch.
+    #[test]
+    fn repeated_compare_and_extension_go() {
+        let f = function(&[
+            UXTB_W0_W27,
+            CMP_W0_61,
+            CSET_X7_HS,
+            UXTB_W0_W27,
+            CMP_W0_61,
+            b_cond(3, 8),
+            MOV_W0_1,
+            RET,
+        ]);
+        let f = rewritten(f, false);
+        assert_eq!(
+            words(&f),
+            vec![
+                UXTB_W0_W27,
+                CMP_W0_61,
+                CSET_X7_HS,
+                b_cond(3, 8),
+                MOV_W0_1,
+                RET
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_computation_stays_when_its_operands_change() {
+        // `add w0, w0, #1` reads what it writes; the second `uxtb` follows
+        // a write of w0; the second `cmp` is a branch target.
+        let cases: [&[u32]; 3] = [
+            &[ADD_W0_1, ADD_W0_1, RET],
+            &[UXTB_W0_W27, MOV_W0_1, UXTB_W0_W27, RET],
+            &[CMP_W0_61, b_cond(0, 8), MOV_W0_2, CMP_W0_61, RET],
+        ];
+        for words_in in cases {
+            let f = rewritten(function(words_in), false);
+            assert_eq!(words(&f), words_in.to_vec());
+        }
+    }
+
+    #[test]
+    fn boolean_test_becomes_cbnz_then_branch_on_compare() {
+        // cset x9, hs; tst w9, #0xff; b.ne +12; mov w0, #1; ret; ret
+        let cset_x9_hs = 0x9A9F_37E9;
+        let tst_w9 = 0x7200_1C1F | 9 << 5;
+        let input = [
+            CMP_W0_61,
+            cset_x9_hs,
+            tst_w9,
+            b_cond(1, 12),
+            MOV_W0_1,
+            RET,
+            RET,
+        ];
+        let f = rewritten(function(&input), false);
+        // x9 is dead after the branch: the cset goes too and the branch
+        // tests the compare's condition (hs = 2).
+        assert_eq!(
+            words(&f),
+            vec![CMP_W0_61, b_cond(2, 12), MOV_W0_1, RET, RET]
+        );
+        // x7 may be read by the return (a result register): cbnz only.
+        let input = [
+            CMP_W0_61,
+            CSET_X7_HS,
+            TST_W7,
+            b_cond(1, 12),
+            MOV_W0_1,
+            RET,
+            RET,
+        ];
+        let f = rewritten(function(&input), false);
+        assert_eq!(
+            words(&f),
+            vec![
+                CMP_W0_61,
+                CSET_X7_HS,
+                CBNZ_W | 7 | (3 << 5),
+                MOV_W0_1,
+                RET,
+                RET
+            ]
+        );
+    }
+
+    #[test]
+    fn boolean_test_at_a_join_keeps_the_value() {
+        // Two paths set x7 to 0 or 1 and meet at the `tst`.
+        let f = function(&[
+            CMP_W0_61,
+            CSET_X7_HS,
+            b_cond(0, 12),
+            MOVZ_X7_0,
+            CMP_W0_61,
+            TST_W7,
+            b_cond(1, 8),
+            RET,
+            RET,
+        ]);
+        let f = rewritten(f, false);
+        let w = words(&f);
+        // The second `cmp` repeats the first only on the fall-through path,
+        // but it is not a join and nothing wrote w0: it goes. The `tst` is
+        // a join: x7 is byte-valued on both paths, so it is a `cbnz`, and
+        // the `cset` before it stays (control also enters at the test).
+        assert_eq!(w[0..4], [CMP_W0_61, CSET_X7_HS, b_cond(0, 8), MOVZ_X7_0]);
+        assert_eq!(w[4], CBNZ_W | 7 | (2 << 5));
+    }
+
+    /// `mov x7, #0`.
+    const MOVZ_X7_0: u32 = 0xD280_0007;
+
+    #[test]
+    fn boolean_test_of_an_unknown_value_stays() {
+        // w1 comes from a 32-bit load: its upper bytes may be non-zero.
+        let tst_w1 = 0x7200_1C1F | 1 << 5;
+        let input = [LDR_W1, tst_w1, b_cond(1, 8), RET, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(words(&f), input.to_vec());
+    }
+
+    #[test]
+    fn byte_extension_after_ldrb_goes() {
+        let f = rewritten(function(&[LDRB_W1, UXTB_W1_W1, RET]), false);
+        assert_eq!(words(&f), vec![LDRB_W1, RET]);
+        let f = rewritten(function(&[LDR_W1, UXTB_W1_W1, RET]), false);
+        assert_eq!(words(&f), vec![LDR_W1, UXTB_W1_W1, RET]);
+    }
+
+    #[test]
+    fn logical_immediates_decode() {
+        // and w0, w0, #0xff; eor w0, w0, #1; and x0, x0, #0xfffffffffffffffe;
+        // orr w0, w0, #0x80000000.
+        assert_eq!(logical_immediate(0x1200_1C00), Some(0xFF));
+        assert_eq!(logical_immediate(0x5200_0000), Some(1));
+        assert_eq!(logical_immediate(0x927F_F800), Some(0xFFFF_FFFF_FFFF_FFFE));
+        assert_eq!(logical_immediate(0x3201_0000), Some(0x8000_0000));
+    }
+
+    #[test]
+    fn negated_boolean_stays_byte_valued() {
+        // cset x9, hs; eor w9, w9, #1; tst w9, #0xff; b.ne
+        let eor_w9 = 0x5200_0000 | 9 << 5 | 9;
+        let tst_w9 = 0x7200_1C1F | 9 << 5;
+        let input = [0x9A9F_37E9, eor_w9, tst_w9, b_cond(1, 8), RET, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(
+            words(&f),
+            vec![0x9A9F_37E9, eor_w9, CBNZ_W | 9 | (2 << 5), RET, RET]
+        );
+    }
+
+    #[test]
+    fn records_are_never_touched() {
+        // A trap record on the `uxtb` (a producer's choice) keeps it.
+        let mut f = function(&[LDRB_W1, UXTB_W1_W1, RET]);
+        f.traps.push((4, TrapCode::unwrap_user(0x42)));
+        let f = rewritten(f, false);
+        assert_eq!(words(&f), vec![LDRB_W1, UXTB_W1_W1, RET]);
+    }
+
+    #[test]
+    fn flags_live_after_the_branch_keep_the_tst() {
+        // The fall-through reads the flags of the `tst` (b.eq).
+        let input = [CSET_X7_HS, TST_W7, b_cond(1, 12), b_cond(0, 8), RET, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(words(&f), input.to_vec());
+    }
+}
