@@ -362,6 +362,7 @@ fn remarks_add_up_to_every_pass_statistics() {
                 ("boolean_branches", peephole.boolean_branches),
                 ("compare_branches", peephole.compare_branches),
                 ("byte_extensions", peephole.byte_extensions),
+                ("compare_extensions", peephole.compare_extensions),
             ] {
                 let module = &obj.name;
                 assert_eq!(

@@ -14,7 +14,7 @@
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
 //! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
 //! | [`traps`] | a module's aarch64 machine code | shared trap paths: a check's `udf` becomes a branch to one program-wide path per kind |
-//! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, byte extensions of bytes |
+//! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
 //!

@@ -53,6 +53,10 @@
 //!    the compare the `cset` read.
 //! 5. **Extension of a byte**: `uxtb wN, wN` or `and wN, wN, #0xff` with
 //!    `wN` byte-valued → deleted.
+//! 6. **Compare of a byte**: `uxtb wD, wN; cmp wD, …` (or `and wD, wN,
+//!    #0xff`) with `wN` byte-valued and `wD` dead after the compare →
+//!    `cmp wN, …`: Cranelift extends both sides of an 8-bit compare, even
+//!    a byte just loaded.
 //!
 //! # Algorithm
 //!
@@ -61,7 +65,7 @@
 //! operands are intact); then compute register liveness
 //! ([`crate::outline::liveness`]) and the byte-valued registers (a forward
 //! dataflow: intersection at joins, the entry knows nothing) on the result
-//! and apply rules 3–5 in one more walk; lay the items out again. A
+//! and apply rules 3–6 in one more walk; lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
@@ -71,7 +75,8 @@
 //!   replaced, and never a join: nothing that refers to an item loses it.
 //! - Every register, flag and memory word holds, at every instruction that
 //!   stays, the value it held before, except registers and flags that are
-//!   dead there (rules 3 and 4 leave the flags or `wN` unwritten).
+//!   dead there (rules 3, 4 and 6 leave the flags, `wN` or `wD`
+//!   unwritten).
 //! - A function never grows; the output depends only on the input.
 //!
 //! # Cost
@@ -108,6 +113,7 @@ pub struct PeepholeStats {
     pub boolean_branches: usize,
     pub compare_branches: usize,
     pub byte_extensions: usize,
+    pub compare_extensions: usize,
     /// Functions rewritten.
     pub functions: usize,
     pub bytes_before: u64,
@@ -121,6 +127,7 @@ impl PeepholeStats {
         self.boolean_branches += other.boolean_branches;
         self.compare_branches += other.compare_branches;
         self.byte_extensions += other.byte_extensions;
+        self.compare_extensions += other.compare_extensions;
         self.functions += other.functions;
         self.bytes_before += other.bytes_before;
         self.bytes_after += other.bytes_after;
@@ -132,6 +139,7 @@ impl PeepholeStats {
             + self.boolean_branches
             + self.compare_branches
             + self.byte_extensions
+            + self.compare_extensions
     }
 }
 
@@ -140,12 +148,14 @@ impl fmt::Display for PeepholeStats {
         write!(
             f,
             "{} near addresses, {} repeated computations, {} boolean branches, \
-             {} branches on the compare, {} byte extensions in {} functions; code {} -> {} bytes",
+             {} branches on the compare, {} byte extensions, {} compares of bytes in {} functions; \
+             code {} -> {} bytes",
             self.near_addresses,
             self.repeated,
             self.boolean_branches,
             self.compare_branches,
             self.byte_extensions,
+            self.compare_extensions,
             self.functions,
             self.bytes_before,
             self.bytes_after
@@ -227,6 +237,11 @@ fn rewritten_remark(function: &str, counts: &PeepholeStats, saved: i64) -> Remar
             "branches on the compare",
         ),
         ("byte_extensions", counts.byte_extensions, "byte extensions"),
+        (
+            "compare_extensions",
+            counts.compare_extensions,
+            "compares of bytes",
+        ),
     ];
     let reason = rules
         .iter()
@@ -484,6 +499,17 @@ fn dataflow_rules(
                 continue;
             }
         }
+        if let Some((compare_label, compare)) = lifted.items.get(i + 1) {
+            let folded = compare_of_byte(inst, compare, bytes[i], live.live_out[i + 1]);
+            if let Some(word) = folded.filter(|_| !joins.contains(compare_label)) {
+                stats.compare_extensions += 1;
+                // The compare takes the extension's label, which a branch
+                // may name; its own was not a join.
+                items.push((*label, Item::Inst(retyped(compare, word, decoder))));
+                i += 2;
+                continue;
+            }
+        }
         if let Some((branch_label, branch)) = lifted.items.get(i + 1) {
             if let Some(cbz) = boolean_branch(inst, branch, bytes[i], live.live_out[i + 1]) {
                 if !joins.contains(branch_label) {
@@ -518,6 +544,46 @@ fn untouchable(inst: &Inst) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// Rule 6: the compare `next` reading `wN` where it read `wD`, if `ext`
+/// is `uxtb wD, wN` (or `and wD, wN, #0xff`) with `wN` byte-valued
+/// (`bytes`), `next` is a compare (`cmp`/`cmn`, immediate or shifted
+/// register, either width) that reads `wD`, and `wD` is dead after it.
+fn compare_of_byte(ext: &Inst, next: &Item, bytes: RegSet, live_after: RegSet) -> Option<u32> {
+    let Item::Inst(next) = next else {
+        return None;
+    };
+    let w = ext.word;
+    let (d, n) = (field(w, 0), field(w, 5));
+    let extends = w & 0xFFFF_FC00 == 0x5300_1C00 || w & 0xFFFF_FC00 == 0x1200_1C00;
+    if !extends || d == n || d == 31 || n == 31 || bytes & x(n) == 0 || live_after & x(d) != 0 {
+        return None;
+    }
+    if untouchable(ext).is_some() || untouchable(next).is_some() {
+        return None;
+    }
+    let c = next.word;
+    // Flag-setting add/sub with the zero register as destination.
+    let is_compare = (c >> 29) & 1 == 1 && field(c, 0) == 31;
+    let immediate = c & 0x1F80_0000 == 0x1100_0000;
+    let shifted = c & 0x1F20_0000 == 0x0B00_0000;
+    if !is_compare || !(immediate || shifted) {
+        return None;
+    }
+    let mut word = c;
+    let mut reads_d = false;
+    let mut fields = vec![5];
+    if shifted {
+        fields.push(16);
+    }
+    for shift in fields {
+        if field(c, shift) == d {
+            word = word & !(31 << shift) | n << shift;
+            reads_d = true;
+        }
+    }
+    reads_d.then_some(word)
 }
 
 /// Rule 5: `r` if `inst` is `uxtb wR, wR` or `and wR, wR, #0xff`.
@@ -557,10 +623,11 @@ const CBNZ_W: u32 = 0x3500_0000;
 /// `b.cond` with a zero offset and condition 0.
 const B_COND: u32 = 0x5400_0000;
 
-/// `branch` (keeping its label target) as the instruction `word`.
-fn retyped(branch: &Item, word: u32, decoder: &mut Decoder) -> Inst {
-    let Item::Inst(branch) = branch else {
-        unreachable!("rule 3 matched a branch")
+/// The instruction `item` (keeping its label target, if any) as the word
+/// `word`.
+fn retyped(item: &Item, word: u32, decoder: &mut Decoder) -> Inst {
+    let Item::Inst(branch) = item else {
+        unreachable!("rules 3, 4 and 6 match instructions")
     };
     let mut inst = branch.clone();
     inst.word = word;
@@ -1024,6 +1091,29 @@ mod tests {
             words(&f),
             vec![0x9A9F_37E9, eor_w9, CBNZ_W | 9 | (2 << 5), RET, RET]
         );
+    }
+
+    #[test]
+    fn compare_reads_the_byte_itself() {
+        // ldrb w9, [x1, #8]; uxtb w10, w9; cmp w10, #0x30; b.lo; ret; ret
+        // (x9 and x10 are not result registers: dead at the returns).
+        let ldrb_w9 = 0x3940_2029;
+        let uxtb_w10_w9 = 0x5300_1C00 | 9 << 5 | 10;
+        let cmp_w10 = 0x7100_C01F | 10 << 5;
+        let cmp_w9 = 0x7100_C01F | 9 << 5;
+        let input = [ldrb_w9, uxtb_w10_w9, cmp_w10, b_cond(3, 8), RET, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(words(&f), vec![ldrb_w9, cmp_w9, b_cond(3, 8), RET, RET]);
+        // w10 is read after the compare: kept.
+        let mov_x0_x10 = 0xAA0A_03E0;
+        let input = [ldrb_w9, uxtb_w10_w9, cmp_w10, mov_x0_x10, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(words(&f), input.to_vec());
+        // w9 from a 32-bit load: its extension is real.
+        let ldr_w9 = 0xB940_0029;
+        let input = [ldr_w9, uxtb_w10_w9, cmp_w10, b_cond(3, 8), RET, RET];
+        let f = rewritten(function(&input), false);
+        assert_eq!(words(&f), input.to_vec());
     }
 
     #[test]
