@@ -343,7 +343,11 @@ mod tests {
     fn planted_miscompile_is_found_by_interpretation() {
         let text = "function %f(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n  v2 = iadd v0, v1\n  return v2\n}\n";
         let file = parec::clif_file::ClifFile::parse("t.clif", text).unwrap();
-        let (stats, failures) = check_module(&file.module, &[ClifPass::Gvn], 1);
+        let (stats, failures) = check_module(
+            &file.module,
+            &[ClifPass::Gvn(parec_passes::inline::Policy::Size)],
+            1,
+        );
         assert!(failures.is_empty(), "{failures:?}");
         assert_eq!(stats.eligible, 1);
         let (_, failures) = check_module(
