@@ -12,7 +12,7 @@
 //! | Cranelift      | every function           | e-graph, lowering, register allocation, emission ([`crate::codegen`]) |
 //! | machine passes | every module's code      | [`Pipeline::machine`] in order, outlining given its tree |
 //! | objects        | every module             | one ELF object each, `.llvm_addrsig` ([`crate::object`]) |
-//! | round 2        | every module             | with `--two-rounds`: Cranelift, machine passes and objects again, outlining against round 1's tree |
+//! | round 2        | every module             | with `--two-rounds`: the outliner and objects again, against round 1's tree, on round 1's Cranelift code (the CLIF is the same) |
 //! | cgdata         | the build                | with `--cgdata-generate`: round 1's merge summary and outline tree |
 //!
 //! The [`Backend`] says where a build stops: the JIT and `--emit clif` take
@@ -37,7 +37,9 @@
 //!   every module outlining against round 1's tree.
 //!
 //! Merge round 1 needs only CLIF; outline round 1 needs code, so a two-round
-//! build with outlining generates code twice. Both cgdata sections are
+//! build with outlining outlines and writes objects twice — on the same
+//! Cranelift code, which round 2 takes from round 1
+//! ([`codegen::LoweredModule`]): both rounds compile the same CLIF. Both cgdata sections are
 //! sorted sets, so the cgdata bytes do not depend on module order or `-j`.
 //!
 //! # Invariants
@@ -65,7 +67,7 @@ use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
 
-use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, OutlineContext};
+use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
@@ -437,13 +439,26 @@ impl Build {
             near_symbols: self.code_model.near_symbols(&modules),
             trap_paths,
         };
-        let mut objects = codegen::compile_all(&modules, &codegen, self.mode.given_outline_tree())?;
+        let shared = codegen::shared_functions(&modules);
+        let lowered = codegen::lower_all(&modules, &codegen, &shared)?;
+        let context = OutlineContext {
+            shared,
+            global: self.mode.given_outline_tree(),
+        };
+        let mut objects =
+            codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Counted)?;
         out.times.add_codegen(&objects);
         let outlines = self.pipeline.outlines(target.triple().architecture);
         let round1_tree = (outlines && self.mode.wants_outline_tree())
             .then(|| codegen::combined_outline_tree(&objects));
         if let (BuildMode::TwoRounds { .. }, Some(tree)) = (&self.mode, &round1_tree) {
-            objects = codegen::compile_all(&modules, &codegen, Some(Arc::new(tree.clone())))?;
+            // Round 2 compiles the same CLIF: it reuses round 1's code and
+            // only outlines again, against the program's prefix tree.
+            let context = OutlineContext {
+                global: Some(Arc::new(tree.clone())),
+                ..context
+            };
+            objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
         self.mode

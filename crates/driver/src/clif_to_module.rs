@@ -108,6 +108,30 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     }
 
     /// Defines the data objects of `clif`; returns the ids of its symbols.
+    /// Defines the data objects of `clif`, which must have been
+    /// [`declare`](Self::declare)d (functions come from machine code:
+    /// [`Self::define_machine_code`]).
+    pub fn define_data_only(&mut self, clif: &ClifModule) -> Result<()> {
+        self.define_data_objects(clif).map(|_| ())
+    }
+
+    /// Checks that each of `compiled`, made in another module where the
+    /// same ClifModule was declared, has the same id here: the name its id
+    /// is declared under is its own.
+    pub fn check_ids(&self, compiled: &[CompiledFunction]) -> Result<()> {
+        let decls = self.module.declarations();
+        for c in compiled {
+            let declared = decls.get_function_decl(c.id).linkage_name(c.id);
+            if declared != c.code.name {
+                bail!(
+                    "function `{}` has the id of `{declared}` in this object",
+                    c.code.name
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn define_data_objects(&mut self, clif: &ClifModule) -> Result<Vec<FuncOrDataId>> {
         let ids = self.symbol_ids(clif)?;
         for data in &clif.data {
@@ -459,7 +483,7 @@ pub struct CompiledFunction {
 
 /// The relocation targets of a module's code, interned for the outliner
 /// (which names them [`outline::RelocTarget::Symbol`] by index).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RelocTargets {
     pub targets: Vec<ModuleRelocTarget>,
     /// The linkage name of each target (outlined functions' content hashes

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context as _, Result};
-use cranelift_module::default_libcall_names;
+use cranelift_module::{default_libcall_names, Module as _};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
@@ -36,7 +36,9 @@ use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
 
-use crate::clif_to_module::{add_parec_relocs, Colocation, ModuleDefiner, RelocTargets};
+use crate::clif_to_module::{
+    add_parec_relocs, Colocation, CompiledFunction, ModuleDefiner, RelocTargets,
+};
 use crate::object::write_with_addrsig;
 use crate::pipeline::MachinePass;
 use crate::target::{OptLevel, Target};
@@ -188,13 +190,51 @@ pub fn compile_all(
     opts: &CodegenOptions,
     global: Option<Arc<OutlineTree>>,
 ) -> Result<Vec<CompiledObject>> {
-    let context = OutlineContext {
-        shared: shared_functions(modules),
-        global,
-    };
-    crate::parallel::map(opts.jobs, modules, |m| compile_module(m, opts, &context))?
+    let shared = shared_functions(modules);
+    let lowered = lower_all(modules, opts, &shared)?;
+    let context = OutlineContext { shared, global };
+    emit_all(modules, &lowered, opts, &context, Lowering::Counted)
+}
+
+/// Steps 1 and 2 up to the outliner for every module, `opts.jobs` at a
+/// time, in input order: what every round of a build shares.
+pub fn lower_all(
+    modules: &[ClifModule],
+    opts: &CodegenOptions,
+    shared: &BTreeSet<String>,
+) -> Result<Vec<LoweredModule>> {
+    crate::parallel::map(opts.jobs, modules, |m| lower_module(m, opts, shared))?
         .into_iter()
         .collect()
+}
+
+/// The rest of steps 2 and 3 for every module, from its lowering, in
+/// input order. A two-round build calls it once per round on the same
+/// lowerings: round 2 reuses round 1's Cranelift code (the CLIF is the
+/// same; only the outliner's prefix tree differs), with `Lowering::Reused`
+/// so that the lowering's time is counted once.
+pub fn emit_all(
+    modules: &[ClifModule],
+    lowered: &[LoweredModule],
+    opts: &CodegenOptions,
+    context: &OutlineContext,
+    lowering: Lowering,
+) -> Result<Vec<CompiledObject>> {
+    let pairs: Vec<(&ClifModule, &LoweredModule)> = modules.iter().zip(lowered).collect();
+    crate::parallel::map(opts.jobs, &pairs, |&(m, l)| {
+        emit_module(m, l, opts, context, lowering)
+    })?
+    .into_iter()
+    .collect()
+}
+
+/// Whether an object's times include its module's lowering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lowering {
+    /// The lowering was made for this object: its time counts.
+    Counted,
+    /// The lowering was made for an earlier round's object.
+    Reused,
 }
 
 /// Names of the local functions defined by more than one module: generic
@@ -224,26 +264,57 @@ pub fn compile_module(
     opts: &CodegenOptions,
     context: &OutlineContext,
 ) -> Result<CompiledObject> {
-    let in_module = || format!("in module `{}`", module.name);
-    let mut times = CodegenTimes::default();
+    let lowered = lower_module(module, opts, &context.shared)?;
+    emit_module(module, &lowered, opts, context, Lowering::Counted)
+}
+
+/// A module's code after Cranelift, the shared-trap-path pass and the
+/// machine passes before the outliner; the ids and relocation targets it
+/// refers to are those of a cranelift-object module in which the module
+/// was declared ([`ModuleDefiner::declare`]) and then the trap paths
+/// resolved — an order [`emit_module`] repeats, so they stay valid there.
+pub struct LoweredModule {
+    compiled: Vec<CompiledFunction>,
+    targets: RelocTargets,
+    /// Symbols whose address the code takes (for `.llvm_addrsig`).
+    address_significant: BTreeSet<String>,
+    traps: Option<TrapStats>,
+    peephole: Option<PeepholeStats>,
+    remarks: Vec<Remark>,
+    times: CodegenTimes,
+}
+
+/// A new cranelift-object module for `module`'s object, with the module
+/// declared.
+fn object_module(module: &ClifModule, opts: &CodegenOptions) -> Result<ObjectModule> {
     let isa = opts.target.isa_with(opts.level, &module.settings)?;
-    let arch = isa.triple().architecture;
-    let builder = ObjectBuilder::new(
+    let mut builder = ObjectBuilder::new(
         isa,
         module.name.as_bytes().to_vec(),
         default_libcall_names(),
     )
     .map_err(|e| anyhow!("cannot create object for `{}`: {e}", module.name))?;
-    let mut builder = builder;
     builder.per_function_section(true);
-    let mut obj = ObjectModule::new(builder);
+    Ok(ObjectModule::new(builder))
+}
+
+/// Steps 1 and 2 up to the outliner (see the module doc).
+pub fn lower_module(
+    module: &ClifModule,
+    opts: &CodegenOptions,
+    shared: &BTreeSet<String>,
+) -> Result<LoweredModule> {
+    let in_module = || format!("in module `{}`", module.name);
+    let mut times = CodegenTimes::default();
+    let mut obj = object_module(module, opts)?;
+    let arch = obj.isa().triple().architecture;
     let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
     definer.declare(module).with_context(in_module)?;
 
     let start = Instant::now();
     let mut targets = RelocTargets::default();
     let compiled = definer
-        .compile_functions(module, &mut targets, &context.shared)
+        .compile_functions(module, &mut targets, shared)
         .with_context(in_module)?;
     times.cranelift = start.elapsed();
 
@@ -263,16 +334,74 @@ pub fn compile_module(
         let start = Instant::now();
         match pass {
             MachinePass::Peephole => peephole_stats = Some(code.peephole(opts.near_symbols)),
-            MachinePass::Outline => code.outline(&targets.names, context),
+            // The outliner works on the emitted code of each round.
+            MachinePass::Outline => continue,
         }
         times.machine.push((pass.name(), start.elapsed()));
+    }
+    let compiled = compiled
+        .into_iter()
+        .zip(code.cranelift)
+        .map(|(c, code)| CompiledFunction { id: c.id, code })
+        .collect();
+    Ok(LoweredModule {
+        compiled,
+        targets,
+        address_significant: definer.address_significant().clone(),
+        traps: trap_stats,
+        peephole: peephole_stats,
+        remarks: code.remarks,
+        times,
+    })
+}
+
+/// The rest of step 2 — the outliner, against `context` — and step 3, from
+/// `lowered`, the lowering of `module` (see the module doc).
+pub fn emit_module(
+    module: &ClifModule,
+    lowered: &LoweredModule,
+    opts: &CodegenOptions,
+    context: &OutlineContext,
+    lowering: Lowering,
+) -> Result<CompiledObject> {
+    let in_module = || format!("in module `{}`", module.name);
+    let mut times = match lowering {
+        Lowering::Counted => lowered.times.clone(),
+        Lowering::Reused => CodegenTimes::default(),
+    };
+    let mut obj = object_module(module, opts)?;
+    let arch = obj.isa().triple().architecture;
+    let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
+    definer.declare(module).with_context(in_module)?;
+    definer.define_data_only(module).with_context(in_module)?;
+    let mut targets = lowered.targets.clone();
+    if let Some(paths) = &opts.trap_paths {
+        // Declares the paths again, in the lowering's order: the same ids.
+        resolve_trap_paths(paths, &mut definer, &mut targets)?;
+    }
+    definer
+        .check_ids(&lowered.compiled)
+        .with_context(in_module)?;
+
+    let mut code = MachineCode::new(lowered.compiled.iter().map(|c| c.code.clone()).collect());
+    code.remarks = lowered.remarks.clone();
+    if opts.machine.contains(&MachinePass::Outline) && MachinePass::Outline.applies_to(arch) {
+        let start = Instant::now();
+        code.outline(&targets.names, context);
+        times
+            .machine
+            .push((MachinePass::Outline.name(), start.elapsed()));
     }
 
     let start = Instant::now();
     let parec_relocs = definer
-        .define_machine_code(&compiled, &code.functions, &code.outlined, &targets)
+        .define_machine_code(&lowered.compiled, &code.functions, &code.outlined, &targets)
         .with_context(in_module)?;
-    let address_significant: Vec<String> = definer.address_significant().iter().cloned().collect();
+    let address_significant: Vec<String> = definer
+        .address_significant()
+        .union(&lowered.address_significant)
+        .cloned()
+        .collect();
     let mut product = obj.finish();
     add_parec_relocs(&mut product, &parec_relocs).with_context(in_module)?;
     remark::fill_module(&mut code.remarks, &module.name);
@@ -282,8 +411,8 @@ pub fn compile_module(
     Ok(CompiledObject {
         name: module.name.clone(),
         bytes,
-        traps: trap_stats,
-        peephole: peephole_stats,
+        traps: lowered.traps.clone(),
+        peephole: lowered.peephole.clone(),
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
         remarks: code.remarks,

@@ -53,7 +53,7 @@ fn bench_quick_on_two_programs() {
     );
 
     // The table: a header, a rule, one row per program in name order, geomean.
-    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with('|')).collect();
+    let lines: Vec<&str> = stdout.lines().take_while(|l| l.starts_with('|')).collect();
     let configs = configs();
     let header = cells(lines[0]);
     let mut expected_header = vec!["program".to_string()];
@@ -83,6 +83,28 @@ fn bench_quick_on_two_programs() {
         assert_eq!(row[1 + 5 * (configs.len() - 1) + 2], "1.000");
     }
 
+    // Then the compile time of each parec configuration by stage; every
+    // build has a front end and Cranelift, and -Oz its passes.
+    let stage_rows: Vec<Vec<String>> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Compile time by stage"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| configuration"))
+        .map(cells)
+        .collect();
+    let parec_configs: Vec<&String> = configs.iter().filter(|c| *c != "clang -Oz").collect();
+    let named: Vec<&String> = stage_rows.iter().map(|r| &r[0]).collect();
+    assert_eq!(named, parec_configs, "{stdout}");
+    for row in &stage_rows {
+        assert!(row[1].parse::<f64>().unwrap() > 0.0, "{row:?}");
+        for stage in ["frontend", "cranelift", "object"] {
+            assert!(row[2].contains(&format!("{stage} ")), "{stage} in {row:?}");
+        }
+    }
+    let oz = stage_rows.iter().find(|r| r[0] == "-Oz").unwrap();
+    for stage in ["inline", "gvn", "merge", "fmerge", "peephole", "outline"] {
+        assert!(oz[2].contains(&format!("{stage} ")), "{stage} in {oz:?}");
+    }
+
     // The JSON holds the same programs and configurations, without errors.
     let text = std::fs::read_to_string(&json_path).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).expect("the JSON parses");
@@ -107,6 +129,9 @@ fn bench_quick_on_two_programs() {
         }
     }
     assert_eq!(json["geomean"].as_array().unwrap().len(), configs.len());
+    let oz = &json["geomean"][configs.iter().position(|c| c == "-Oz").unwrap()];
+    assert!(oz["compile_ms_total"].as_f64().unwrap() > 0.0);
+    assert!(oz["compile_ms_by_stage"]["gvn"].as_f64().unwrap() >= 0.0);
 }
 
 #[test]

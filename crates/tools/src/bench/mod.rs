@@ -264,6 +264,9 @@ pub struct Cell {
     /// `.text` bytes beyond the empty program's.
     pub bytes: Option<i64>,
     pub compile: Option<Duration>,
+    /// Where the median compile's time went, stage by stage (parec's
+    /// `StageTimes`; empty for clang).
+    pub stages: Vec<(String, Duration)>,
     pub run: Option<Duration>,
     pub error: Option<String>,
 }
@@ -383,11 +386,14 @@ fn fill_cell(
         Config::Clang => &program.c_twin,
     };
     let exe = dir.join(&program.name);
-    let mut compile_times = Vec::new();
+    let mut compiles = Vec::new();
     for _ in 0..runs.compile.max(1) {
-        compile_times.push(build(config, source, dir, &exe)?);
+        compiles.push(build(config, source, dir, &exe)?);
     }
-    cell.compile = Some(median(compile_times));
+    compiles.sort_by_key(|c| c.time);
+    let median_compile = compiles.swap_remove(compiles.len() / 2);
+    cell.compile = Some(median_compile.time);
+    cell.stages = median_compile.stages;
     cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
 
     let expected = std::fs::read(&program.expected).map_err(|e| {
@@ -405,10 +411,15 @@ fn fill_cell(
     Ok(())
 }
 
-/// Compiles `source` under `config` and links `exe`; returns the compile
-/// time (linking excluded).
-fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Duration> {
-    let (objects, elapsed) = match config {
+/// One compilation's time (linking excluded) and, for parec, its stages.
+struct Compile {
+    time: Duration,
+    stages: Vec<(String, Duration)>,
+}
+
+/// Compiles `source` under `config` and links `exe`.
+fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compile> {
+    let (objects, compile) = match config {
         Config::Pare {
             level,
             pipeline,
@@ -416,14 +427,19 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Durat
             units,
             ..
         } => compile_pare(source, *level, pipeline, *two_rounds, *units, dir)?,
-        Config::Clang => compile_c(source, dir)?,
+        Config::Clang => {
+            let (objects, time) = compile_c(source, dir)?;
+            let stages = Vec::new();
+            (objects, Compile { time, stages })
+        }
     };
     link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
-    Ok(elapsed)
+    Ok(compile)
 }
 
-/// Compiles a Pare program in-process; returns its object files and the
-/// time from loading the sources to having every object in memory.
+/// Compiles a Pare program in-process; returns its object files, the
+/// time from loading the sources to having every object in memory, and
+/// that time's stages.
 fn compile_pare(
     main: &Path,
     level: OptLevel,
@@ -431,7 +447,7 @@ fn compile_pare(
     two_rounds: bool,
     units: Units,
     dir: &Path,
-) -> Result<(Vec<PathBuf>, Duration)> {
+) -> Result<(Vec<PathBuf>, Compile)> {
     let build = Build {
         pipeline: pipeline.clone(),
         level,
@@ -453,7 +469,14 @@ fn compile_pare(
     };
     let elapsed = start.elapsed();
     let paths = parec::commands::write_object_files(dir, &output.objects)?;
-    Ok((paths, elapsed))
+    let stages = output.times.stages;
+    Ok((
+        paths,
+        Compile {
+            time: elapsed,
+            stages,
+        },
+    ))
 }
 
 /// Compiles a C file with `clang-19 -Oz`; returns the object and the
@@ -581,6 +604,25 @@ impl Report {
         self.configs.len() - 1
     }
 
+    /// Configuration `c`'s compile time by stage, summed over the complete
+    /// rows, in the order the stages first ran; and the total compile time.
+    fn stage_totals(&self, c: usize) -> (Vec<(String, f64)>, f64) {
+        let mut stages: Vec<(String, f64)> = Vec::new();
+        let mut total = 0.0;
+        for p in self.complete_rows() {
+            let cell = &self.cells[p][c];
+            total += ms(cell.compile).unwrap_or(0.0);
+            for (name, time) in &cell.stages {
+                let time = time.as_secs_f64() * 1000.0;
+                match stages.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, sum)) => *sum += time,
+                    None => stages.push((name.clone(), time)),
+                }
+            }
+        }
+        (stages, total)
+    }
+
     fn figures(&self, p: usize, c: usize) -> Figures {
         let row = &self.cells[p];
         let cell = &row[c];
@@ -642,6 +684,7 @@ pub fn markdown(report: &Report) -> String {
         .collect();
     let failed = vec![false; figures.len()];
     out.push_str(&table_row("geomean", &figures, &failed));
+    out.push_str(&stage_table(report));
     let _ = writeln!(
         out,
         "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
@@ -651,6 +694,35 @@ pub fn markdown(report: &Report) -> String {
         report.runs.run,
         link::QEMU_AARCH64
     );
+    out
+}
+
+/// Where each parec configuration's compile time went: per stage, ms
+/// summed over the programs and the share of the total (the rest, `other`,
+/// is what no stage timed: module bookkeeping, summaries, plans).
+fn stage_table(report: &Report) -> String {
+    let mut out = String::from(
+        "\nCompile time by stage (ms summed over the programs, share of the total):\n\n\
+         | configuration | total ms | stages |\n|---|---:|---|\n",
+    );
+    for (c, name) in report.configs.iter().enumerate() {
+        let (stages, total) = report.stage_totals(c);
+        if stages.is_empty() {
+            continue;
+        }
+        let timed: f64 = stages.iter().map(|(_, t)| t).sum();
+        let share = |t: f64| if total > 0.0 { 100.0 * t / total } else { 0.0 };
+        let mut parts: Vec<String> = stages
+            .iter()
+            .map(|(stage, t)| format!("{stage} {t:.1} ({:.0}%)", share(*t)))
+            .collect();
+        parts.push(format!(
+            "other {:.1} ({:.0}%)",
+            total - timed,
+            share(total - timed)
+        ));
+        let _ = writeln!(out, "| {name} | {total:.1} | {} |", parts.join(", "));
+    }
     out
 }
 
@@ -720,6 +792,14 @@ pub fn to_json(report: &Report) -> Value {
         .map(|(c, config)| {
             let mut v = figures_json(&report.geomean_figures(c));
             v["config"] = json!(config);
+            let (stages, total) = report.stage_totals(c);
+            v["compile_ms_total"] = json!(total);
+            v["compile_ms_by_stage"] = Value::Object(
+                stages
+                    .into_iter()
+                    .map(|(stage, t)| (stage, json!(t)))
+                    .collect(),
+            );
             v
         })
         .collect();
@@ -778,6 +858,7 @@ mod tests {
         let ok = |bytes| Cell {
             bytes: Some(bytes),
             compile: Some(Duration::from_millis(1)),
+            stages: vec![("cranelift".into(), Duration::from_micros(600))],
             run: Some(Duration::from_millis(2)),
             error: None,
         };
@@ -798,6 +879,11 @@ mod tests {
         };
         let table = markdown(&report);
         assert!(table.contains("| b | 50 | 1.000 | - |"), "{table}");
+        // Stages are summed over complete rows only (program a): 0.6 of 1 ms.
+        assert!(
+            table.contains("| -O2 | 1.0 | cranelift 0.6 (60%), other 0.4 (40%) |"),
+            "{table}"
+        );
         assert!(table.contains("FAILED"), "{table}");
         assert!(
             table.contains("| geomean | 200 | 1.000 | 2.000 |"),
