@@ -189,6 +189,9 @@ fn rewrite_function(
     decoder: &mut Decoder,
     report: &mut PeepholeReport,
 ) {
+    if !may_apply(func, options) {
+        return;
+    }
     let lifted = lift::lift(func, decoder);
     if lifted.opaque.is_some() {
         return;
@@ -216,6 +219,30 @@ fn rewrite_function(
             "a branch of the rewritten code is out of range",
         )),
     }
+}
+
+/// Whether a rule may apply to `func`, from its words alone (data words
+/// included: an over-approximation): most functions have nothing for the
+/// pass, and lifting them, their liveness and their byte-valued registers
+/// would cost a third of Cranelift's own time for nothing.
+fn may_apply(func: &MachFunction, options: &PeepholeOptions) -> bool {
+    let page = RelocKind::Cranelift(Reloc::Aarch64AdrPrelPgHi21);
+    if options.near_symbols && func.relocs.iter().any(|r| r.kind == page) {
+        return true;
+    }
+    let mut pure = std::collections::HashSet::new();
+    func.bytes.chunks_exact(4).any(|w| {
+        let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        is_dataflow_candidate(w) || (pure_word_operands(w).is_some() && !pure.insert(w))
+    })
+}
+
+/// Whether rules 3, 5 or 6 could start at the word `w` (a `tst #0xff`, a
+/// `uxtb` or an `and #0xff`).
+fn is_dataflow_candidate(w: u32) -> bool {
+    w & 0xFFFF_FC1F == 0x7200_1C1F
+        || w & 0xFFFF_FC00 == 0x5300_1C00
+        || w & 0xFFFF_FC00 == 0x1200_1C00
 }
 
 /// The pass's name in remarks.
@@ -421,10 +448,17 @@ fn sp_or(r: u32) -> RegSet {
 /// `movk` and `bfm` (which read their destination), system instructions —
 /// is `None`.
 pub fn pure_operands(inst: &Inst) -> Option<PureOperands> {
-    if inst.trap.is_some() || inst.call_site || inst.reloc.is_some() || inst.form != Form::Plain {
+    if inst.trap.is_some() || inst.call_site || inst.reloc.is_some() {
         return None;
     }
-    let w = inst.word;
+    pure_word_operands(inst.word)
+}
+
+/// [`pure_operands`] of an instruction word, records aside.
+fn pure_word_operands(w: u32) -> Option<PureOperands> {
+    if Form::of(w) != Form::Plain {
+        return None;
+    }
     let (rd, rn, rm) = (field(w, 0), field(w, 5), field(w, 16));
     let sets_flags = (w >> 29) & 1 == 1;
     let flags = |set: bool| if set { NZCV } else { 0 };
@@ -480,6 +514,11 @@ fn dataflow_rules(
     decoder: &mut Decoder,
     stats: &mut PeepholeStats,
 ) -> LiftedFunction {
+    let candidate =
+        |item: &(Label, Item)| matches!(&item.1, Item::Inst(i) if is_dataflow_candidate(i.word));
+    if !lifted.items.iter().any(candidate) {
+        return lifted.clone();
+    }
     let joins = joins(lifted);
     let live = liveness::compute(lifted);
     let bytes = byte_valued(lifted);
