@@ -6,19 +6,16 @@
 //! whose data is beyond `adr`'s reach, and `tiny` on such a program is a
 //! link error naming the relocation, never a wrong address.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use parec::asm::disassemble_object;
 use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::CodeModel;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use support::{parec, workspace_root};
 
 fn example() -> PathBuf {
     workspace_root().join("examples/peepholes.pare")
@@ -39,25 +36,7 @@ fn listings(passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>
     let output = build
         .run(Input::Pare(vec![example()]))
         .unwrap_or_else(|_| panic!("does not build"));
-    let mut functions = BTreeMap::new();
-    for object in &output.objects {
-        let text = disassemble_object(&object.bytes, Target::Aarch64).unwrap();
-        let mut current: Option<String> = None;
-        for line in text.lines() {
-            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
-                current = Some(name.to_string());
-                functions.insert(name.to_string(), Vec::new());
-            } else if let Some(name) = &current {
-                if !line.trim().is_empty() {
-                    functions
-                        .get_mut(name)
-                        .unwrap()
-                        .push(line.trim().to_string());
-                }
-            }
-        }
-    }
-    functions
+    support::function_listings(&output.objects)
 }
 
 /// Instruction lines (relocation lines start with `R_` after the offset).
@@ -143,10 +122,6 @@ fn far_data_program(dir: &Path) -> PathBuf {
     let path = dir.join("far.pare");
     std::fs::write(&path, source).unwrap();
     path
-}
-
-fn parec() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_parec"))
 }
 
 #[test]

@@ -5,10 +5,11 @@
 //! own `trapz user(N)` stays a trap. The listing of a small program at
 //! `-O2` is a snapshot (`snapshots/traps/`).
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use parec::asm::disassemble_object;
 use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
@@ -55,25 +56,7 @@ fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
     let output = build
         .run(input)
         .unwrap_or_else(|_| panic!("does not build"));
-    let mut functions = BTreeMap::new();
-    for object in &output.objects {
-        let text = disassemble_object(&object.bytes, Target::Aarch64).unwrap();
-        let mut current: Option<String> = None;
-        for line in text.lines() {
-            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
-                current = Some(name.to_string());
-                functions.insert(name.to_string(), Vec::new());
-            } else if let Some(name) = &current {
-                if !line.trim().is_empty() {
-                    functions
-                        .get_mut(name)
-                        .unwrap()
-                        .push(line.trim().to_string());
-                }
-            }
-        }
-    }
-    functions
+    support::function_listings(&output.objects)
 }
 
 fn pare_listings(level: OptLevel) -> BTreeMap<String, Vec<String>> {

@@ -874,6 +874,7 @@ fn logical_immediate(w: u32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outline::testing::{function, words};
     use crate::outline::RelocTarget;
     use cranelift_codegen::ir::TrapCode;
 
@@ -903,26 +904,6 @@ mod tests {
     /// `b.<cond> #offset`.
     fn b_cond(cond: u32, offset: i32) -> u32 {
         B_COND | ((((offset / 4) as u32) & 0x7_FFFF) << 5) | cond
-    }
-
-    fn function(words: &[u32]) -> MachFunction {
-        MachFunction {
-            name: "f".into(),
-            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-            alignment: 4,
-            bb_starts: vec![0],
-            relocs: Vec::new(),
-            traps: Vec::new(),
-            call_sites: Vec::new(),
-            shared: false,
-        }
-    }
-
-    fn words(f: &MachFunction) -> Vec<u32> {
-        f.bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
     }
 
     fn run_on(f: &mut MachFunction, near_symbols: bool) -> PeepholeStats {

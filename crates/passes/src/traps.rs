@@ -341,6 +341,7 @@ fn patch_in_place(func: &mut MachFunction, paths: &ResolvedPaths) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outline::testing::{self, words};
 
     const RET: u32 = 0xD65F_03C0;
     const BL: u32 = 0x9400_0000;
@@ -361,22 +362,9 @@ mod tests {
 
     fn function(words: &[u32], traps: &[(u32, TrapCode)]) -> MachFunction {
         MachFunction {
-            name: "f".into(),
-            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-            alignment: 4,
-            bb_starts: vec![0],
-            relocs: Vec::new(),
             traps: traps.to_vec(),
-            call_sites: Vec::new(),
-            shared: false,
+            ..testing::function(words)
         }
-    }
-
-    fn words(func: &MachFunction) -> Vec<u32> {
-        func.bytes
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect()
     }
 
     fn paths() -> ResolvedPaths {

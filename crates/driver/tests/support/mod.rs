@@ -144,3 +144,28 @@ pub fn text_size(exe: &Path) -> u64 {
         })
         .expect("a .text section")
 }
+
+/// The listing of every function of aarch64 `objects` (`--emit asm`'s
+/// form), by name: one trimmed line per instruction or relocation.
+pub fn function_listings(
+    objects: &[parec::codegen::CompiledObject],
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut functions = std::collections::BTreeMap::new();
+    for object in objects {
+        let text =
+            parec::asm::disassemble_object(&object.bytes, parec::target::Target::Aarch64).unwrap();
+        let mut current: Option<String> = None;
+        for line in text.lines() {
+            if let Some(name) = line.strip_suffix(':').filter(|_| !line.starts_with(' ')) {
+                current = Some(name.to_string());
+                functions.insert(name.to_string(), Vec::new());
+            } else if let Some(name) = &current {
+                if !line.trim().is_empty() {
+                    let lines: &mut Vec<String> = functions.get_mut(name).unwrap();
+                    lines.push(line.trim().to_string());
+                }
+            }
+        }
+    }
+    functions
+}

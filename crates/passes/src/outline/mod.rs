@@ -449,3 +449,31 @@ pub fn outline_module(
     }
     outliner.finish()
 }
+
+/// Machine functions from words, for the unit tests of the machine passes.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::MachFunction;
+
+    /// A function of `words` with one block, no records.
+    pub fn function(words: &[u32]) -> MachFunction {
+        MachFunction {
+            name: "f".into(),
+            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+            alignment: 4,
+            bb_starts: vec![0],
+            relocs: Vec::new(),
+            traps: Vec::new(),
+            call_sites: Vec::new(),
+            shared: false,
+        }
+    }
+
+    /// The words of `func`.
+    pub fn words(func: &MachFunction) -> Vec<u32> {
+        func.bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect()
+    }
+}
