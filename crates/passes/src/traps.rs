@@ -67,7 +67,9 @@
 //! # Cost
 //!
 //! Linear in code size per function (lifting, one walk over the items,
-//! layout), on top of decoding.
+//! layout). The pass reads only the forms of instructions (their encoding
+//! bits), never their register effects, so it lifts without a disassembler
+//! ([`lift::lift_forms`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -75,7 +77,7 @@ use std::fmt;
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
 
-use crate::outline::decode::{Decoder, Form};
+use crate::outline::decode::Form;
 use crate::outline::lift::{self, Inst, Item, Label, LiftedFunction};
 use crate::outline::{MachFunction, MachReloc, RelocTarget};
 
@@ -154,11 +156,10 @@ impl fmt::Display for TrapStats {
 /// Rewrites every function of a module (see the module doc).
 pub fn run(functions: &mut [MachFunction], paths: &ResolvedPaths) -> TrapStats {
     let mut stats = TrapStats::default();
-    let mut decoder = Decoder::new();
     for func in functions.iter_mut() {
         stats.bytes_before += func.bytes.len() as u64;
         if has_work(func, paths) {
-            share_function(func, paths, &mut decoder, &mut stats);
+            share_function(func, paths, &mut stats);
         }
         stats.bytes_after += func.bytes.len() as u64;
     }
@@ -178,13 +179,9 @@ fn has_work(func: &MachFunction, paths: &ResolvedPaths) -> bool {
 }
 
 /// Steps 1–4 of the module doc on one function, or the in-place patch.
-fn share_function(
-    func: &mut MachFunction,
-    paths: &ResolvedPaths,
-    decoder: &mut Decoder,
-    stats: &mut TrapStats,
-) {
-    let lifted = lift::lift(func, decoder);
+fn share_function(func: &mut MachFunction, paths: &ResolvedPaths, stats: &mut TrapStats) {
+    // Forms, targets and records are all the pass reads.
+    let lifted = lift::lift_forms(func);
     if lifted.opaque.is_none() {
         let mut counts = TrapStats::default();
         let rewritten = rewrite_items(&lifted, paths, &mut counts);

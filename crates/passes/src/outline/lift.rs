@@ -135,6 +135,17 @@ pub struct LayoutError(pub String);
 
 /// Lifts one compiled function (see the module doc).
 pub fn lift(func: &MachFunction, decoder: &mut Decoder) -> LiftedFunction {
+    lift_with(func, Some(decoder))
+}
+
+/// [`lift`] without register effects (every [`Inst::effects`] is empty):
+/// for passes that read only forms, targets and records, which then need
+/// no disassembler at all.
+pub fn lift_forms(func: &MachFunction) -> LiftedFunction {
+    lift_with(func, None)
+}
+
+fn lift_with(func: &MachFunction, decoder: Option<&mut Decoder>) -> LiftedFunction {
     match Lifter::new(func, decoder).run() {
         Ok(items) => {
             let next_label = items.len() as Label;
@@ -179,7 +190,8 @@ enum Kind {
 
 struct Lifter<'a> {
     func: &'a MachFunction,
-    decoder: &'a mut Decoder,
+    /// The effects' decoder; `None`: no effects.
+    decoder: Option<&'a mut Decoder>,
     kind: Vec<Kind>,
     /// Offsets that must start an item (branch and literal targets).
     targets: BTreeMap<u32, ()>,
@@ -192,7 +204,7 @@ struct Lifter<'a> {
 }
 
 impl<'a> Lifter<'a> {
-    fn new(func: &'a MachFunction, decoder: &'a mut Decoder) -> Self {
+    fn new(func: &'a MachFunction, decoder: Option<&'a mut Decoder>) -> Self {
         let relocs = func.relocs.iter().map(|r| (r.offset, r.clone())).collect();
         Lifter {
             func,
@@ -454,7 +466,9 @@ impl<'a> Lifter<'a> {
             jump_table,
             effects: Effects::default(),
         };
-        inst.effects = control_effects(&inst, self.decoder.effects(w));
+        if let Some(decoder) = self.decoder.as_deref_mut() {
+            inst.effects = control_effects(&inst, decoder.effects(w));
+        }
         Ok(inst)
     }
 
