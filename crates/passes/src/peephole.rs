@@ -60,12 +60,15 @@
 //!
 //! # Algorithm
 //!
-//! Per function: lift it; apply rule 1 and rule 2 in one forward walk
+//! Per function: unless its words show nothing a rule could start at (no
+//! `adrp` relocation under the tiny model, no `tst #0xff`, `uxtb` or `and
+//! #0xff`, no pure word twice), lift it; apply rule 1 and rule 2 in one forward walk
 //! (rule 2 keeps the pure instructions of the current straight run whose
 //! operands are intact); then compute register liveness
 //! ([`crate::outline::liveness`]) and the byte-valued registers (a forward
 //! dataflow: intersection at joins, the entry knows nothing) on the result
-//! and apply rules 3–6 in one more walk; lay the items out again. A
+//! and apply rules 3–6 in one more walk (skipped, with both analyses, when
+//! no item could start one); lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
