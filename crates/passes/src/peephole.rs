@@ -649,6 +649,9 @@ fn boolean_branch(inst: &Inst, branch: &Item, bytes: RegSet, live_after: RegSet)
     if !is_tst || rn == 31 || bytes & x(rn) == 0 || live_after & NZCV != 0 {
         return None;
     }
+    if untouchable(inst).is_some() {
+        return None;
+    }
     if branch.form != Form::BCond || branch.target.is_none() || untouchable(branch).is_some() {
         return None;
     }
