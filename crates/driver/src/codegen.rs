@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context as _, Result};
-use cranelift_module::{default_libcall_names, Module as _};
+use cranelift_module::{default_libcall_names, FuncId, Module as _};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
@@ -318,7 +318,11 @@ pub fn lower_module(
         .with_context(in_module)?;
     times.cranelift = start.elapsed();
 
-    let mut code = MachineCode::new(compiled.iter().map(|c| c.code.clone()).collect());
+    // The passes before the outliner rewrite the code in place: each sees
+    // the one before it as the code Cranelift emitted.
+    let (ids, mut functions): (Vec<FuncId>, Vec<MachFunction>) =
+        compiled.into_iter().map(|c| (c.id, c.code)).unzip();
+    let mut remarks = Vec::new();
     let mut trap_stats = None;
     if let Some(paths) = &opts.trap_paths {
         let start = Instant::now();
@@ -326,23 +330,30 @@ pub fn lower_module(
             return Err(anyhow!("shared trap paths need aarch64 code")).with_context(in_module);
         }
         let resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
-        trap_stats = Some(code.share_trap_paths(&resolved));
+        trap_stats = Some(traps::run(&mut functions, &resolved));
         times.machine.push(("trap-paths", start.elapsed()));
     }
     let mut peephole_stats = None;
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
-            MachinePass::Peephole => peephole_stats = Some(code.peephole(opts.near_symbols)),
+            MachinePass::Peephole => {
+                let options = PeepholeOptions {
+                    near_symbols: opts.near_symbols,
+                };
+                let report = peephole::run(&mut functions, &options);
+                remarks.extend(report.remarks);
+                peephole_stats = Some(report.stats);
+            }
             // The outliner works on the emitted code of each round.
             MachinePass::Outline => continue,
         }
         times.machine.push((pass.name(), start.elapsed()));
     }
-    let compiled = compiled
+    let compiled = ids
         .into_iter()
-        .zip(code.cranelift)
-        .map(|(c, code)| CompiledFunction { id: c.id, code })
+        .zip(functions)
+        .map(|(id, code)| CompiledFunction { id, code })
         .collect();
     Ok(LoweredModule {
         compiled,
@@ -350,7 +361,7 @@ pub fn lower_module(
         address_significant: definer.address_significant().clone(),
         traps: trap_stats,
         peephole: peephole_stats,
-        remarks: code.remarks,
+        remarks,
         times,
     })
 }
@@ -447,26 +458,10 @@ impl MachineCode {
         }
     }
 
-    /// Runs the shared-trap-path pass on Cranelift's code; the passes after
-    /// it see its result as the code Cranelift emitted.
-    fn share_trap_paths(&mut self, paths: &ResolvedPaths) -> TrapStats {
-        let stats = traps::run(&mut self.cranelift, paths);
-        self.functions = self.cranelift.iter().map(MachFunction::emitted).collect();
-        stats
-    }
-
-    /// Runs the peepholes on the code as the passes before left it; the
-    /// passes after see the result as the code Cranelift emitted.
-    fn peephole(&mut self, near_symbols: bool) -> PeepholeStats {
-        let report = peephole::run(&mut self.cranelift, &PeepholeOptions { near_symbols });
-        self.functions = self.cranelift.iter().map(MachFunction::emitted).collect();
-        self.remarks.extend(report.remarks);
-        report.stats
-    }
-
     /// Runs the machine outliner. It lifts the code as Cranelift emitted it
-    /// (or as the shared-trap-path pass and the peepholes re-laid it out,
-    /// block starts included), so it runs after every other machine pass.
+    /// (or as the shared-trap-path pass and the peepholes re-laid it out in
+    /// [`lower_module`], block starts included), so it runs after every
+    /// other machine pass.
     fn outline(&mut self, names: &[String], context: &OutlineContext) {
         let options = OutlineOptions {
             global: context.global.clone(),

@@ -523,8 +523,9 @@ fn dataflow_rules(
         return lifted.clone();
     }
     let joins = joins(lifted);
-    let live = liveness::compute(lifted);
-    let bytes = byte_valued(lifted);
+    let succs = liveness::successor_lists(lifted);
+    let live = liveness::compute_on(lifted, &succs);
+    let bytes = byte_valued(lifted, &succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
     let mut i = 0;
     while i < lifted.items.len() {
@@ -737,17 +738,8 @@ fn cset_condition(inst: &Inst, r: u32) -> Option<u32> {
 }
 
 /// The byte-valued registers before every item (see the module doc).
-fn byte_valued(lifted: &LiftedFunction) -> Vec<RegSet> {
+fn byte_valued(lifted: &LiftedFunction, succs: &[Vec<usize>]) -> Vec<RegSet> {
     let n = lifted.items.len();
-    let index_of: std::collections::BTreeMap<Label, usize> = lifted
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, (label, _))| (*label, i))
-        .collect();
-    let succs: Vec<Vec<usize>> = (0..n)
-        .map(|i| liveness::successors(lifted, &index_of, i))
-        .collect();
     const UNVISITED: RegSet = RegSet::MAX;
     let mut before = vec![UNVISITED; n];
     if n > 0 {

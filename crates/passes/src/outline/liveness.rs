@@ -20,11 +20,7 @@ pub struct Liveness {
 }
 
 /// The successors of item `i`, as item indices.
-pub(crate) fn successors(
-    func: &LiftedFunction,
-    index_of: &BTreeMap<Label, usize>,
-    i: usize,
-) -> Vec<usize> {
+fn successors(func: &LiftedFunction, index_of: &BTreeMap<Label, usize>, i: usize) -> Vec<usize> {
     let Item::Inst(inst) = &func.items[i].1 else {
         return Vec::new();
     };
@@ -47,16 +43,27 @@ pub(crate) fn successors(
     }
 }
 
-/// Computes liveness to a fixed point.
-pub fn compute(func: &LiftedFunction) -> Liveness {
-    let n = func.items.len();
+/// The successors of every item, as item indices (data items: none).
+pub fn successor_lists(func: &LiftedFunction) -> Vec<Vec<usize>> {
     let index_of: BTreeMap<Label, usize> = func
         .items
         .iter()
         .enumerate()
         .map(|(i, (l, _))| (*l, i))
         .collect();
-    let succs: Vec<Vec<usize>> = (0..n).map(|i| successors(func, &index_of, i)).collect();
+    (0..func.items.len())
+        .map(|i| successors(func, &index_of, i))
+        .collect()
+}
+
+/// Computes liveness to a fixed point.
+pub fn compute(func: &LiftedFunction) -> Liveness {
+    compute_on(func, &successor_lists(func))
+}
+
+/// [`compute`] given the successor lists of `func` ([`successor_lists`]).
+pub fn compute_on(func: &LiftedFunction, succs: &[Vec<usize>]) -> Liveness {
+    let n = func.items.len();
     let mut live_in = vec![0 as RegSet; n];
     let mut live_out = vec![0 as RegSet; n];
     let mut changed = true;
