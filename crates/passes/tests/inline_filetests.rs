@@ -153,3 +153,29 @@ fn speed_policy_is_correct() {
     assert!(inlined > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A caller the pipeline keeps as it is (a member the constant merger will
+/// merge) still calls its callees: the speed policy inlines everywhere else
+/// but deletes nothing such a caller calls (once, a `--passes
+/// inline-speed,merge` build of bench/generic_zoo called a deleted function).
+#[test]
+fn kept_callers_keep_their_callees() {
+    let case = load_module_cases("inline")
+        .into_iter()
+        .find(|c| c.name == "kept_caller")
+        .expect("filetests/inline/kept_caller.clif");
+    let mut options = InlineOptions::for_policy(Policy::Speed);
+    options.keep.insert("b".to_string());
+    let before = to_testcase_functions(&case.module);
+    let mut module = case.module.clone();
+    let report = inline::run(&mut module, None, &options);
+    verify_all(&module, "kept_caller (speed, %b kept)");
+    assert_eq!(report.stats.inlined, 1, "{}", report.stats);
+    assert_eq!(report.stats.deleted, 0, "{}", report.stats);
+    for expect in ["kept %tiny", "calls %b %tiny"] {
+        check(expect, &report, &module).unwrap();
+    }
+    let after = to_testcase_functions(&module);
+    let differences = run_differences(&case, &before, &after);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

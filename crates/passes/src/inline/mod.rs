@@ -303,10 +303,13 @@ impl<'m> Inliner<'m> {
         if by_caller.is_empty() {
             return;
         }
+        // Only a callee whose every caller is decided here may go: a caller
+        // left as it is (`keep`) still calls it.
+        let every_caller = by_caller.len() == self.graph.callers(symbol).len();
         let removable = self.removable(g, members);
         match self.options.policy {
             Policy::Size => self.decide_for_size(g, by_caller, removable),
-            Policy::Speed => self.decide_for_speed(g, by_caller, removable),
+            Policy::Speed => self.decide_for_speed(g, by_caller, removable && every_caller),
         }
     }
 
@@ -372,7 +375,9 @@ impl<'m> Inliner<'m> {
         }
     }
 
-    /// The speed policy (step 4 of the module doc).
+    /// The speed policy (step 4 of the module doc). `removable`: `g` may be
+    /// deleted once every call in `by_caller` is inlined (they are all of
+    /// its calls).
     fn decide_for_speed(
         &mut self,
         g: usize,
