@@ -444,6 +444,7 @@ impl Build {
         let context = OutlineContext {
             shared,
             global: self.mode.given_outline_tree(),
+            heat: self.pipeline.heat.clone(),
         };
         let mut objects =
             codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Counted)?;
@@ -507,6 +508,7 @@ impl Build {
                 plan: plan.as_ref(),
                 merging_follows,
                 shared: known.shared.as_ref(),
+                heat: Some(&self.pipeline.heat),
             };
             let outcome = run_on_every_module(pass, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {
@@ -618,6 +620,7 @@ impl Build {
         let context = OutlineContext {
             shared: plan.codegen_shared.clone(),
             global: tree,
+            heat: self.pipeline.heat.clone(),
         };
         let object = codegen::compile_module(&modules[0], &codegen, &context)?;
         out.objects = vec![object];

@@ -30,6 +30,7 @@ use cranelift_module::{default_libcall_names, FuncId, Module as _};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
+use parec_passes::heat::HotCode;
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
@@ -149,6 +150,8 @@ pub fn estimated_image_bytes(modules: &[ClifModule]) -> u64 {
 pub struct OutlineContext {
     /// Local functions other modules define too ([`shared_functions`]).
     pub shared: BTreeSet<String>,
+    /// What is known of how often the code runs ([`crate::pipeline::Pipeline::heat`]).
+    pub heat: Arc<HotCode>,
     /// The global prefix tree of an earlier round ([GFO], [GFM] §2.2 in
     /// docs/DESIGN.md), if any.
     pub global: Option<Arc<OutlineTree>>,
@@ -192,7 +195,11 @@ pub fn compile_all(
 ) -> Result<Vec<CompiledObject>> {
     let shared = shared_functions(modules);
     let lowered = lower_all(modules, opts, &shared)?;
-    let context = OutlineContext { shared, global };
+    let context = OutlineContext {
+        shared,
+        global,
+        heat: Arc::default(),
+    };
     emit_all(modules, &lowered, opts, &context, Lowering::Counted)
 }
 
@@ -465,6 +472,7 @@ impl MachineCode {
     fn outline(&mut self, names: &[String], context: &OutlineContext) {
         let options = OutlineOptions {
             global: context.global.clone(),
+            heat: context.heat.clone(),
             ..OutlineOptions::default()
         };
         let result = outline::outline_module(&self.cranelift, names, &options);

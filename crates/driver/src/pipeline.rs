@@ -57,6 +57,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
@@ -64,6 +65,7 @@ use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
 use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
 use parec_passes::gvn::{self, GvnStats};
+use parec_passes::heat::HotCode;
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergePlan, MergeStats};
 use parec_passes::remark::Remark;
@@ -198,6 +200,8 @@ pub struct BuildView<'a> {
     /// which every module using one emits and the linker's identical-code
     /// folding keeps once.
     pub shared: Option<&'a BTreeSet<String>>,
+    /// What is known of how often the code runs ([`Pipeline::heat`]).
+    pub heat: Option<&'a HotCode>,
 }
 
 /// The inliner's options for `module`: callers merging will merge are left
@@ -441,6 +445,9 @@ pub struct Pipeline {
     pub machine: Vec<MachinePass>,
     /// Run Cranelift's verifier on every function after every CLIF pass.
     pub verify: bool,
+    /// What is known of how often the code runs (a profile); empty: every
+    /// pass uses its static estimate (`parec_passes::heat`).
+    pub heat: Arc<HotCode>,
 }
 
 impl Pipeline {
@@ -465,6 +472,7 @@ impl Pipeline {
             clif: Vec::new(),
             machine: Vec::new(),
             verify: cfg!(debug_assertions),
+            heat: Arc::default(),
         };
         for &pass in passes {
             match pass {

@@ -98,6 +98,7 @@ pub mod cgdata;
 pub mod clif_module;
 pub mod fmerge;
 pub mod gvn;
+pub mod heat;
 pub mod inline;
 pub mod merge;
 pub mod outline;

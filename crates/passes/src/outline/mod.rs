@@ -199,6 +199,7 @@ use std::sync::Arc;
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
 
+use crate::heat::HotCode;
 pub use emit::disassemble;
 use global::OutlineTree;
 use lift::Emitted;
@@ -338,6 +339,10 @@ pub struct OutlineOptions {
     /// ([`global`]): sequences in it are outlined even with one local
     /// occurrence.
     pub global: Option<Arc<OutlineTree>>,
+    /// What is known of how often the code runs ([`crate::heat`]): nothing
+    /// is outlined from a function known hot; a function known cold is
+    /// outlined loops included; elsewhere loops are left alone ([`heat`]).
+    pub heat: Arc<HotCode>,
 }
 
 impl Default for OutlineOptions {
@@ -345,6 +350,7 @@ impl Default for OutlineOptions {
         OutlineOptions {
             max_rounds: 4,
             global: None,
+            heat: Arc::default(),
         }
     }
 }

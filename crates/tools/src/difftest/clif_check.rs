@@ -29,7 +29,7 @@ use parec_passes::clif_module::ClifModule;
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::CodeModel;
-use parec::pipeline::{ClifPass, Pipeline};
+use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
 
 /// Instructions the interpreter may execute per call.
@@ -134,9 +134,8 @@ fn check_pass(
 ) {
     let build = Build {
         pipeline: Pipeline {
-            clif: vec![pass],
-            machine: Vec::new(),
             verify: true,
+            ..Pipeline::from_passes(&[Pass::Clif(pass)])
         },
         level: OptLevel::Oz,
         mode: BuildMode::Local,
