@@ -479,7 +479,10 @@ impl Build {
         out: &mut Output,
     ) -> Result<PassesDone, Failure> {
         let mut done = PassesDone::default();
-        let options = merge_options(isa);
+        let options = MergeOptions {
+            heat: self.pipeline.heat.clone(),
+            ..merge_options(isa)
+        };
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
             let merging_follows = self.pipeline.merges_after(pass);

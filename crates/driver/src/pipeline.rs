@@ -67,7 +67,7 @@ use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::heat::HotCode;
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
-use parec_passes::merge::{self, MergePlan, MergeStats};
+use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats};
 use parec_passes::remark::Remark;
 
 use crate::target::{OptLevel, Target};
@@ -159,21 +159,25 @@ impl ClifPass {
                     Policy::Size => isa,
                     Policy::Speed => None,
                 };
-                let report = gvn::run_module(module, guard);
+                let report = gvn::run_module(module, guard, &view.heat());
                 PassOutcome {
                     stats: PassStats::Gvn(report.stats),
                     remarks: report.remarks,
                 }
             }
             ClifPass::Merge => {
-                let report = merge::run(module, plan, &crate::target::merge_options(isa));
+                let options = MergeOptions {
+                    heat: view.heat(),
+                    ..crate::target::merge_options(isa)
+                };
+                let report = merge::run(module, plan, &options);
                 PassOutcome {
                     stats: PassStats::Merge(report.stats),
                     remarks: report.remarks,
                 }
             }
             ClifPass::Fmerge => {
-                let mut report = run_fmerge(module, isa);
+                let mut report = run_fmerge(module, isa, view);
                 parec_passes::remark::fill_module(&mut report.remarks, &module.name);
                 PassOutcome {
                     stats: PassStats::Fmerge(report.stats, report.times),
@@ -201,7 +205,15 @@ pub struct BuildView<'a> {
     /// folding keeps once.
     pub shared: Option<&'a BTreeSet<String>>,
     /// What is known of how often the code runs ([`Pipeline::heat`]).
-    pub heat: Option<&'a HotCode>,
+    pub heat: Option<&'a Arc<HotCode>>,
+}
+
+impl BuildView<'_> {
+    /// What is known of how often the code runs (nothing, without a
+    /// profile).
+    pub fn heat(&self) -> Arc<HotCode> {
+        self.heat.cloned().unwrap_or_default()
+    }
 }
 
 /// The inliner's options for `module`: callers merging will merge are left
@@ -214,9 +226,15 @@ fn inline_options(
     isa: Option<&dyn TargetIsa>,
     view: &BuildView,
 ) -> InlineOptions {
-    let mut options = InlineOptions::for_policy(policy);
+    let mut options = InlineOptions {
+        heat: view.heat(),
+        ..crate::target::inline_options(policy)
+    };
     if view.merging_follows {
-        let merge_options = crate::target::merge_options(isa);
+        let merge_options = MergeOptions {
+            heat: view.heat(),
+            ..crate::target::merge_options(isa)
+        };
         options.keep = merge::planned_members(module, view.plan, &merge_options);
     }
     if let Some(shared) = view.shared {
@@ -233,8 +251,15 @@ fn inline_options(
 
 /// Similar-function merging on `module`, measured in aarch64 bytes (see
 /// [`measuring_isa`]).
-fn run_fmerge(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> fmerge::FmergeReport {
-    let options = crate::target::fmerge_options(isa);
+fn run_fmerge(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    view: &BuildView,
+) -> fmerge::FmergeReport {
+    let options = fmerge::FmergeOptions {
+        heat: view.heat(),
+        ..crate::target::fmerge_options(isa)
+    };
     let measure = measuring_isa(module, isa);
     fmerge::run(module, measure.get(), &options)
 }

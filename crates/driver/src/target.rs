@@ -286,7 +286,8 @@ pub const FORCE_COLLISIONS_ENV: &str = "PAREC_MERGE_FORCE_COLLISIONS";
 /// The merger's options for code generation by `isa` (or for no particular
 /// ISA): defaults, plus the forced-collision test mode and the tunable
 /// thresholds `PAREC_MERGE_MIN_INSTS` / `PAREC_MERGE_MIN_BENEFIT` (bytes)
-/// from the environment. Thunks call and return instead of tail-calling
+/// and the static hot-loop rule `PAREC_MERGE_LOOP_CALLEE_INSTS`
+/// (`MergeOptions::loop_callee_insts`) from the environment. Thunks call and return instead of tail-calling
 /// where Cranelift's tail calls need frame pointers that the ISA does not
 /// keep (x86-64).
 pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
@@ -300,6 +301,9 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     }
     if let Some(n) = number("PAREC_MERGE_MIN_BENEFIT") {
         options.min_benefit = n;
+    }
+    if let Some(n) = number("PAREC_MERGE_LOOP_CALLEE_INSTS") {
+        options.loop_callee_insts = n as usize;
     }
     if let Some(isa) = isa {
         options.tail_calls = isa.triple().architecture != Architecture::X86_64
@@ -319,6 +323,20 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
 /// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
 /// to touch: the hook for hot code).
+/// The inliner's options for `policy`: defaults, plus the static hot-site
+/// limit `PAREC_INLINE_HOT_INSTS` (`InlineOptions::hot_callee_insts`) from
+/// the environment.
+pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inline::InlineOptions {
+    let mut options = parec_passes::inline::InlineOptions::for_policy(policy);
+    if let Some(n) = std::env::var("PAREC_INLINE_HOT_INSTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        options.hot_callee_insts = n;
+    }
+    options
+}
+
 pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
     let var = |name: &str| std::env::var(name).ok();
     let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());

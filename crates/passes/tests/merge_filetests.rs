@@ -68,7 +68,7 @@ fn merge_filetests() {
         // The hashes themselves are pinned: they must not depend on the
         // process, the platform or the run (cgdata files rely on it).
         for def in &case.module.functions {
-            let shape = hash::shape(&case.module, &def.func);
+            let shape = hash::shape(&case.module, &def.func, hash::LoopCalls::Parameterize);
             snapshot.push_str(&format!(
                 "; hash {} = {:016x}, {} locations\n",
                 case.module.symbols[def.symbol as usize].name,
@@ -104,7 +104,7 @@ fn hashes(file: &str) -> Vec<FunctionHash> {
         .functions
         .iter()
         .map(|def| {
-            let s = hash::shape(&case.module, &def.func);
+            let s = hash::shape(&case.module, &def.func, hash::LoopCalls::Parameterize);
             (
                 case.module.symbols[def.symbol as usize].name.clone(),
                 s.hash,
@@ -304,4 +304,60 @@ fn read_only_data_is_hashed_by_content() {
     };
     assert_eq!(with_tables(b"same", b"same"), (0, 1));
     assert_eq!(with_tables(b"this", b"that"), (1, 0));
+}
+
+/// The static hot-loop rule and a profile ([`parec_passes::heat`]): with
+/// `loop_callee_insts`, instances that differ only in a small callee called
+/// inside a loop do not merge (the body would call it indirectly on every
+/// iteration); a profile that knows them cold merges them anyway, and one
+/// that knows them hot leaves them alone whatever the rule.
+#[test]
+fn loop_calls_stay_direct() {
+    use parec_passes::heat::{Heat, HotCode};
+    use std::sync::Arc;
+    let case = load(&workspace().join("filetests/merge/loop_calls.clif"), "m");
+    let merged_with = |options: &MergeOptions| {
+        let mut module = case.module.clone();
+        let report = merge::run(&mut module, None, options);
+        verify_all(&module, "loop_calls");
+        assert_runs_agree(
+            &case,
+            &to_testcase_functions(&case.module),
+            &to_testcase_functions(&module),
+        );
+        report
+    };
+    let profile = |heat: Heat| {
+        let functions = ["repeat_inc", "repeat_dec"]
+            .into_iter()
+            .map(|name| (name.to_string(), heat))
+            .collect();
+        Arc::new(HotCode {
+            functions,
+            ..HotCode::default()
+        })
+    };
+    assert_eq!(merged_with(&MergeOptions::default()).stats.merged, 2);
+    let rule = MergeOptions {
+        loop_callee_insts: 60,
+        ..MergeOptions::default()
+    };
+    assert_eq!(merged_with(&rule).stats.merged, 0);
+    let cold = MergeOptions {
+        heat: profile(Heat::Cold),
+        ..rule.clone()
+    };
+    assert_eq!(merged_with(&cold).stats.merged, 2);
+    let hot = MergeOptions {
+        heat: profile(Heat::Hot),
+        ..MergeOptions::default()
+    };
+    let report = merged_with(&hot);
+    assert_eq!(report.stats.merged, 0);
+    let hot_remarks = report
+        .remarks
+        .iter()
+        .filter(|r| r.to_string().contains("hot-function"))
+        .count();
+    assert_eq!(hot_remarks, 2);
 }

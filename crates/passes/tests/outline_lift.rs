@@ -193,3 +193,41 @@ fn loops_are_hot_and_left_alone() {
     assert_eq!(result.stats.sequences_replaced, 0, "{:?}", result.stats);
     assert!(result.stats.hot_instructions >= 16, "{:?}", result.stats);
 }
+
+/// With a profile ([`parec_passes::heat::HotCode`]) the loops of functions
+/// known cold are outlined like any other code, and nothing at all is
+/// outlined from functions known hot.
+#[test]
+fn a_profile_decides_over_loops() {
+    use parec_passes::heat::{Heat, HotCode};
+    use std::sync::Arc;
+    let isa = aarch64(false);
+    let mut names = Vec::new();
+    let functions = compile("hot_loop.clif", &isa, &mut names);
+    let with = |heat: Heat| {
+        let hot_code = HotCode {
+            functions: functions.iter().map(|f| (f.name.clone(), heat)).collect(),
+            ..HotCode::default()
+        };
+        let options = OutlineOptions {
+            heat: Arc::new(hot_code),
+            ..OutlineOptions::default()
+        };
+        outline::outline_module(&functions, &names, &options)
+    };
+    let cold = with(Heat::Cold);
+    assert!(cold.stats.sequences_replaced >= 2, "{:?}", cold.stats);
+    assert_eq!(cold.stats.hot_instructions, 0, "{:?}", cold.stats);
+    let hot = with(Heat::Hot);
+    assert_eq!(hot.stats.sequences_replaced, 0, "{:?}", hot.stats);
+    assert_eq!(hot.stats.hot_functions, 2, "{:?}", hot.stats);
+    let remarks: Vec<String> = hot.remarks.iter().map(|r| r.to_string()).collect();
+    assert!(
+        remarks
+            .iter()
+            .filter(|r| r.contains("hot-function"))
+            .count()
+            == 2,
+        "{remarks:?}"
+    );
+}

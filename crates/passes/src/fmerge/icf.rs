@@ -44,7 +44,7 @@ pub fn classes(module: &ClifModule) -> Vec<u32> {
         .functions
         .iter()
         .map(|d| {
-            let shape = hash::shape(module, &d.func);
+            let shape = hash::shape(module, &d.func, hash::LoopCalls::Parameterize);
             let operands = shape
                 .locations
                 .iter()

@@ -82,6 +82,7 @@ pub mod search;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::ir::{ArgumentPurpose, Function, GlobalValueData, InstructionData, Opcode};
@@ -90,6 +91,7 @@ use cranelift_codegen::settings;
 use hashbrown::HashMap;
 
 use crate::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use crate::heat::HotCode;
 use crate::merge::hash;
 use crate::merge::BODY_SUFFIX;
 use crate::remark::Remark;
@@ -134,6 +136,12 @@ pub struct FmergeOptions {
     /// Functions not to touch: the hook for hot code (profile or static
     /// hotness), where a merge's dispatch branches would cost time.
     pub exclude: BTreeSet<String>,
+    /// What is known of how often code runs ([`crate::heat`]): functions
+    /// a profile knows hot are not candidates. Without a profile the pass
+    /// merges as before: refusing merges that would test `fid` inside a
+    /// loop was measured on bench/ to cost bytes and gain no run time
+    /// (docs/DESIGN.md, "Hot code").
+    pub heat: Arc<HotCode>,
 }
 
 impl Default for FmergeOptions {
@@ -149,6 +157,7 @@ impl Default for FmergeOptions {
             measure_all: false,
             tail_calls: true,
             exclude: BTreeSet::new(),
+            heat: Arc::default(),
         }
     }
 }
@@ -309,6 +318,9 @@ pub fn ineligible(
     if options.exclude.contains(name) {
         return Some("excluded");
     }
+    if options.heat.is_hot(name) {
+        return Some("known hot (profile)");
+    }
     let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;
     if func.signature.params.iter().any(special) || func.signature.returns.iter().any(special) {
         return Some("special-purpose parameters");
@@ -450,8 +462,15 @@ impl<'m> Pass<'m> {
         }
         let mut folded = 0;
         let mut candidates: Vec<(&str, usize)> = Vec::new();
+        let mut hot_remarks = Vec::new();
         for (i, d) in module.functions.iter().enumerate() {
-            if ineligible(module, &d.func, d.symbol, options).is_some() {
+            if let Some(why) = ineligible(module, &d.func, d.symbol, options) {
+                let name = &module.symbols[d.symbol as usize].name;
+                if options.heat.is_hot(name) {
+                    let remark = Remark::missed(PASS, "hot-function", name, why)
+                        .count("hot_functions", 1);
+                    hot_remarks.push(remark);
+                }
                 continue;
             }
             if class_sizes[&classes[i]] > 1 {
@@ -473,6 +492,7 @@ impl<'m> Pass<'m> {
             note_referrer(&mut referrers, i, &def.func);
         }
         let mut report = FmergeReport::default();
+        report.remarks = hot_remarks;
         report.stats.functions = module.functions.len();
         report.stats.candidates = candidates.len();
         report.stats.folded = folded;

@@ -36,15 +36,25 @@ pub struct GvnReport {
 }
 
 /// Runs GVN on every function of `module`, with the size guard
-/// ([`super::run_for_size`]) when `isa` is given.
-pub fn run_module(module: &mut ClifModule, isa: Option<&dyn TargetIsa>) -> GvnReport {
+/// ([`super::run_for_size`]) when `isa` is given — except on functions
+/// `hot` knows hot, which keep every rewrite as at `-O2` (GVN adds no
+/// computation to any path; the guard only trades PRE's speed for bytes).
+pub fn run_module(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    hot: &crate::heat::HotCode,
+) -> GvnReport {
     let mut report = GvnReport::default();
     for def in &mut module.functions {
         let options = GvnOptions {
             nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
             ..GvnOptions::default()
         };
-        let run = match isa {
+        let known_hot = module
+            .symbols
+            .get(def.symbol as usize)
+            .is_some_and(|s| hot.is_hot(&s.name));
+        let run = match isa.filter(|_| !known_hot) {
             Some(isa) => run_for_size_measured(&mut def.func, isa, &options),
             None => SizedRun {
                 stats: run_with(&mut def.func, options),

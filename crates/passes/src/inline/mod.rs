@@ -92,8 +92,9 @@
 pub mod policy;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 
 use cranelift_codegen::inline::{Inline, InlineCommand};
 use cranelift_codegen::ir::{self, Function};
@@ -103,6 +104,7 @@ use cranelift_codegen::Context;
 use crate::callgraph::CallGraph;
 use crate::clif_module::{self, count_insts, ClifModule, Linkage};
 use crate::gvn::code_size;
+use crate::heat::{Heat, HotCode};
 use crate::remark::Remark;
 
 use policy::SpeedLimits;
@@ -137,8 +139,20 @@ pub struct InlineOptions {
     /// considered when removable. A direct call with its moves and the
     /// frame it forces costs at most a few dozen bytes on aarch64.
     pub small_callee_bytes: usize,
-    /// Speed policy limits.
+    /// Speed policy limits; the size policy's hot sites use them too.
     pub speed: SpeedLimits,
+    /// What is known of how often code runs ([`crate::heat`]). The size
+    /// policy inlines a small callee at a *hot* site even when the caller
+    /// grows: a site inside a loop of a caller not known cold, or a site a
+    /// profile knows hot. Small: at most [`InlineOptions::hot_callee_insts`]
+    /// CLIF instructions, or [`SpeedLimits::in_loop`] (as at `-O2`) in a
+    /// caller a profile knows hot.
+    pub heat: Arc<HotCode>,
+    /// The static estimate's limit on hot callees (see
+    /// [`InlineOptions::heat`]): measured on bench/, 20 buys most of what
+    /// `-O2`'s inlining gains in loops for 5% of `-Oz`'s byte reduction
+    /// (docs/DESIGN.md, "Hot code"); 0 turns static hot sites off.
+    pub hot_callee_insts: usize,
 }
 
 impl InlineOptions {
@@ -149,6 +163,8 @@ impl InlineOptions {
             shared: BTreeSet::new(),
             small_callee_bytes: 96,
             speed: SpeedLimits::default(),
+            heat: Arc::default(),
+            hot_callee_insts: 20,
         }
     }
 }
@@ -162,6 +178,9 @@ pub struct InlineStats {
     pub refused: u64,
     /// Functions deleted: inlined everywhere, or unreferenced.
     pub deleted: u64,
+    /// Of the call sites inlined, those the size policy inlined because
+    /// they are hot ([`InlineOptions::heat`]), whatever they cost.
+    pub hot_sites: u64,
     /// Size policy: measured bytes saved (callers' growth and shrinkage,
     /// deleted functions).
     pub bytes_saved: i64,
@@ -172,16 +191,21 @@ impl InlineStats {
         self.inlined += other.inlined;
         self.refused += other.refused;
         self.deleted += other.deleted;
+        self.hot_sites += other.hot_sites;
         self.bytes_saved += other.bytes_saved;
     }
 }
 
 impl fmt::Display for InlineStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} calls inlined", self.inlined)?;
+        if self.hot_sites > 0 {
+            write!(f, " ({} hot)", self.hot_sites)?;
+        }
         write!(
             f,
-            "{} calls inlined, {} refused (grew), {} functions deleted, {} bytes saved",
-            self.inlined, self.refused, self.deleted, self.bytes_saved
+            ", {} refused (grew), {} functions deleted, {} bytes saved",
+            self.refused, self.deleted, self.bytes_saved
         )
     }
 }
@@ -326,11 +350,20 @@ impl<'m> Inliner<'m> {
         let Some(callee_size) = self.size(g) else {
             return;
         };
+        let hot: Vec<(usize, Vec<ir::Inst>)> = by_caller
+            .iter()
+            .map(|(caller, sites)| (*caller, self.hot_sites(*caller, g, sites)))
+            .collect();
         if !removable && callee_size > self.options.small_callee_bytes {
+            for (caller, sites) in hot {
+                self.inline_hot_sites(g, caller, sites);
+            }
             return;
         }
         let mut trials = Vec::new();
-        for (caller, sites) in by_caller {
+        let mut hot_by_caller = BTreeMap::new();
+        for ((caller, sites), (_, hot)) in by_caller.into_iter().zip(hot) {
+            hot_by_caller.insert(caller, hot);
             let Some(before) = self.size(caller) else {
                 continue;
             };
@@ -366,13 +399,76 @@ impl<'m> Inliner<'m> {
                 self.report.stats.bytes_saved -= trial.growth;
                 self.accept(g, trial, reason);
             } else {
-                self.refuse(g, &trial, callee_size, removable);
+                let hot = hot_by_caller.remove(&trial.caller).unwrap_or_default();
+                if hot.is_empty() {
+                    self.refuse(g, &trial, callee_size, removable);
+                } else {
+                    self.inline_hot_sites(g, trial.caller, hot);
+                }
             }
         }
         if delete {
             self.report.stats.bytes_saved += callee_size as i64;
             self.delete(g, "inlined into every caller");
         }
+    }
+
+    /// The sites among `sites` (calls of `g` in `caller`) that the size
+    /// policy inlines for speed whatever they cost: `g` is small, and the
+    /// site is known hot or lies inside a loop of a caller not known cold.
+    fn hot_sites(&self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
+        let heat = &self.options.heat;
+        let caller_name = self.name(caller);
+        let limit = match heat.heat(caller_name) {
+            Some(Heat::Cold) => return Vec::new(),
+            Some(Heat::Hot) => self.options.speed.in_loop,
+            None => self.options.hot_callee_insts,
+        };
+        if count_insts(&self.module.functions[g].func) > limit {
+            return Vec::new();
+        }
+        let func = &self.module.functions[caller].func;
+        let in_loop = crate::heat::in_loop_blocks(func);
+        sites
+            .iter()
+            .copied()
+            .filter(|&site| {
+                heat.is_hot_site(caller_name, site)
+                    || crate::heat::inst_in_loop(func, &in_loop, site)
+            })
+            .collect()
+    }
+
+    /// Inlines `g` at the hot `sites` of `caller` (size policy), measuring
+    /// the growth for the remark.
+    fn inline_hot_sites(&mut self, g: usize, caller: usize, sites: Vec<ir::Inst>) {
+        if sites.is_empty() {
+            return;
+        }
+        let before = self.size(caller);
+        let Some(inlined) = self.inline_sites(caller, g, &sites) else {
+            return;
+        };
+        let after = self.isa.and_then(|isa| code_size(&inlined, isa));
+        let growth = match (before, after) {
+            (Some(b), Some(a)) => a as i64 - b as i64,
+            _ => 0,
+        };
+        self.report.stats.bytes_saved -= growth;
+        self.report.stats.hot_sites += sites.len() as u64;
+        let reason = format!(
+            "into `{}`: hot ({} site(s) in a loop or known hot by the profile)",
+            self.name(caller),
+            sites.len()
+        );
+        let trial = CallerTrial {
+            caller,
+            sites,
+            inlined,
+            growth,
+            size_after: after,
+        };
+        self.accept(g, trial, reason);
     }
 
     /// The speed policy (step 4 of the module doc). `removable`: `g` may be

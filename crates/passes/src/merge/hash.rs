@@ -69,8 +69,21 @@ pub struct Shape {
     pub locations: Vec<Location>,
 }
 
+/// Which calls inside loops a [`Shape`] may turn into parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopCalls<'a> {
+    /// Every direct callee is a location (the paper's rule; identical-code
+    /// folding, and functions a profile knows cold).
+    Parameterize,
+    /// The callee of a `call` inside a loop is part of the hash when it is
+    /// one of these symbols (small functions of the module): a merged body
+    /// would call it indirectly on every iteration, where the inliner
+    /// would otherwise have inlined it ([`crate::heat`]).
+    KeepCallsOf(&'a hashbrown::HashSet<u32>),
+}
+
 /// Computes the [`Shape`] of `func`, a function of `module`.
-pub fn shape(module: &ClifModule, func: &Function) -> Shape {
+pub fn shape(module: &ClifModule, func: &Function, loop_calls: LoopCalls<'_>) -> Shape {
     let mut h = Stream::default();
     let numbers = canonical_numbers(func);
     let insts: Vec<Inst> = func
@@ -79,6 +92,20 @@ pub fn shape(module: &ClifModule, func: &Function) -> Shape {
         .flat_map(|b| func.layout.block_insts(b))
         .collect();
     let param_iconsts = parameterizable_iconsts(func);
+    let kept_in_loops = match loop_calls {
+        LoopCalls::KeepCallsOf(small) => Some((crate::heat::in_loop_blocks(func), small)),
+        LoopCalls::Parameterize => None,
+    };
+    let kept_call = |inst: Inst| {
+        let Some((in_loop, small)) = &kept_in_loops else {
+            return false;
+        };
+        let InstructionData::Call { func_ref, .. } = func.dfg.insts[inst] else {
+            return false;
+        };
+        let callee = ClifModule::symbol_of(func, &func.dfg.ext_funcs[func_ref].name);
+        callee.is_some_and(|s| small.contains(&s)) && crate::heat::inst_in_loop(func, in_loop, inst)
+    };
 
     h.display(&func.signature);
     for (_, slot) in func.sized_stack_slots.iter() {
@@ -119,6 +146,7 @@ pub fn shape(module: &ClifModule, func: &Function) -> Shape {
         if let Some((hash, cost)) = reference {
             let parameterizable = match data.opcode() {
                 Opcode::Iconst => param_iconsts.contains(&inst),
+                Opcode::Call => !kept_call(inst),
                 _ => true,
             };
             if parameterizable {

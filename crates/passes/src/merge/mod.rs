@@ -73,11 +73,15 @@ pub mod summary;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
+
+use hashbrown::HashSet;
 
 use cranelift_codegen::ir::{types, ArgumentPurpose, ExternalName, Function, Type};
 use cranelift_codegen::isa::CallConv;
 
 use crate::clif_module::{count_insts, ClifModule};
+use crate::heat::HotCode;
 use crate::remark::Remark;
 
 pub use combine::{combine, Group, GroupKey, MergePlan};
@@ -105,6 +109,19 @@ pub struct MergeOptions {
     /// Testing: every function gets the same hash, so only the shape check
     /// and the rewrite's own checks keep groups apart.
     pub force_collisions: bool,
+    /// What is known of how often code runs ([`crate::heat`]): functions
+    /// known hot are not merged; the callee of a call inside a loop is a
+    /// location only in functions known cold (elsewhere the merged body
+    /// would call it indirectly on every iteration, [`hash::LoopCalls`]).
+    pub heat: Arc<HotCode>,
+    /// The static estimate ([`crate::heat`]): a call inside a loop of a
+    /// callee of at most this many CLIF instructions stays a direct call
+    /// (its caller is not merged on it), except in functions a profile
+    /// knows cold; 0 turns the rule off. Off by default: on bench/ every
+    /// limit tried cost 11–20% of `-Oz`'s byte reduction, since loops that
+    /// run a few times look like the hot ones (docs/DESIGN.md, "Hot
+    /// code"); a profile says which loops are hot.
+    pub loop_callee_insts: usize,
 }
 
 impl Default for MergeOptions {
@@ -117,6 +134,8 @@ impl Default for MergeOptions {
             pointer_type: types::I64,
             tail_calls: true,
             force_collisions: false,
+            heat: Arc::default(),
+            loop_callee_insts: 0,
         }
     }
 }
@@ -173,13 +192,25 @@ const PASS: &str = "merge";
 
 /// Phase 1: the stable functions of `module`.
 pub fn analyze(module: &ClifModule, opts: &MergeOptions) -> Summary {
+    let small = small_functions(module, opts);
     let functions = module
         .functions
         .iter()
-        .filter(|def| is_candidate(module, &def.func, def.symbol))
-        .map(|def| stable_function(module, &def.func, def.symbol, opts).0)
+        .filter(|def| is_candidate(module, &def.func, def.symbol, opts))
+        .map(|def| stable_function(module, &def.func, def.symbol, &small, opts).0)
         .collect();
     Summary::new(functions)
+}
+
+/// The symbols of `module`'s functions small enough that a call of one
+/// inside a loop is not made indirect ([`MergeOptions::loop_callee_insts`]).
+fn small_functions(module: &ClifModule, opts: &MergeOptions) -> HashSet<u32> {
+    module
+        .functions
+        .iter()
+        .filter(|def| count_insts(&def.func) <= opts.loop_callee_insts)
+        .map(|def| def.symbol)
+        .collect()
 }
 
 /// The stable function of `func` (symbol `symbol` of `module`) and its shape.
@@ -187,9 +218,15 @@ fn stable_function(
     module: &ClifModule,
     func: &Function,
     symbol: u32,
+    small: &HashSet<u32>,
     opts: &MergeOptions,
 ) -> (StableFunction, hash::Shape) {
-    let shape = hash::shape(module, func);
+    let name = &module.symbols[symbol as usize].name;
+    let loop_calls = match opts.heat.is_cold(name) || opts.loop_callee_insts == 0 {
+        true => hash::LoopCalls::Parameterize,
+        false => hash::LoopCalls::KeepCallsOf(small),
+    };
+    let shape = hash::shape(module, func, loop_calls);
     let sf = StableFunction {
         hash: if opts.force_collisions { 0 } else { shape.hash },
         module: module.name.clone(),
@@ -233,13 +270,14 @@ pub fn planned_members(
 /// module's own summary combined (local merging).
 pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOptions) -> MergeReport {
     // Hash every candidate once; local mode combines these same summaries.
+    let small = small_functions(module, opts);
     let analysed: Vec<(usize, StableFunction, hash::Shape)> = module
         .functions
         .iter()
         .enumerate()
-        .filter(|(_, def)| is_candidate(module, &def.func, def.symbol))
+        .filter(|(_, def)| is_candidate(module, &def.func, def.symbol, opts))
         .map(|(index, def)| {
-            let (sf, shape) = stable_function(module, &def.func, def.symbol, opts);
+            let (sf, shape) = stable_function(module, &def.func, def.symbol, &small, opts);
             (index, sf, shape)
         })
         .collect();
@@ -253,6 +291,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         }
     };
     let mut report = MergeReport::default();
+    report.remarks.extend(hot_function_remarks(module, opts));
     let mut matches: Vec<(usize, GroupKey, hash::Shape)> = Vec::new();
     for (index, sf, shape) in analysed {
         report.stats.functions += 1;
@@ -332,6 +371,27 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
     report
 }
 
+/// One remark per function of `module` left alone because a profile knows
+/// it hot.
+fn hot_function_remarks(module: &ClifModule, opts: &MergeOptions) -> Vec<Remark> {
+    module
+        .functions
+        .iter()
+        .map(|def| &module.symbols[def.symbol as usize].name)
+        .filter(|name| opts.heat.is_hot(name))
+        .map(|name| {
+            Remark::missed(
+                PASS,
+                "hot-function",
+                name,
+                "known hot (profile): not merged",
+            )
+            .in_module(&module.name)
+            .count("hot_functions", 1)
+        })
+        .collect()
+}
+
 /// The remark of a function turned into a thunk of `body`. Its bytes are
 /// the function's share of the group's estimated net saving,
 /// `(Benefit - Cost) / N` of Equation 1 ([`Group::benefit`]).
@@ -401,10 +461,10 @@ fn pattern_matches(sf: &StableFunction, group: &Group) -> Result<(), String> {
 }
 
 /// Whether a function may be analysed and merged: not a body, not a thunk,
-/// no special-purpose parameters or returns.
-fn is_candidate(module: &ClifModule, func: &Function, symbol: u32) -> bool {
+/// no special-purpose parameters or returns, not known hot.
+fn is_candidate(module: &ClifModule, func: &Function, symbol: u32, opts: &MergeOptions) -> bool {
     let name = &module.symbols[symbol as usize].name;
-    if name.ends_with(BODY_SUFFIX) {
+    if name.ends_with(BODY_SUFFIX) || opts.heat.is_hot(name) {
         return false;
     }
     let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;

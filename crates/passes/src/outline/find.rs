@@ -20,7 +20,6 @@ use hashbrown::HashMap;
 use super::candidates;
 use super::decode::{Effects, Form, LR};
 use super::global::{self, PrefixTree, MIN_GLOBAL_COUNT};
-use super::heat;
 use super::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::{Candidate, Round, Site};
 use super::RelocTarget;
@@ -30,7 +29,7 @@ const MAX_PREFIXES: usize = 16;
 
 /// The local candidates of the `eligible` functions (indices, ascending).
 pub fn local_candidates(round: &Round<'_>, eligible: &[usize]) -> Vec<Candidate> {
-    let string = InstructionString::new(round.functions, eligible);
+    let string = InstructionString::new(round, eligible);
     let mut by_sequence: BTreeMap<Vec<u32>, BTreeSet<usize>> = BTreeMap::new();
     for repeat in candidates::repeats(&string.symbols, 2) {
         let first = repeat.starts[0];
@@ -67,7 +66,7 @@ pub fn global_candidates(
             continue;
         }
         let targets = branch_targets(func);
-        let hot = heat::loop_items(func);
+        let hot = round.hot_items(f);
         let hashes: Vec<Option<u64>> = func
             .items
             .iter()
@@ -202,7 +201,8 @@ struct InstructionString {
 }
 
 impl InstructionString {
-    fn new(functions: &[LiftedFunction], eligible: &[usize]) -> InstructionString {
+    fn new(round: &Round<'_>, eligible: &[usize]) -> InstructionString {
+        let functions = round.functions;
         let mut string = InstructionString {
             symbols: Vec::new(),
             sites: Vec::new(),
@@ -213,7 +213,7 @@ impl InstructionString {
         for &f in eligible {
             let func = &functions[f];
             let targets = branch_targets(func);
-            let hot = heat::loop_items(func);
+            let hot = round.hot_items(f);
             for (i, (label, item)) in func.items.iter().enumerate() {
                 if targets.contains(label) {
                     string.push_separator();

@@ -1,5 +1,5 @@
-//! Which instructions of a lifted function lie inside a loop: the outliner
-//! leaves those alone.
+//! Which instructions of a lifted function the outliner leaves alone as hot:
+//! those inside a loop, unless a profile says more ([`crate::heat`]).
 //!
 //! An outlined sequence costs a call and a return each time it runs; in a
 //! loop that is paid on every iteration (LLVM's experience, issue #96830 and
@@ -28,6 +28,18 @@ use std::collections::HashMap;
 
 use super::decode::Form;
 use super::lift::{Item, LiftedFunction};
+use crate::heat::Heat;
+
+/// `hot[i]`: item `i` of `func` is left alone. A function a profile knows
+/// ([`crate::heat::HotCode`]) is all hot or all cold; otherwise the static
+/// estimate, [`loop_items`], decides.
+pub fn hot_items(func: &LiftedFunction, heat: Option<Heat>) -> Vec<bool> {
+    match heat {
+        Some(Heat::Hot) => vec![true; func.items.len()],
+        Some(Heat::Cold) => vec![false; func.items.len()],
+        None => loop_items(func),
+    }
+}
 
 /// `hot[i]`: item `i` of `func` is inside some loop.
 pub fn loop_items(func: &LiftedFunction) -> Vec<bool> {

@@ -374,8 +374,11 @@ pub struct OutlineStats {
     pub rounds: u32,
     /// Sequences outlined because the global prefix tree has them.
     pub global_sequences: usize,
-    /// Instructions inside loops, never outlined ([`heat`]).
+    /// Instructions left alone as hot: inside loops, or in functions a
+    /// profile knows hot ([`heat`]).
     pub hot_instructions: usize,
+    /// Functions a profile knows hot, from which nothing is outlined.
+    pub hot_functions: usize,
 }
 
 impl OutlineStats {
@@ -392,6 +395,7 @@ impl OutlineStats {
         self.rounds = self.rounds.max(other.rounds);
         self.global_sequences += other.global_sequences;
         self.hot_instructions += other.hot_instructions;
+        self.hot_functions += other.hot_functions;
     }
 }
 
@@ -402,8 +406,8 @@ impl fmt::Display for OutlineStats {
             f,
             "{} outlined functions, {} sequences replaced (tail {tail}, thunk {thunk}, \
              no-lr-save {no_lr}, reg-save {reg}, stack-save {stack}); code {} -> {} bytes \
-             ({} saved); {} by the global tree; {} instructions in loops left alone; \
-             {} of {} functions opaque",
+             ({} saved); {} by the global tree; {} hot instructions left alone \
+             ({} functions known hot); {} of {} functions opaque",
             self.outlined_functions,
             self.sequences_replaced,
             self.bytes_before,
@@ -411,6 +415,7 @@ impl fmt::Display for OutlineStats {
             self.bytes_before as i64 - self.bytes_after as i64,
             self.global_sequences,
             self.hot_instructions,
+            self.hot_functions,
             self.opaque_functions,
             self.functions
         )
@@ -448,7 +453,7 @@ pub fn outline_module(
     symbol_names: &[String],
     options: &OutlineOptions,
 ) -> OutlineResult {
-    let mut outliner = Outliner::new(functions, symbol_names);
+    let mut outliner = Outliner::new(functions, symbol_names, &options.heat);
     outliner.local_rounds(options.max_rounds);
     if let Some(tree) = &options.global {
         outliner.global_round(tree);

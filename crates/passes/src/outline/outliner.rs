@@ -19,6 +19,7 @@ use super::lift::{self, LiftedFunction};
 use super::rewrite::{self, OutlinedBody, Replacement};
 use super::select::{self, Candidate, Choice, Pricing, Rejected, Rejection, Round};
 use super::{MachFunction, OutlineResult, OutlineStats};
+use crate::heat::{Heat, HotCode};
 use crate::merge::BODY_SUFFIX;
 use crate::remark::Remark;
 
@@ -38,6 +39,9 @@ pub struct Outliner<'a> {
     functions: &'a [MachFunction],
     symbol_names: &'a [String],
     lifted: Vec<LiftedFunction>,
+    /// What a profile knows of each function ([`crate::heat`]): nothing
+    /// is outlined from a hot one, a cold one loses its loops' protection.
+    heat: Vec<Option<Heat>>,
     decoder: Decoder,
     /// Outlined functions created so far; [`super::RelocTarget::Outlined`]
     /// indexes them.
@@ -49,26 +53,47 @@ pub struct Outliner<'a> {
 
 impl<'a> Outliner<'a> {
     /// Lifts every function (module doc, step 1).
-    pub fn new(functions: &'a [MachFunction], symbol_names: &'a [String]) -> Outliner<'a> {
+    pub fn new(
+        functions: &'a [MachFunction],
+        symbol_names: &'a [String],
+        hot_code: &HotCode,
+    ) -> Outliner<'a> {
         let mut decoder = Decoder::new();
         let lifted: Vec<LiftedFunction> = functions
             .iter()
             .map(|f| lift::lift(f, &mut decoder))
             .collect();
+        let heat: Vec<Option<Heat>> = lifted.iter().map(|f| hot_code.heat(&f.name)).collect();
         let stats = OutlineStats {
             functions: functions.len(),
             opaque_functions: lifted.iter().filter(|f| f.opaque.is_some()).count(),
             bytes_before: functions.iter().map(|f| f.bytes.len() as u64).sum(),
-            hot_instructions: lifted.iter().map(hot_instructions).sum(),
+            hot_instructions: lifted
+                .iter()
+                .zip(&heat)
+                .map(|(f, &heat)| hot_instructions(f, heat))
+                .sum(),
+            hot_functions: heat.iter().filter(|&&h| h == Some(Heat::Hot)).count(),
             ..OutlineStats::default()
         };
         let remarks = lifted
             .iter()
-            .filter_map(|f| {
-                let why = f.opaque.as_ref()?;
-                let remark =
-                    Remark::analysis(PASS, "opaque", &f.name, format!("not lifted: {why}"))
-                        .count("opaque_functions", 1);
+            .zip(&heat)
+            .filter_map(|(f, &heat)| {
+                let remark = match (&f.opaque, heat) {
+                    (Some(why), _) => {
+                        Remark::analysis(PASS, "opaque", &f.name, format!("not lifted: {why}"))
+                            .count("opaque_functions", 1)
+                    }
+                    (None, Some(Heat::Hot)) => Remark::missed(
+                        PASS,
+                        "hot-function",
+                        &f.name,
+                        "known hot (profile): nothing outlined",
+                    )
+                    .count("hot_functions", 1),
+                    (None, _) => return None,
+                };
                 Some(OutlineRemark { body: None, remark })
             })
             .collect();
@@ -76,6 +101,7 @@ impl<'a> Outliner<'a> {
             functions,
             symbol_names,
             lifted,
+            heat,
             decoder,
             bodies: Vec::new(),
             stats,
@@ -99,13 +125,19 @@ impl<'a> Outliner<'a> {
         self.rounds_over(&unshared, max_rounds);
     }
 
+    /// Whether function `f` may lose code to outlined functions: it was
+    /// lifted, and no profile knows it hot.
+    fn may_outline_from(&self, f: usize) -> bool {
+        self.lifted[f].opaque.is_none() && self.heat[f] != Some(Heat::Hot)
+    }
+
     /// Outlines across the `eligible` functions (indices, ascending) until a
     /// round finds nothing.
     fn rounds_over(&mut self, eligible: &[usize], max_rounds: u32) {
         let eligible: Vec<usize> = eligible
             .iter()
             .copied()
-            .filter(|&f| self.lifted[f].opaque.is_none())
+            .filter(|&f| self.may_outline_from(f))
             .collect();
         if eligible.is_empty() {
             return;
@@ -121,7 +153,7 @@ impl<'a> Outliner<'a> {
     /// One local round over the `eligible` functions (steps 2–7). Returns
     /// the number of outlined functions created.
     fn local_round(&mut self, eligible: &[usize], number: u32) -> usize {
-        let round = Round::new(&self.lifted, eligible);
+        let round = Round::new(&self.lifted, &self.heat, eligible);
         let candidates = find::local_candidates(&round, eligible);
         let choice = select::choose(candidates, Pricing::Local, &self.lifted);
         self.outline(choice, Pricing::Local, &format!("local round {number}"))
@@ -133,9 +165,9 @@ impl<'a> Outliner<'a> {
     pub fn global_round(&mut self, tree: &OutlineTree) {
         let tree = PrefixTree::new(tree);
         let eligible: Vec<usize> = (0..self.lifted.len())
-            .filter(|&f| self.lifted[f].opaque.is_none())
+            .filter(|&f| self.may_outline_from(f))
             .collect();
-        let round = Round::new(&self.lifted, &eligible);
+        let round = Round::new(&self.lifted, &self.heat, &eligible);
         let candidates = find::global_candidates(&round, &tree, self.symbol_names);
         let choice = select::choose(candidates, Pricing::Global, &self.lifted);
         self.outline(choice, Pricing::Global, "global round");
@@ -358,13 +390,13 @@ fn variants_text(candidate: &Candidate) -> String {
     parts.join(", ")
 }
 
-/// Instructions of `func` inside loops, which the outliner leaves alone
+/// Instructions of `func` the outliner leaves alone as hot
 /// ([`super::heat`]); none for an opaque function.
-fn hot_instructions(func: &LiftedFunction) -> usize {
+fn hot_instructions(func: &LiftedFunction, heat: Option<Heat>) -> usize {
     if func.opaque.is_some() {
         return 0;
     }
-    let hot = super::heat::loop_items(func);
+    let hot = super::heat::hot_items(func, heat);
     func.items
         .iter()
         .zip(hot)

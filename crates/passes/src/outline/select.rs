@@ -33,6 +33,7 @@ use super::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
 use super::lift::{Inst, Item, LiftedFunction};
 use super::liveness::{self, Liveness};
 use super::CallVariant;
+use crate::heat::Heat;
 
 /// Where an occurrence starts: an item of a lifted function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,18 +152,33 @@ impl Pricing {
 /// from). Only looked up, never iterated.
 pub struct Round<'a> {
     pub functions: &'a [LiftedFunction],
+    /// What a profile knows of each function ([`crate::heat`]).
+    pub heat: &'a [Option<Heat>],
     live: HashMap<usize, Liveness>,
 }
 
 impl<'a> Round<'a> {
     /// Computes liveness for the `eligible` functions, those that may be
     /// outlined from.
-    pub fn new(functions: &'a [LiftedFunction], eligible: &[usize]) -> Round<'a> {
+    pub fn new(
+        functions: &'a [LiftedFunction],
+        heat: &'a [Option<Heat>],
+        eligible: &[usize],
+    ) -> Round<'a> {
         let live = eligible
             .iter()
             .map(|&f| (f, liveness::compute(&functions[f])))
             .collect();
-        Round { functions, live }
+        Round {
+            functions,
+            heat,
+            live,
+        }
+    }
+
+    /// The items of function `f` left alone as hot ([`super::heat`]).
+    pub fn hot_items(&self, f: usize) -> Vec<bool> {
+        super::heat::hot_items(&self.functions[f], self.heat[f])
     }
 
     /// The instruction at `site` (sites of candidates are instructions).
