@@ -35,6 +35,9 @@ pub struct FunctionCounters {
     pub hash: u64,
     pub first: usize,
     pub blocks: usize,
+    /// Whether the profile names it: not when its code depends on the
+    /// target machine ([`ClifModule::target_specific`]).
+    pub profiled: bool,
 }
 
 /// Where [`instrument`] put the counters of a module.
@@ -53,7 +56,7 @@ impl CounterMap {
     /// contents, `count` values) behind. Missing counters read as zero.
     pub fn profile(&self, counters: &[u64]) -> Profile {
         let mut profile = Profile::default();
-        for f in &self.functions {
+        for f in self.functions.iter().filter(|f| f.profiled) {
             let blocks = (f.first..f.first + f.blocks)
                 .map(|i| counters.get(i).copied().unwrap_or(0))
                 .collect();
@@ -71,8 +74,10 @@ pub fn instrument(module: &mut ClifModule, symbol: &str) -> CounterMap {
     let mut count = 0;
     for def in &module.functions {
         let blocks = def.func.layout.blocks().count();
+        let name = &module.symbols[def.symbol as usize].name;
         functions.push(FunctionCounters {
-            name: module.symbols[def.symbol as usize].name.clone(),
+            profiled: !module.target_specific.contains(name),
+            name: name.clone(),
             hash: profile_hash(module, &def.func),
             first: count,
             blocks,

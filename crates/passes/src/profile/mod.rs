@@ -35,7 +35,9 @@
 //! # Algorithm of [`hot_code`]
 //!
 //! For each function a module defines: compute its key; if the profile has
-//! it, classify it; if the profile has the name under another hash, the
+//! it, classify it (functions the producer marks target-specific,
+//! [`ClifModule::target_specific`], are never looked up: a profile made on
+//! another machine cannot name them); if the profile has the name under another hash, the
 //! function changed since the profile was made — a [`Mismatch`], and
 //! unknown; otherwise unknown. Then, by [`ProfileMode`]:
 //!
@@ -318,6 +320,45 @@ pub struct ModuleHeat {
     /// How many functions the profile shows hot, cold, neither, and does
     /// not know (absent or mismatched).
     pub counts: HeatCounts,
+    /// What the profile says of each function, in module order.
+    pub functions: Vec<FunctionHeat>,
+}
+
+/// What a profile says of one function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Hot,
+    Cold,
+    /// Counted, neither hot nor cold.
+    Lukewarm,
+    /// Not in the profile.
+    Unprofiled,
+    /// In the profile under another hash ([`Mismatch`]).
+    Stale,
+}
+
+impl Class {
+    /// The remark decision naming it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Hot => "hot",
+            Class::Cold => "cold",
+            Class::Lukewarm => "lukewarm",
+            Class::Unprofiled => "unprofiled",
+            Class::Stale => "stale",
+        }
+    }
+}
+
+/// One function of a module, classified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionHeat {
+    pub name: String,
+    pub class: Class,
+    /// Its largest block count (0 when not counted).
+    pub max: u64,
+    /// What the build's [`HotCode`] says of it (after the mode).
+    pub decided: Option<Heat>,
 }
 
 /// Functions by what the profile says of them.
@@ -344,7 +385,14 @@ pub fn hot_code(
         };
         let name = &symbol.name;
         let hash = profile_hash(module, &def.func);
-        let known = profile.functions.get(&(name.clone(), hash));
+        // A target-specific function has no key another machine's
+        // profile could match: unprofiled, never stale.
+        let target_specific = module.target_specific.contains(name);
+        let known = profile
+            .functions
+            .get(&(name.clone(), hash))
+            .filter(|_| !target_specific);
+        let mut stale = false;
         let class = match known {
             Some(counts) => {
                 record_hot_sites(&def.func, counts, thresholds, name, &mut heat.hot_code);
@@ -352,7 +400,8 @@ pub fn hot_code(
             }
             None => {
                 let profiled: Vec<u64> = profile.hashes_of(name).collect();
-                if !profiled.is_empty() {
+                if !profiled.is_empty() && !target_specific {
+                    stale = true;
                     heat.mismatches.push(Mismatch {
                         module: module.name.clone(),
                         function: name.clone(),
@@ -364,11 +413,18 @@ pub fn hot_code(
             }
         };
         let counts = &mut heat.counts;
-        match (known.is_some(), class) {
-            (_, Some(Heat::Hot)) => counts.hot += 1,
-            (_, Some(Heat::Cold)) => counts.cold += 1,
-            (true, None) => counts.lukewarm += 1,
-            (false, None) => counts.unknown += 1,
+        let kind = match (known.is_some(), class) {
+            (_, Some(Heat::Hot)) => Class::Hot,
+            (_, Some(Heat::Cold)) => Class::Cold,
+            (true, None) => Class::Lukewarm,
+            (false, None) if stale => Class::Stale,
+            (false, None) => Class::Unprofiled,
+        };
+        match kind {
+            Class::Hot => counts.hot += 1,
+            Class::Cold => counts.cold += 1,
+            Class::Lukewarm => counts.lukewarm += 1,
+            Class::Unprofiled | Class::Stale => counts.unknown += 1,
         }
         let decided = match (mode, class) {
             (_, Some(h)) => Some(h),
@@ -378,6 +434,12 @@ pub fn hot_code(
         if let Some(h) = decided {
             heat.hot_code.functions.insert(name.clone(), h);
         }
+        heat.functions.push(FunctionHeat {
+            name: name.clone(),
+            class: kind,
+            max: known.map_or(0, FunctionProfile::max),
+            decided,
+        });
     }
     heat
 }
