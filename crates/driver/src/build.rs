@@ -7,6 +7,7 @@
 //! | stage          | works on                 | what                                                 |
 //! |----------------|--------------------------|------------------------------------------------------|
 //! | front end      | sources                  | Pare: load, check, lower ([`crate::frontend`]); `.clif` files arrive as modules |
+//! | profile        | every [`ClifModule`]     | with `--profile-use`: [`Pipeline::heat`] from the profile, per module, on the front end's CLIF ([`crate::profile::heat_of`]) |
 //! | units          | every [`ClifModule`]     | with [`Units::WholeProgram`] (`--lto`), all modules linked into one |
 //! | CLIF passes    | every [`ClifModule`]     | [`Pipeline::clif`] in order, merging given its plan; verifier after each |
 //! | Cranelift      | every function           | e-graph, lowering, register allocation, emission ([`crate::codegen`]) |
