@@ -7,6 +7,7 @@
 //! | stage          | works on                 | what                                                 |
 //! |----------------|--------------------------|------------------------------------------------------|
 //! | front end      | sources                  | Pare: load, check, lower ([`crate::frontend`]); `.clif` files arrive as modules |
+//! | profile        | every [`ClifModule`]     | with `--profile-use`: [`Pipeline::heat`] from the profile, per module, on the front end's CLIF ([`crate::profile::heat_of`]) |
 //! | units          | every [`ClifModule`]     | with [`Units::WholeProgram`] (`--lto`), all modules linked into one |
 //! | CLIF passes    | every [`ClifModule`]     | [`Pipeline::clif`] in order, merging given its plan; verifier after each |
 //! | Cranelift      | every function           | e-graph, lowering, register allocation, emission ([`crate::codegen`]) |
@@ -356,6 +357,8 @@ pub struct Output {
     /// What each CLIF pass did, summed over the modules, in pipeline order.
     pub passes: Vec<PassRun>,
     pub times: StageTimes,
+    /// With `--profile-use`: what the profile says of each function.
+    pub profile_remarks: Vec<Remark>,
 }
 
 /// One CLIF pass of a compilation and what it did.
@@ -387,6 +390,7 @@ impl Output {
     /// build), in module order.
     pub fn remarks(&self) -> impl Iterator<Item = &Remark> {
         let clif = self.passes.iter().flat_map(|run| &run.outcome.remarks);
+        let clif = self.profile_remarks.iter().chain(clif);
         clif.chain(self.objects.iter().flat_map(|obj| &obj.remarks))
     }
 }
@@ -405,14 +409,43 @@ impl Build {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let (mut modules, read, trap_paths) = self.front_end(input)?;
+        let (modules, read, trap_paths) = self.front_end(input)?;
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
         }
         written.check_not_read(&read)?;
         out.times.add("frontend", start.elapsed());
+        match self.with_profile_heat(&modules, &mut out)? {
+            Some(build) => build.after_front_end(modules, trap_paths, out),
+            None => self.after_front_end(modules, trap_paths, out),
+        }
+    }
 
+    /// With `--profile-use`: this build with [`Pipeline::heat`] computed
+    /// from the profile for `modules`, the front end's CLIF (per module,
+    /// before `--lto` links them: the keys are per-module CLIF's), and the
+    /// profile's remarks in `out`.
+    fn with_profile_heat(&self, modules: &[ClifModule], out: &mut Output) -> Result<Option<Build>> {
+        let Some(profile) = &self.pipeline.profile else {
+            return Ok(None);
+        };
+        let start = Instant::now();
+        let heat = crate::profile::heat_of(modules, profile)?;
+        out.profile_remarks = heat.remarks;
+        let mut build = self.clone();
+        build.pipeline.heat = Arc::new(heat.hot_code);
+        out.times.add("profile", start.elapsed());
+        Ok(Some(build))
+    }
+
+    /// Every stage after the front end (see [`Build::run_writing`]).
+    fn after_front_end(
+        &self,
+        mut modules: Vec<ClifModule>,
+        trap_paths: Option<TrapPaths>,
+        mut out: Output,
+    ) -> Result<Output, Failure> {
         if self.units == Units::WholeProgram && modules.len() > 1 {
             let start = Instant::now();
             let name = modules[0].name.clone();
@@ -554,9 +587,11 @@ impl Build {
         let lowered = frontend::lower_for_aot(paths, target)?;
         outputs.check_not_read(&lowered.files)?;
         let mut modules = lowered.modules;
+        let profiled = self.with_profile_heat(&modules, &mut out)?;
+        let this = profiled.as_ref().unwrap_or(self);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let passes =
-            self.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
+            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
         Ok(ProgramPlan {
             flags: self.plan_flags(target),
             modules: modules.iter().map(|m| m.name.clone()).collect(),
@@ -609,9 +644,13 @@ impl Build {
         }
         out.times.add("frontend", start.elapsed());
         let mut modules = vec![lowered.module];
+        // The module's own functions classified as the whole build
+        // classifies them (a generic instance has one key everywhere).
+        let profiled = self.with_profile_heat(&modules, &mut out)?;
+        let this = profiled.as_ref().unwrap_or(self);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let passes =
-            self.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
+            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
         let codegen = CodegenOptions {
             target,
             level: self.level,
@@ -623,7 +662,7 @@ impl Build {
         let context = OutlineContext {
             shared: plan.codegen_shared.clone(),
             global: tree,
-            heat: self.pipeline.heat.clone(),
+            heat: this.pipeline.heat.clone(),
         };
         let object = codegen::compile_module(&modules[0], &codegen, &context)?;
         out.objects = vec![object];

@@ -7,6 +7,7 @@ use anyhow::anyhow;
 use parec_passes::cgdata::CgData;
 use parec_passes::merge::{self, Summary};
 use parec_passes::outline::global::OutlineTree;
+use parec_passes::profile::{Profile, Thresholds};
 
 use crate::outputs::Outputs;
 use crate::target::merge_options;
@@ -54,6 +55,9 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf], parts: bool) -> Result<i32, F
         merged
             .merge_section::<OutlineTree>(&next)
             .map_err(section_error)?;
+        merged
+            .merge_section::<Profile>(&next)
+            .map_err(section_error)?;
         distinct.push(next);
     }
     cgdata_file::write_if_changed(out, &merged.encode())?;
@@ -87,6 +91,9 @@ pub fn describe(data: &CgData) -> Result<String, parec_passes::cgdata::CgDataErr
     );
     if let Some(tree) = data.get::<OutlineTree>()? {
         describe_outline_tree(&mut s, &tree);
+    }
+    if let Some(profile) = data.get::<Profile>()? {
+        describe_profile(&mut s, &profile);
     }
     let Some(summary) = data.get::<Summary>()? else {
         return Ok(s);
@@ -153,6 +160,42 @@ fn describe_outline_tree(s: &mut String, tree: &OutlineTree) {
             seq[0],
             seq.len(),
             n
+        );
+    }
+}
+
+/// The profile section of `cgdata show`: totals, thresholds, and the
+/// functions by largest block count (the hottest first).
+fn describe_profile(s: &mut String, profile: &Profile) {
+    let t = Thresholds::of(profile);
+    let blocks: usize = profile.functions.values().map(|f| f.blocks.len()).sum();
+    let hot = if t.hot == u64::MAX {
+        "none".to_string()
+    } else {
+        t.hot.to_string()
+    };
+    let _ = writeln!(
+        s,
+        "profile: {} functions, {} blocks, {} block executions; hot from {hot}, cold up to {}",
+        profile.functions.len(),
+        blocks,
+        profile.total(),
+        t.cold
+    );
+    let mut by_max: Vec<_> = profile.functions.iter().collect();
+    by_max.sort_by(|a, b| b.1.max().cmp(&a.1.max()).then_with(|| a.0.cmp(b.0)));
+    for ((name, hash), f) in by_max.iter().take(20) {
+        let class = match t.classify(f) {
+            Some(parec_passes::heat::Heat::Hot) => "hot",
+            Some(parec_passes::heat::Heat::Cold) => "cold",
+            None => "-",
+        };
+        let _ = writeln!(
+            s,
+            "  {name} ({hash:016x}): entered {}, largest block {}, {} blocks, {class}",
+            f.entry(),
+            f.max(),
+            f.blocks.len()
         );
     }
 }

@@ -40,7 +40,7 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Whether `path` may be written: absent, empty or cgdata.
-fn check_replaceable(path: &Path) -> Result<()> {
+pub fn check_replaceable(path: &Path) -> Result<()> {
     if path.is_dir() {
         bail!("`{}` is a directory", path.display());
     }

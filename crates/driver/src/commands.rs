@@ -18,6 +18,7 @@ use crate::io_error;
 use crate::link::{self, Icf};
 use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
+use crate::profile::{self, ProfileFlags};
 use crate::size::{self, SizeOptions};
 use crate::target::{Machine, OptLevel, Target};
 use crate::{asm, frontend, jit, link_report, remarks, Failure};
@@ -57,6 +58,8 @@ pub struct BuildOptions {
     pub units: Units,
     /// How symbols are addressed (`--code-model`).
     pub code_model: CodeModel,
+    /// `--profile-use`, `--profile-mode`, `--profile-mismatch`.
+    pub profile: ProfileFlags,
 }
 
 /// The kind of the input files.
@@ -157,6 +160,52 @@ pub fn run_with_pipeline(
     Ok(jit::execute(output.modules, level)?)
 }
 
+/// `parec run --profile-generate FILE`: runs the program with block
+/// counters and writes its profile to `out` when it ends, however it ends
+/// (`crate::profile`); returns the program's status. No parec pass runs:
+/// the counters count the front end's blocks, which a build's keys name.
+pub fn run_generating_profile(
+    files: &[PathBuf],
+    level: OptLevel,
+    out: &Path,
+) -> Result<i32, Failure> {
+    let mut outputs = Outputs::default();
+    outputs.file(out, "--profile-generate");
+    outputs.check(files)?;
+    profile::check_output(out)?;
+    let (mut modules, read) = match classify(files)? {
+        Inputs::Pare => {
+            let lowered = frontend::lower_for_jit(files)?;
+            (lowered.modules, lowered.files)
+        }
+        Inputs::Clif => (
+            parse_clif_files(files, Machine::Host)?
+                .into_iter()
+                .map(|f| f.module)
+                .collect(),
+            files.to_vec(),
+        ),
+    };
+    outputs.check_not_read(&read)?;
+    let maps = profile::instrument_modules(&mut modules);
+    let build = Build {
+        pipeline: Pipeline::empty(),
+        level,
+        mode: BuildMode::Local,
+        backend: Backend::Jit,
+        jobs: available_jobs(),
+        units: Units::PerModule,
+        code_model: CodeModel::default(),
+    };
+    let output = build.run(Input::Modules(modules))?;
+    restore_default_sigpipe();
+    let status = jit::execute_with(output.modules, level, |data| {
+        profile::arm(out, profile::locate_counters(maps, data)?)
+    })?;
+    profile::write_armed_profile()?;
+    Ok(status)
+}
+
 /// Makes writing to a closed pipe end the process with `SIGPIPE`, as it
 /// ends a compiled executable (and any C program), instead of failing the
 /// write: the Rust runtime ignores `SIGPIPE`, which would make `parec run`
@@ -217,16 +266,18 @@ fn explicit_inputs(opts: &BuildOptions) -> Vec<PathBuf> {
     opts.files
         .iter()
         .chain(opts.mode.use_file.as_ref())
+        .chain(opts.profile.use_file.as_ref())
         .cloned()
         .collect()
 }
 
 /// `parec build` with a pipeline of the caller's (which may hold custom passes).
-pub fn build_with_pipeline(opts: &BuildOptions, pipeline: Pipeline) -> Result<i32, Failure> {
+pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Result<i32, Failure> {
     let kind = classify(&opts.files)?;
     let outputs = planned_outputs(opts)?;
     let inputs = explicit_inputs(opts);
     outputs.check(&inputs)?;
+    pipeline.profile = opts.profile.read()?;
     let (input, clif_files) = match kind {
         Inputs::Pare => (Input::Pare(opts.files.clone()), None),
         Inputs::Clif => {

@@ -40,7 +40,22 @@ enum MainKind {
 /// JIT-compiles `modules` (whose CLIF passes have run: see
 /// [`crate::build::Backend::Jit`]), calls `main` and returns its status (0
 /// for a `main` without result).
-pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
+pub fn execute(modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
+    execute_with(modules, level, |_| Ok(()))
+}
+
+/// The address and size of the data object `name` of the finalized JIT
+/// code, if the program defines one.
+pub type DataLookup<'a> = &'a dyn Fn(&str) -> Option<(*const u8, usize)>;
+
+/// Like [`execute`], calling `before_main` with a way to find the
+/// program's data objects once the code is ready, before `main` runs
+/// (a profiled run finds its counters so).
+pub fn execute_with(
+    mut modules: Vec<ClifModule>,
+    level: OptLevel,
+    before_main: impl FnOnce(DataLookup) -> Result<()>,
+) -> Result<i32> {
     let isa = host_jit_isa_with(level, &common_settings(&modules)?)?;
     let main_kind = main_kind(&modules, isa.default_call_conv())?;
     uniquify_locals(&mut modules);
@@ -68,6 +83,11 @@ pub fn execute(mut modules: Vec<ClifModule>, level: OptLevel) -> Result<i32> {
         bail!("the program has no `main` function");
     };
     let code = jit.get_finalized_function(main_id);
+    let data = |name: &str| match jit.get_name(name) {
+        Some(FuncOrDataId::Data(id)) => Some(jit.get_finalized_data(id)),
+        _ => None,
+    };
+    before_main(&data)?;
     let status = call_main_on_program_stack(code, main_kind)?;
     flush_c_streams()?;
     Ok(status)

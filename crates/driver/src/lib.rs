@@ -69,6 +69,7 @@ pub mod outputs;
 pub mod parallel;
 pub mod pipeline;
 pub mod plan;
+pub mod profile;
 pub mod remarks;
 pub mod size;
 pub mod target;

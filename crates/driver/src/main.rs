@@ -13,9 +13,11 @@ use parec::build::{ModeFlags, Units};
 use parec::codegen::CodeModel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
+use parec::profile::{MismatchPolicy, ProfileFlags};
 use parec::size::SizeOptions;
 use parec::target::{OptLevel, Target};
 use parec::Failure;
+use parec_passes::profile::ProfileMode;
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +43,10 @@ enum Command {
         /// Replace the level's CLIF passes by this comma-separated list (testing).
         #[arg(long, hide = true)]
         passes: Option<String>,
+        /// Count how often every block runs (no parec pass runs) and write
+        /// the profile to FILE when the program ends, for `build --profile-use`.
+        #[arg(long, value_name = "FILE", conflicts_with = "passes")]
+        profile_generate: Option<PathBuf>,
         /// Arguments after `--` (accepted for symmetry; Pare programs have no argv).
         #[arg(last = true)]
         args: Vec<String>,
@@ -105,6 +111,8 @@ enum Command {
         /// the linker checks), or `auto` (tiny for small programs).
         #[arg(long, default_value = "auto", value_parser = parse_code_model)]
         code_model: CodeModel,
+        #[command(flatten)]
+        profile: ProfileArgs,
     },
     /// Separate compilation, step 1: what each module's compilation must
     /// know of the others (reads every source; no code is generated).
@@ -289,6 +297,41 @@ impl ActionArgs {
     }
 }
 
+/// The flags of a build that uses an execution profile.
+#[derive(clap::Args)]
+struct ProfileArgs {
+    /// Keep the size passes off hot code, as a profile of `parec run
+    /// --profile-generate FILE` shows it.
+    #[arg(long, value_name = "FILE")]
+    profile_use: Option<PathBuf>,
+    /// `optimistic`: the size passes touch all code not known hot;
+    /// `conservative`: only code known cold.
+    #[arg(long, default_value = "optimistic", value_parser = parse_profile_mode, requires = "profile_use")]
+    profile_mode: ProfileMode,
+    /// A function the profile no longer matches (changed since): `error`,
+    /// or `warn` and build it as unprofiled.
+    #[arg(long, default_value = "error", value_parser = parse_mismatch, requires = "profile_use")]
+    profile_mismatch: MismatchPolicy,
+}
+
+impl ProfileArgs {
+    fn flags(&self) -> ProfileFlags {
+        ProfileFlags {
+            use_file: self.profile_use.clone(),
+            mode: self.profile_mode,
+            mismatch: self.profile_mismatch,
+        }
+    }
+}
+
+fn parse_profile_mode(s: &str) -> Result<ProfileMode, String> {
+    s.parse()
+}
+
+fn parse_mismatch(s: &str) -> Result<MismatchPolicy, String> {
+    s.parse()
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum EmitArg {
     Exe,
@@ -386,8 +429,12 @@ fn execute(cli: Cli) -> ExitCode {
             files,
             opt,
             passes,
+            profile_generate,
             args: _,
-        } => commands::run_with_passes(&files, opt_level(&opt), passes.as_deref()),
+        } => match profile_generate {
+            Some(out) => commands::run_generating_profile(&files, opt_level(&opt), &out),
+            None => commands::run_with_passes(&files, opt_level(&opt), passes.as_deref()),
+        },
         Command::Interp { files } => commands::interp(&files),
         Command::Build {
             files,
@@ -406,6 +453,7 @@ fn execute(cli: Cli) -> ExitCode {
             outline_stats,
             lto,
             code_model,
+            profile,
         } => {
             let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
             let emit = match emit {
@@ -438,6 +486,7 @@ fn execute(cli: Cli) -> ExitCode {
                     Units::PerModule
                 },
                 code_model,
+                profile: profile.flags(),
             })
         }
         Command::Size {

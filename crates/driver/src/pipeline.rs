@@ -473,6 +473,10 @@ pub struct Pipeline {
     /// What is known of how often the code runs (a profile); empty: every
     /// pass uses its static estimate (`parec_passes::heat`).
     pub heat: Arc<HotCode>,
+    /// `--profile-use`: the profile the build computes [`Pipeline::heat`]
+    /// from, module by module, right after the front end
+    /// (`crate::profile::heat_of`).
+    pub profile: Option<Arc<crate::profile::ProfileUse>>,
 }
 
 impl Pipeline {
@@ -498,6 +502,7 @@ impl Pipeline {
             machine: Vec::new(),
             verify: cfg!(debug_assertions),
             heat: Arc::default(),
+            profile: None,
         };
         for &pass in passes {
             match pass {

@@ -111,6 +111,11 @@ pub struct ClifModule {
     /// language runtime's allocation functions. GVN treats their results
     /// as non-zero.
     pub returns_nonnull: BTreeSet<String>,
+    /// Functions, by symbol name, whose code depends on the target machine
+    /// and not only on the source (a signal handler reading the machine's
+    /// `ucontext`): a profile made on one machine cannot name them on
+    /// another, so profiles leave them out (`crate::profile`).
+    pub target_specific: BTreeSet<String>,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
     names: Index<str>,
     /// Data symbols to their definitions, for [`ClifModule::data_def`].

@@ -17,6 +17,7 @@
 //! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
+//! | [`profile`] | CLIF modules, files | execution profiles: block counters, stable function keys, the hot and cold functions a build's passes read ([`heat`]) |
 //!
 //! Every pass reports its decisions as [`remark::Remark`]s, one per decision
 //! about a function (docs/REMARKS.md).
@@ -103,6 +104,7 @@ pub mod inline;
 pub mod merge;
 pub mod outline;
 pub mod peephole;
+pub mod profile;
 pub mod remark;
 pub mod traps;
 pub mod whole_program;

@@ -340,6 +340,13 @@ impl Resolution {
                     self.module.returns_nonnull.insert(linked);
                 }
             }
+            for name in &module.target_specific {
+                if let Some(i) = module.symbol_index(name) {
+                    let symbol = self.map[m][i as usize];
+                    let linked = self.module.symbols[symbol as usize].name.clone();
+                    self.module.target_specific.insert(linked);
+                }
+            }
         }
         self.module
     }

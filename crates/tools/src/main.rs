@@ -237,6 +237,7 @@ fn execute(cli: Cli) -> ExitCode {
                     outline_stats: false,
                     units: Units::PerModule,
                     code_model: Default::default(),
+                    profile: Default::default(),
                 };
                 commands::build_with_pipeline(&options, pipeline)
             }),

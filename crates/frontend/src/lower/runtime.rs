@@ -175,6 +175,8 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
     }
     let func = build_function(&mut clif, cfg, Entry::FaultHandler, handler);
     define(&mut clif, FAULT_HANDLER, handler, func);
+    // It reads the stack pointer at the machine's offset in `ucontext`.
+    clif.target_specific.insert(FAULT_HANDLER.to_string());
     if cfg.traps == TrapLowering::SharedPaths {
         for kind in CHECKED_KINDS {
             let name = trap_path_name(kind);

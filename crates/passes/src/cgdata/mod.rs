@@ -3,6 +3,8 @@
 //! Round 1 of a build analyses every module and records what later rounds
 //! need to know about the whole program: the merge summary
 //! ([`crate::merge`]) and the outlining prefix tree ([`crate::outline`]).
+//! The same container carries execution profiles ([`crate::profile`]),
+//! whose target is `clif`.
 //! Round 2 (or a later one-round build) reads it back. A cgdata file is a
 //! *container* of independent **sections**, one per pass; each pass encodes
 //! and decodes its own section through the [`Section`] trait, and this module
@@ -52,6 +54,8 @@ pub enum SectionKind {
     Merge = 1,
     /// Global outlining prefix tree ([`crate::outline`]).
     Outline = 2,
+    /// Execution profile: block counts by function ([`crate::profile`]).
+    Profile = 3,
 }
 
 impl SectionKind {
@@ -59,6 +63,7 @@ impl SectionKind {
         match kind {
             1 => Some(SectionKind::Merge),
             2 => Some(SectionKind::Outline),
+            3 => Some(SectionKind::Profile),
             _ => None,
         }
     }
@@ -68,6 +73,7 @@ impl SectionKind {
         match self {
             SectionKind::Merge => "merge",
             SectionKind::Outline => "outline",
+            SectionKind::Profile => "profile",
         }
     }
 }

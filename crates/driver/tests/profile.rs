@@ -1,0 +1,368 @@
+//! Execution profiles end to end, through the `parec` binary: `parec run
+//! --profile-generate` and `parec build --profile-use` (docs/DESIGN.md,
+//! "Profiles").
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use support::{object_files, parec, run, workspace_root};
+
+fn bench(name: &str) -> PathBuf {
+    workspace_root().join("bench").join(name).join("main.pare")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `parec run FILE --profile-generate PROFILE`.
+fn generate(source: &Path, profile: &Path) -> Output {
+    run(parec()
+        .arg("run")
+        .arg(source)
+        .arg("--profile-generate")
+        .arg(profile))
+}
+
+fn generated(source: &Path, profile: &Path) -> Vec<u8> {
+    let o = generate(source, profile);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read(profile).unwrap()
+}
+
+/// `parec build SOURCE --profile-use PROFILE EXTRA... --remarks=REMARKS`
+/// with objects into `out`.
+fn build_objects(source: &Path, profile: &Path, out: &Path, extra: &[&str]) -> Output {
+    run(parec()
+        .arg("build")
+        .arg(source)
+        .arg("--profile-use")
+        .arg(profile)
+        .args(extra)
+        .args(["--emit", "obj", "-o"])
+        .arg(out))
+}
+
+fn remarks_of(file: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The profile remarks of a build: (decision, function).
+fn profile_decisions(file: &Path) -> Vec<(String, String)> {
+    remarks_of(file)
+        .into_iter()
+        .filter(|r| r["pass"] == "profile")
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap().to_string(),
+                r["function"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn profiles_are_deterministic_and_match_the_aarch64_build() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["generic_zoo", "primes"] {
+        let source = bench(name);
+        let a = generated(&source, &dir.path().join("a.prof"));
+        let b = generated(&source, &dir.path().join("b.prof"));
+        assert_eq!(a, b, "{name}: two runs gave different profiles");
+        let profile = dir.path().join("a.prof");
+        let mut objects = Vec::new();
+        for jobs in ["1", "2"] {
+            let out = dir.path().join(format!("obj{jobs}"));
+            let remarks = dir.path().join(format!("r{jobs}.json"));
+            let o = build_objects(
+                &source,
+                &profile,
+                &out,
+                &["-j", jobs, &format!("--remarks={}", remarks.display())],
+            );
+            assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+            objects.push((object_files(&out), std::fs::read(&remarks).unwrap()));
+            // Every function the JIT ran is found in the aarch64 build: the
+            // only unprofiled ones are the aarch64 shared trap paths and the
+            // target-specific fault handler; none is stale.
+            for (decision, function) in profile_decisions(&remarks) {
+                assert_ne!(decision, "stale", "{name}: {function}");
+                if decision == "unprofiled" {
+                    assert!(
+                        function.starts_with("pare_trap_") || function == "pare_on_fault",
+                        "{name}: {function} has no profile"
+                    );
+                }
+            }
+        }
+        assert!(objects[0] == objects[1], "{name}: -j 1 and -j 2 differ");
+    }
+}
+
+#[test]
+fn programs_that_exit_or_trap_still_write_their_profile() {
+    let root = workspace_root();
+    let dir = tempfile::tempdir().unwrap();
+    for (source, status) in [
+        (root.join("examples/exit_code.pare"), 3),
+        (
+            root.join("filetests/executors/compound_assignment_div.pare"),
+            101,
+        ),
+        (root.join("filetests/executors/stack_overflow.pare"), 101),
+    ] {
+        let plain = run(parec().arg("run").arg(&source));
+        let profile = dir.path().join("p.prof");
+        let _ = std::fs::remove_file(&profile);
+        let profiled = generate(&source, &profile);
+        assert_eq!(plain.status.code(), Some(status), "{}", source.display());
+        assert_eq!(profiled.status.code(), plain.status.code());
+        assert_eq!(profiled.stdout, plain.stdout);
+        assert_eq!(profiled.stderr, plain.stderr);
+        let show = run(parec().args(["cgdata", "show"]).arg(&profile));
+        assert!(show.status.success(), "{}", text(&show.stderr));
+        assert!(text(&show.stdout).contains("target clif, sections: profile"));
+    }
+}
+
+const LOOP_PROGRAM: &str = "fn spin(n: i64) -> i64 {
+    let mut s = 0;
+    for i in 0..n {
+        s += i % 7;
+    }
+    s
+}
+
+fn never(x: i64) -> i64 {
+    x * 3 + 1
+}
+
+fn main() {
+    print(spin(100000));
+    if spin(1) == 5 {
+        print(never(2));
+    }
+}
+";
+
+fn write_program(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("main.pare");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_hot_loop_is_hot_and_a_function_never_called_is_cold() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    let profile = dir.path().join("p.prof");
+    generated(&source, &profile);
+    for (mode, never) in [("optimistic", "cold"), ("conservative", "cold")] {
+        let remarks = dir.path().join("r.json");
+        let o = build_objects(
+            &source,
+            &profile,
+            &dir.path().join("obj"),
+            &[
+                "--profile-mode",
+                mode,
+                &format!("--remarks={}", remarks.display()),
+            ],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let decisions = profile_decisions(&remarks);
+        let of = |f: &str| {
+            decisions
+                .iter()
+                .find(|(_, name)| name == f)
+                .map(|(d, _)| d.clone())
+        };
+        assert_eq!(of("main::spin").as_deref(), Some("hot"), "{decisions:?}");
+        assert_eq!(of("main::never").as_deref(), Some(never), "{decisions:?}");
+    }
+}
+
+#[test]
+fn an_edited_function_is_reported_and_warn_builds_anyway() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    let profile = dir.path().join("p.prof");
+    generated(&source, &profile);
+    write_program(dir.path(), &LOOP_PROGRAM.replace("x * 3 + 1", "x * 5 + 1"));
+    let out = dir.path().join("obj");
+    let o = build_objects(&source, &profile, &out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("does not match 1 function(s)") && err.contains("main::never"),
+        "{err}"
+    );
+    assert!(err.contains("--profile-generate"), "{err}");
+    let remarks = dir.path().join("r.json");
+    let o = build_objects(
+        &source,
+        &profile,
+        &out,
+        &[
+            "--profile-mismatch",
+            "warn",
+            &format!("--remarks={}", remarks.display()),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning:") && err.contains("main::never"),
+        "{err}"
+    );
+    assert!(profile_decisions(&remarks).contains(&("stale".into(), "main::never".into())));
+}
+
+/// Runs a build with the profile `bytes` and returns its stderr, checking
+/// that it failed cleanly (status 1, no panic).
+fn build_with_bad_profile(dir: &Path, bytes: &[u8]) -> String {
+    let source = write_program(dir, LOOP_PROGRAM);
+    let profile = dir.join("bad.prof");
+    std::fs::write(&profile, bytes).unwrap();
+    let o = build_objects(&source, &profile, &dir.join("obj"), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("bad.prof"), "the error names the file: {err}");
+    err
+}
+
+#[test]
+fn bad_profiles_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    let good = generated(&source, &dir.path().join("good.prof"));
+
+    let err = build_with_bad_profile(dir.path(), &good[..good.len() - 5]);
+    assert!(err.contains("truncated"), "{err}");
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x10;
+    let err = build_with_bad_profile(dir.path(), &flipped);
+    assert!(err.contains("corrupt"), "{err}");
+    let mut version = good.clone();
+    version[8] = 99;
+    let err = build_with_bad_profile(dir.path(), &version);
+    assert!(err.contains("version 99"), "{err}");
+    let err = build_with_bad_profile(dir.path(), LOOP_PROGRAM.as_bytes());
+    assert!(err.contains("not a cgdata file"), "{err}");
+
+    // A build's cgdata is no profile.
+    let cgdata = dir.path().join("build.cgdata");
+    let o = run(parec()
+        .arg("build")
+        .arg(&source)
+        .arg("--cgdata-generate")
+        .arg(&cgdata)
+        .args(["--emit", "obj", "-o"])
+        .arg(dir.path().join("obj")));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = build_with_bad_profile(dir.path(), &std::fs::read(&cgdata).unwrap());
+    assert!(err.contains("not a profile"), "{err}");
+}
+
+#[test]
+fn generating_never_overwrites_what_is_not_a_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    let o = generate(&source, &source);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("refusing to overwrite"));
+    let other = dir.path().join("notes.txt");
+    std::fs::write(&other, "keep me").unwrap();
+    let o = generate(&source, &other);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("refusing to overwrite"));
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "keep me");
+}
+
+/// The profile section of `cgdata show`, line by line.
+fn shown(profile: &Path) -> String {
+    let o = run(parec().args(["cgdata", "show"]).arg(profile));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+fn merge(out: &Path, inputs: &[&Path], modules: bool) -> Vec<u8> {
+    let mut cmd = parec();
+    cmd.args(["cgdata", "merge"]);
+    if modules {
+        cmd.arg("--modules");
+    }
+    let o = run(cmd.arg(out).args(inputs));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn merging_profiles_sums_counts_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.prof");
+    let b = dir.path().join("b.prof");
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    generated(&source, &a);
+    generated(&bench("primes"), &b);
+    let ab = merge(&dir.path().join("ab.prof"), &[&a, &b], false);
+    let ba = merge(&dir.path().join("ba.prof"), &[&b, &a], false);
+    assert_eq!(ab, ba);
+    // With --modules every input counts, a repeated one too.
+    merge(&dir.path().join("aa.prof"), &[&a, &a], true);
+    let total = |profile: &Path| -> u64 {
+        let show = shown(profile);
+        let l = show.lines().find(|l| l.starts_with("profile:")).unwrap();
+        l.split(", ")
+            .nth(2)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    // The runtime's functions are in both programs: their counts add up.
+    assert_eq!(total(&dir.path().join("ab.prof")), total(&a) + total(&b));
+    assert_eq!(total(&dir.path().join("aa.prof")), 2 * total(&a));
+}
+
+/// Runs an aarch64 executable under qemu.
+fn qemu(exe: &Path) -> Output {
+    Command::new("qemu-aarch64-static")
+        .arg(exe)
+        .output()
+        .expect("qemu-aarch64-static is not installed: run scripts/test.sh")
+}
+
+#[test]
+fn profiles_change_decisions_never_results() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["primes", "generic_zoo"] {
+        let source = bench(name);
+        let profile = dir.path().join(format!("{name}.prof"));
+        generated(&source, &profile);
+        let expected = std::fs::read(source.with_file_name("expected.out")).unwrap();
+        for mode in ["optimistic", "conservative"] {
+            let exe = dir.path().join(format!("{name}-{mode}"));
+            let o = run(parec()
+                .arg("build")
+                .arg(&source)
+                .arg("--profile-use")
+                .arg(&profile)
+                .args(["--profile-mode", mode, "-o"])
+                .arg(&exe));
+            assert!(o.status.success(), "{name}: {}", text(&o.stderr));
+            let ran = qemu(&exe);
+            assert!(ran.status.success(), "{name} {mode}");
+            assert!(ran.stdout == expected, "{name} {mode}: output differs");
+        }
+    }
+}
