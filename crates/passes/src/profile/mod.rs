@@ -21,16 +21,24 @@
 //! - `blocks[i]` is how often the `i`-th block in layout order ran; the
 //!   entry count is `blocks[0]`. Layout positions, not `ir::Block`
 //!   numbers: the hash guarantees the layout, not the numbering.
-//! - Thresholds, over every block count of the profile sorted in
-//!   decreasing order: the *hot* threshold is the count at which the
-//!   running sum reaches 99% of the total ([`HOT_CUTOFF`], LLVM's
-//!   `HotPercentileCutoff=990000`), the *cold* threshold the count at
-//!   which it reaches 99.9999% ([`COLD_CUTOFF`]).
-//! - A function is *hot* when one of its blocks ran at least the hot
-//!   threshold; *cold* when none ran more than the cold threshold (a
-//!   function that never ran is cold); hot wins when both hold (a tiny
-//!   profile whose thresholds meet). A call site is hot when its block's
-//!   count reaches the hot threshold.
+//! - The *work* of a function is the sum of its block counts: the blocks it
+//!   ran, all told ([`FunctionProfile::work`]).
+//! - Thresholds, as LLVM's `ProfileSummaryInfo` computes them from a
+//!   sorted list and a cutoff: the *hot work* is the work at which the
+//!   running sum of the functions' work, largest first, reaches 99% of the
+//!   total ([`HOT_CUTOFF`], LLVM's `HotPercentileCutoff=990000`), and at
+//!   least [`MIN_HOT_WORK`]; the *hot block* count is the block count at
+//!   which the running sum of every block count reaches 99%; the *cold*
+//!   count the block count at which it reaches 99.9999% ([`COLD_CUTOFF`]).
+//! - A function is *hot* when its work reaches the hot work: the
+//!   functions that do 99% of the program's work, which is where its time
+//!   goes (LLVM's block-count rule, one hot block makes the function hot,
+//!   marks most of a short program's functions hot: on bench/ it kept
+//!   `-Oz --two-rounds --profile-use` at 188,608 bytes against 167,424,
+//!   for no run time). It is *cold* when no block ran more than the cold
+//!   count (a function that never ran is cold), *lukewarm* otherwise. A
+//!   call site is hot when it lies in a hot function and its block's count
+//!   reaches the hot block count.
 //!
 //! # Algorithm of [`hot_code`]
 //!
@@ -41,13 +49,15 @@
 //! function changed since the profile was made — a [`Mismatch`], and
 //! unknown; otherwise unknown. Then, by [`ProfileMode`]:
 //!
-//! | mode         | hot      | cold     | neither, unknown, mismatched |
-//! |--------------|----------|----------|------------------------------|
-//! | optimistic   | `Hot`    | `Cold`   | absent (static estimate)     |
-//! | conservative | `Hot`    | `Cold`   | `Hot`                        |
+//! | mode         | hot   | cold   | lukewarm | unknown, mismatched      |
+//! |--------------|-------|--------|----------|--------------------------|
+//! | optimistic   | `Hot` | `Cold` | `Cold`   | absent (static estimate) |
+//! | conservative | `Hot` | `Cold` | `Hot`    | `Hot`                    |
 //!
-//! Optimistic touches all code not known hot; conservative touches only
-//! code known cold. Hot call sites are recorded in both modes.
+//! Optimistic touches all code not known hot — a lukewarm function is
+//! known not to be hot, so the static estimate's guesses (loops are hot)
+//! do not apply to it; conservative touches only code known cold. Hot
+//! call sites are recorded in both modes.
 //!
 //! # File format
 //!
@@ -98,6 +108,13 @@ pub const PROFILE_TARGET: &str = "clif";
 pub const HOT_CUTOFF: u64 = 990_000;
 /// The cold cutoff in millionths (LLVM's `ProfileSummaryCutoffCold`).
 pub const COLD_CUTOFF: u64 = 999_999;
+/// A function that ran fewer blocks than this, all told, is never hot,
+/// whatever its share of the profile: even three times slower it would
+/// cost well under a millisecond, while keeping it fast costs its merges
+/// and outlining (measured on bench/: a short program such as `ledger`,
+/// whose whole run is a few hundred thousand blocks, otherwise spends
+/// 20% of its size on speed it cannot show).
+pub const MIN_HOT_WORK: u64 = 20_000;
 
 /// How often the blocks of one function ran, in layout order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -114,6 +131,14 @@ impl FunctionProfile {
     /// Its largest block count.
     pub fn max(&self) -> u64 {
         self.blocks.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The blocks it ran, all told (saturating): its share of the
+    /// program's work, in block executions.
+    pub fn work(&self) -> u64 {
+        self.blocks
+            .iter()
+            .fold(0u64, |sum, &c| sum.saturating_add(c))
     }
 
     /// Adds `other`'s counts (saturating; the shorter list is padded).
@@ -211,8 +236,12 @@ impl Section for Profile {
 /// The hot and cold count thresholds of a profile (module doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thresholds {
-    /// A block that ran at least this often is hot.
+    /// A block of a hot function that ran at least this often is hot
+    /// (its calls are hot sites).
     pub hot: u64,
+    /// A function whose work ([`FunctionProfile::work`]) is at least this
+    /// is hot.
+    pub hot_work: u64,
     /// A function none of whose blocks ran more often than this is cold.
     pub cold: u64,
 }
@@ -229,8 +258,18 @@ impl Thresholds {
             .collect();
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let total: u128 = counts.iter().map(|&c| u128::from(c)).sum();
+        let mut works: Vec<u64> = profile
+            .functions
+            .values()
+            .map(FunctionProfile::work)
+            .filter(|&w| w > 0)
+            .collect();
+        works.sort_unstable_by(|a, b| b.cmp(a));
+        let total_work: u128 = works.iter().map(|&w| u128::from(w)).sum();
+        let hot_work = count_at_cutoff(&works, total_work, HOT_CUTOFF).unwrap_or(u64::MAX);
         Thresholds {
             hot: count_at_cutoff(&counts, total, HOT_CUTOFF).unwrap_or(u64::MAX),
+            hot_work: hot_work.max(MIN_HOT_WORK),
             cold: count_at_cutoff(&counts, total, COLD_CUTOFF).unwrap_or(0),
         }
     }
@@ -238,7 +277,7 @@ impl Thresholds {
     /// What `f` is: hot, cold, or neither.
     pub fn classify(&self, f: &FunctionProfile) -> Option<Heat> {
         let max = f.max();
-        if max >= self.hot {
+        if f.work() >= self.hot_work {
             Some(Heat::Hot)
         } else if max <= self.cold {
             Some(Heat::Cold)
@@ -395,8 +434,11 @@ pub fn hot_code(
         let mut stale = false;
         let class = match known {
             Some(counts) => {
-                record_hot_sites(&def.func, counts, thresholds, name, &mut heat.hot_code);
-                thresholds.classify(counts)
+                let class = thresholds.classify(counts);
+                if class == Some(Heat::Hot) {
+                    record_hot_sites(&def.func, counts, thresholds, name, &mut heat.hot_code);
+                }
+                class
             }
             None => {
                 let profiled: Vec<u64> = profile.hashes_of(name).collect();
@@ -426,10 +468,12 @@ pub fn hot_code(
             Class::Lukewarm => counts.lukewarm += 1,
             Class::Unprofiled | Class::Stale => counts.unknown += 1,
         }
-        let decided = match (mode, class) {
-            (_, Some(h)) => Some(h),
-            (ProfileMode::Conservative, None) => Some(Heat::Hot),
-            (ProfileMode::Optimistic, None) => None,
+        let decided = match (mode, kind) {
+            (_, Class::Hot) => Some(Heat::Hot),
+            (_, Class::Cold) => Some(Heat::Cold),
+            (ProfileMode::Conservative, _) => Some(Heat::Hot),
+            (ProfileMode::Optimistic, Class::Lukewarm) => Some(Heat::Cold),
+            (ProfileMode::Optimistic, Class::Unprofiled | Class::Stale) => None,
         };
         if let Some(h) = decided {
             heat.hot_code.functions.insert(name.clone(), h);

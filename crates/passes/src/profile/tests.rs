@@ -178,14 +178,16 @@ fn merge_sums_in_any_order() {
 
 #[test]
 fn thresholds_follow_the_percentiles() {
-    // 1000 in the loop, 1 elsewhere: 99% of 1003 is reached by the 1000.
+    // 100,000 in the loop, 1 elsewhere: 99% of the blocks, and of the
+    // work, is reached by `hot`.
     let p = profile(&[
-        ("hot", 1, &[1, 1000, 1]),
+        ("hot", 1, &[1, 100_000, 1]),
         ("warm", 2, &[1]),
         ("cold", 3, &[0]),
     ]);
     let t = Thresholds::of(&p);
-    assert_eq!(t.hot, 1000);
+    assert_eq!(t.hot, 100_000);
+    assert_eq!(t.hot_work, 100_002);
     assert_eq!(t.cold, 1);
     let classes: Vec<Option<Heat>> = p.functions.values().map(|f| t.classify(f)).collect();
     // Keys sort by name: cold, hot, warm.
@@ -193,6 +195,12 @@ fn thresholds_follow_the_percentiles() {
         classes,
         [Some(Heat::Cold), Some(Heat::Hot), Some(Heat::Cold)]
     );
+    // A function doing all of a tiny program's work is still not hot: it
+    // ran fewer than MIN_HOT_WORK blocks.
+    let small = profile(&[("small", 1, &[1, 1000, 1])]);
+    let t = Thresholds::of(&small);
+    assert_eq!(t.hot_work, MIN_HOT_WORK);
+    assert_eq!(t.classify(&small.functions[&("small".into(), 1)]), None);
     // Nothing counted: nothing hot, everything cold.
     let empty = Thresholds::of(&profile(&[("f", 1, &[0, 0])]));
     assert_eq!(
@@ -227,17 +235,20 @@ block0:
         ("cold", hash(2), &[0]),
         ("changed", 12345, &[5]),
     ];
-    // Many blocks of 100: `warm`'s 200 is neither above the hot count nor
-    // below the cold one.
+    // `hot` does nearly all the work; `warm`'s 300 is above the cold count
+    // (the blocks of `tail` make up the last millionth).
     let filler = [100u64; 200];
     counts.push(("filler", 1, &filler));
-    counts.push(("warm", hash(1), &[200]));
+    let tail = [1u64; 200];
+    counts.push(("tail", 2, &tail));
+    counts.push(("warm", hash(1), &[300]));
     let p = profile(&counts);
     let t = Thresholds::of(&p);
     let opt = hot_code(&m, &p, &t, ProfileMode::Optimistic);
     assert_eq!(opt.hot_code.heat("hot"), Some(Heat::Hot));
     assert_eq!(opt.hot_code.heat("cold"), Some(Heat::Cold));
-    assert_eq!(opt.hot_code.heat("warm"), None);
+    // Optimistic: lukewarm is known not hot (no static guessing).
+    assert_eq!(opt.hot_code.heat("warm"), Some(Heat::Cold));
     assert_eq!(opt.hot_code.heat("changed"), None);
     assert_eq!(
         opt.counts,
@@ -280,7 +291,7 @@ fn instrumented_code_verifies_and_maps_counters() {
 fn hot_sites_are_calls_in_hot_blocks() {
     let m = module(LOOP, &["f"], &["g"]);
     let hash = profile_hash(&m, &m.functions[0].func);
-    let p = profile(&[("f", hash, &[1, 1000, 1])]);
+    let p = profile(&[("f", hash, &[1, 100_000, 1])]);
     let heat = hot_code(&m, &p, &Thresholds::of(&p), ProfileMode::Optimistic);
     let func = &m.functions[0].func;
     let call = func
@@ -291,4 +302,9 @@ fn hot_sites_are_calls_in_hot_blocks() {
         .unwrap();
     assert!(heat.hot_code.is_hot_site("f", call));
     assert!(heat.hot_code.is_hot("f"));
+    // Too little work to be hot: no hot function, no hot site.
+    let p = profile(&[("f", hash, &[1, 1000, 1])]);
+    let heat = hot_code(&m, &p, &Thresholds::of(&p), ProfileMode::Optimistic);
+    assert!(!heat.hot_code.is_hot("f"));
+    assert!(!heat.hot_code.is_hot_site("f", call));
 }

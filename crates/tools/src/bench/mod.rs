@@ -32,9 +32,17 @@
 //!   for every configuration), read from the kernel's accounting of the
 //!   finished child (`getrusage(RUSAGE_CHILDREN)`). CPU time, unlike wall
 //!   time, does not count the time the process waited for a core, so it
-//!   moves little when the machine is busy; counting executed instructions
-//!   would be steadier still, but neither `perf` counters nor qemu plugins
-//!   are available here (the static qemu has no plugin support).
+//!   moves little when the machine is busy. A program's configurations
+//!   run round-robin ([`run_interleaved`]: each once, then each again), so
+//!   a slow spell of the machine lands on all of them alike; the table's
+//!   note gives the spread of the runs (`(max − min) / median` per cell;
+//!   the JSON has every sample). Counting executed instructions would be
+//!   steadier still, but cannot be done here at a usable cost: the
+//!   container exposes no `perf` counters (`perf stat -e instructions:u`:
+//!   "not supported"), the static qemu 7.2 has no plugin support, and
+//!   counting translated blocks from qemu's `-d exec,nochain` log takes
+//!   400 times as long (50 s and 74 million block executions for `sorts`
+//!   at `-O2`, against 0.12 s).
 //!
 //! Invariants: programs are in name order and configurations in
 //! [`configs`] order, so the table and the JSON are deterministic apart from
@@ -268,7 +276,20 @@ pub struct Cell {
     /// `StageTimes`; empty for clang).
     pub stages: Vec<(String, Duration)>,
     pub run: Option<Duration>,
+    /// Every run's CPU time, in the order run (the median is [`Cell::run`]).
+    pub run_samples: Vec<Duration>,
     pub error: Option<String>,
+}
+
+impl Cell {
+    /// `(max − min) / median` of the run samples: how far apart the runs
+    /// of this cell were (0 for a single run).
+    pub fn run_spread(&self) -> Option<f64> {
+        let run = self.run?.as_secs_f64();
+        let max = self.run_samples.iter().max()?.as_secs_f64();
+        let min = self.run_samples.iter().min()?.as_secs_f64();
+        (run > 0.0).then(|| (max - min) / run)
+    }
 }
 
 /// The results of a whole benchmark run.
@@ -343,11 +364,15 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
     let mut cells = Vec::new();
     for (p, program) in programs.iter().enumerate() {
         let mut row = Vec::new();
+        let mut exes = Vec::new();
         for (c, config) in configs.iter().enumerate() {
             let dir = work.path().join(format!("{p}-{c}"));
             create_dir(&dir)?;
-            row.push(measure_cell(program, config, &dir, empty_text[c], runs));
+            let (cell, exe) = build_cell(program, config, &dir, empty_text[c], runs);
+            row.push(cell);
+            exes.push(exe);
         }
+        run_interleaved(program, &mut row, &exes, runs.run);
         cells.push(row);
     }
     Ok(Report {
@@ -363,14 +388,23 @@ fn create_dir(dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot create `{}`: {}", dir.display(), io_reason(&e)))
 }
 
-/// Builds, sizes and runs one program under one configuration; any failure
-/// is recorded in the cell.
-fn measure_cell(program: &Program, config: &Config, dir: &Path, empty: u64, runs: Runs) -> Cell {
+/// Builds and sizes one program under one configuration; any failure is
+/// recorded in the cell. Returns the executable to run, if there is one.
+fn build_cell(
+    program: &Program,
+    config: &Config,
+    dir: &Path,
+    empty: u64,
+    runs: Runs,
+) -> (Cell, Option<PathBuf>) {
     let mut cell = Cell::default();
-    if let Err(e) = fill_cell(&mut cell, program, config, dir, empty, runs) {
-        cell.error = Some(format!("{e:#}"));
+    match fill_cell(&mut cell, program, config, dir, empty, runs) {
+        Ok(exe) => (cell, Some(exe)),
+        Err(e) => {
+            cell.error = Some(format!("{e:#}"));
+            (cell, None)
+        }
     }
-    cell
 }
 
 fn fill_cell(
@@ -380,7 +414,7 @@ fn fill_cell(
     dir: &Path,
     empty: u64,
     runs: Runs,
-) -> Result<()> {
+) -> Result<PathBuf> {
     let source = match config {
         Config::Pare { .. } => &program.main,
         Config::Clang => &program.c_twin,
@@ -395,20 +429,43 @@ fn fill_cell(
     cell.compile = Some(median_compile.time);
     cell.stages = median_compile.stages;
     cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
+    Ok(exe)
+}
 
-    let expected = std::fs::read(&program.expected).map_err(|e| {
-        anyhow!(
-            "cannot read `{}`: {}",
-            program.expected.display(),
-            io_reason(&e)
-        )
-    })?;
-    let mut run_times = Vec::new();
-    for _ in 0..runs.run.max(1) {
-        run_times.push(run_and_check(&exe, &expected)?);
+/// Runs the executables of one program's configurations `runs` times each,
+/// round-robin — every configuration once, then again — so that a slow
+/// spell of the machine lands on every configuration alike instead of on
+/// the one that happened to be running; records each cell's samples and
+/// their median. A failing run (or wrong output) is recorded in its cell.
+fn run_interleaved(program: &Program, row: &mut [Cell], exes: &[Option<PathBuf>], runs: usize) {
+    let expected = match std::fs::read(&program.expected) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let error = format!(
+                "cannot read `{}`: {}",
+                program.expected.display(),
+                io_reason(&e)
+            );
+            for cell in row.iter_mut().filter(|c| c.error.is_none()) {
+                cell.error = Some(error.clone());
+            }
+            return;
+        }
+    };
+    for _ in 0..runs.max(1) {
+        for (cell, exe) in row.iter_mut().zip(exes) {
+            let Some(exe) = exe.as_ref().filter(|_| cell.error.is_none()) else {
+                continue;
+            };
+            match run_and_check(exe, &expected) {
+                Ok(time) => cell.run_samples.push(time),
+                Err(e) => cell.error = Some(format!("{e:#}")),
+            }
+        }
     }
-    cell.run = Some(median(run_times));
-    Ok(())
+    for cell in row.iter_mut().filter(|c| c.error.is_none()) {
+        cell.run = Some(median(cell.run_samples.clone()));
+    }
 }
 
 /// One compilation's time (linking excluded) and, for parec, its stages.
@@ -694,7 +751,36 @@ pub fn markdown(report: &Report) -> String {
         report.runs.run,
         link::QEMU_AARCH64
     );
+    out.push_str(&spread_note(report));
     out
+}
+
+/// How stable the run times were: the median and the largest spread
+/// (`(max − min) / median` of a cell's runs) over every cell, and where
+/// the largest was.
+fn spread_note(report: &Report) -> String {
+    let mut spreads: Vec<(f64, usize, usize)> = Vec::new();
+    for (p, row) in report.cells.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            if let Some(s) = cell.run_spread() {
+                spreads.push((s, p, c));
+            }
+        }
+    }
+    if spreads.is_empty() || report.runs.run < 2 {
+        return String::new();
+    }
+    spreads.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = spreads[spreads.len() / 2].0;
+    let (largest, p, c) = spreads[spreads.len() - 1];
+    format!(
+        "Run-time spread ((max − min) / median of a cell's runs, which run round-robin over the \
+         configurations): median {:.1}%, largest {:.1}% ({}, {}).\n",
+        100.0 * median,
+        100.0 * largest,
+        report.programs[p],
+        report.configs[c]
+    )
 }
 
 /// Where each parec configuration's compile time went: per stage, ms
@@ -776,9 +862,16 @@ pub fn to_json(report: &Report) -> Value {
                 .iter()
                 .enumerate()
                 .map(|(c, config)| {
+                    let cell = &report.cells[p][c];
                     let mut v = figures_json(&report.figures(p, c));
                     v["config"] = json!(config);
-                    v["error"] = json!(report.cells[p][c].error);
+                    v["error"] = json!(cell.error);
+                    v["run_samples_ms"] = json!(cell
+                        .run_samples
+                        .iter()
+                        .map(|t| t.as_secs_f64() * 1e3)
+                        .collect::<Vec<_>>());
+                    v["run_spread"] = json!(cell.run_spread());
                     v
                 })
                 .collect();
@@ -809,7 +902,7 @@ pub fn to_json(report: &Report) -> Value {
         "run_runs": report.runs.run,
         "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded",
-        "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median",
+        "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median)",
         "programs": programs,
         "geomean": geomean,
     })
