@@ -8,8 +8,8 @@
 //!
 //! | action | command | reads | writes |
 //! |---|---|---|---|
-//! | plan | `parec plan ROOT -o P` | every source | the program plan ([`crate::plan`]) |
-//! | compile | `parec compile ROOT --module M --plan P -o M.o` | M and what it imports, P | M's object |
+//! | plan | `parec plan ROOT -o P` | every source, the profile | the program plan ([`crate::plan`]) |
+//! | compile | `parec compile ROOT --module M --plan P -o M.o` | M and what it imports, P, the profile | M's object |
 //! | round 1 | `… --cgdata-generate M.cgdata` | as compile | M's merge summary and outline tree |
 //! | merge | `parec cgdata merge --modules C M1.cgdata…` | round 1's files | round 1's cgdata |
 //! | round 2 | `… --cgdata-use C -o M.o` | as compile, C | M's object |
@@ -21,6 +21,12 @@
 //! build`'s. A compile action runs the front end on the whole program (a
 //! module's lowering needs the types of what it imports) but its object
 //! depends only on the module, what it imports and the plan.
+//!
+//! With `--profile-use FILE` (and `--profile-mode`, `--profile-mismatch`),
+//! the plan classifies the program's functions as `parec build` does and
+//! records the result with the profile's content hash; a compile checks
+//! that its profile is the plan's and reads the classification from the
+//! plan, so each module's passes see what they see in `parec build`.
 //!
 //! Outputs are written only when their bytes change, so that Ninja's
 //! `restat` stops a rebuild at an unchanged plan, cgdata or object.
@@ -38,6 +44,7 @@ use crate::link::{self, Icf};
 use crate::outputs::Outputs;
 use crate::pipeline::Pipeline;
 use crate::plan::ProgramPlan;
+use crate::profile::ProfileFlags;
 use crate::target::{OptLevel, Target};
 use crate::{cgdata_file, io_error, Failure};
 
@@ -52,12 +59,14 @@ pub struct ActionFlags {
     pub two_rounds: bool,
     /// How symbols are addressed (`--code-model`).
     pub code_model: CodeModel,
+    /// `--profile-use`, `--profile-mode`, `--profile-mismatch`.
+    pub profile: ProfileFlags,
 }
 
 impl ActionFlags {
     /// The build these flags describe, `jobs` modules at a time.
     fn build(&self, jobs: usize) -> Result<Build, Failure> {
-        let pipeline = match &self.passes {
+        let mut pipeline = match &self.passes {
             Some(list) => Pipeline::from_names(list).map_err(|e| anyhow!(e))?,
             None => Pipeline::for_level(self.level),
         };
@@ -69,6 +78,7 @@ impl ActionFlags {
         if self.two_rounds && !pipeline.uses_cgdata() {
             return Err(anyhow!("two rounds need the `merge` or `outline` pass (-Oz)").into());
         }
+        pipeline.profile = self.profile.read()?;
         Ok(Build {
             pipeline,
             level: self.level,
@@ -108,7 +118,12 @@ pub fn plan(
     check_pare(files)?;
     let mut outputs = Outputs::default();
     outputs.file(out, "-o");
-    outputs.check(files)?;
+    let inputs: Vec<PathBuf> = files
+        .iter()
+        .chain(&flags.profile.use_file)
+        .cloned()
+        .collect();
+    outputs.check(&inputs)?;
     let build = flags.build(jobs)?;
     let plan = build.plan(files, &outputs)?;
     plan.write(out)?;
@@ -132,6 +147,8 @@ pub struct CompileOptions {
     pub level: OptLevel,
     pub passes: Option<String>,
     pub code_model: CodeModel,
+    /// The profile flags; they must be the plan's.
+    pub profile: ProfileFlags,
 }
 
 /// `parec compile`: one module of a program to its object, its round-1
@@ -153,6 +170,7 @@ pub fn compile(opts: &CompileOptions) -> Result<i32, Failure> {
         .iter()
         .chain([&opts.plan])
         .chain(&opts.use_file)
+        .chain(&opts.profile.use_file)
         .cloned()
         .collect();
     outputs.check(&inputs)?;
@@ -167,6 +185,7 @@ pub fn compile(opts: &CompileOptions) -> Result<i32, Failure> {
         passes: opts.passes.clone(),
         two_rounds: opts.generate.is_some() || opts.use_file.is_some(),
         code_model: opts.code_model,
+        profile: opts.profile.clone(),
     };
     let build = flags.build(1)?;
     let done = build.run_module(&opts.files, &opts.module, &plan, tree, &outputs)?;

@@ -598,6 +598,7 @@ impl Build {
             passes: passes.facts,
             codegen_shared: codegen::shared_functions(&modules),
             near_symbols: self.code_model.near_symbols(&modules),
+            heat: this.pipeline.heat.as_ref().clone(),
         })
     }
 
@@ -609,6 +610,7 @@ impl Build {
             passes: self.pipeline.names(),
             two_rounds: matches!(self.mode, BuildMode::TwoRounds { .. }),
             code_model: self.code_model.name().to_string(),
+            profile: self.pipeline.profile.as_ref().map(|p| p.plan_profile()),
         }
     }
 
@@ -644,10 +646,7 @@ impl Build {
         }
         out.times.add("frontend", start.elapsed());
         let mut modules = vec![lowered.module];
-        // The module's own functions classified as the whole build
-        // classifies them (a generic instance has one key everywhere).
-        let profiled = self.with_profile_heat(&modules, &mut out)?;
-        let this = profiled.as_ref().unwrap_or(self);
+        let this = self.with_planned_heat(plan);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let passes =
             this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
@@ -672,6 +671,18 @@ impl Build {
             output: out,
             summary: passes.published,
         })
+    }
+
+    /// This build with the plan's [`HotCode`] as [`Pipeline::heat`]: what
+    /// the profile says of the whole program, which the passes of one
+    /// module read as they read it in the whole build (classifying the
+    /// module alone would miss that a generic instance another module
+    /// defines too is hot there). [`ProgramPlan::check_flags`] has checked
+    /// that the plan was made with this build's profile, or none.
+    fn with_planned_heat(&self, plan: &ProgramPlan) -> Build {
+        let mut build = self.clone();
+        build.pipeline.heat = Arc::new(plan.heat.clone());
+        build
     }
 
     /// The target whose code the build is for (the host's JIT counts as

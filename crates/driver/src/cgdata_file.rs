@@ -16,14 +16,24 @@ use crate::io_error;
 /// Reads and checks a cgdata file; with `target`, it must be for that
 /// target.
 pub fn read(path: &Path, target: Option<&str>) -> Result<CgData> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    decode(path, &read_bytes(path)?, target)
+}
+
+/// The bytes of the cgdata file at `path`, unchecked.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
         anyhow!(
             "cannot read cgdata `{}`: {}",
             path.display(),
             io_error::reason(&e)
         )
-    })?;
-    CgData::decode(&bytes, target).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))
+    })
+}
+
+/// Checks and decodes `bytes`, read from `path` (named in errors); with
+/// `target`, they must be for that target.
+pub fn decode(path: &Path, bytes: &[u8], target: Option<&str>) -> Result<CgData> {
+    CgData::decode(bytes, target).map_err(|e| anyhow!("cgdata `{}`: {e}", path.display()))
 }
 
 /// Writes cgdata to `path`, refusing to replace a file that is not cgdata.

@@ -283,6 +283,10 @@ struct ActionArgs {
     /// `parec build --code-model`).
     #[arg(long, default_value = "auto", value_parser = parse_code_model)]
     code_model: CodeModel,
+    /// The profile flags, as `parec build` takes them (the plan records
+    /// the profile's content; every compile must use the same).
+    #[command(flatten)]
+    profile: ProfileArgs,
 }
 
 impl ActionArgs {
@@ -293,6 +297,7 @@ impl ActionArgs {
             passes: self.passes.clone(),
             two_rounds,
             code_model: self.code_model,
+            profile: self.profile.flags(),
         }
     }
 }
@@ -541,6 +546,7 @@ fn execute(cli: Cli) -> ExitCode {
             level: opt_level(&flags.opt),
             passes: flags.passes,
             code_model: flags.code_model,
+            profile: flags.profile.flags(),
         }),
         Command::Link {
             objects,

@@ -19,6 +19,13 @@
 //! an output came out the same. A `generator` edge writes the file again
 //! when a source changes (an `import` added or removed changes the graph).
 //!
+//! With `--profile-use FILE` (`--profile-mode`, `--profile-mismatch`),
+//! every action takes the profile flags, and the plan and every compile
+//! action list FILE among their inputs: each reads it (the plan classifies
+//! the program's functions with it, a compile checks that it is the plan's
+//! profile), so touching it reruns them all, and a rewritten profile
+//! changes the plan (which records its content hash).
+//!
 //! Paths in the file are relative to its directory (the build directory,
 //! where `ninja` runs): sources as seen from there, outputs inside it. The
 //! parec binary is named by the path it was run as, or `--parec`.
@@ -28,12 +35,14 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::anyhow;
+use parec_passes::profile::ProfileMode;
 
 use crate::actions::ActionFlags;
 use crate::codegen::CodeModel;
 use crate::frontend::{self, SourceModule};
 use crate::link::Icf;
 use crate::outputs::Outputs;
+use crate::profile::MismatchPolicy;
 use crate::{io_error, Failure};
 
 /// Options of `parec ninja`.
@@ -63,7 +72,15 @@ struct BuildModule {
 pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
     let mut outputs = Outputs::default();
     outputs.file(&opts.out, "-o");
-    outputs.check(&opts.files)?;
+    let inputs: Vec<PathBuf> = opts
+        .files
+        .iter()
+        .chain(&opts.flags.profile.use_file)
+        .cloned()
+        .collect();
+    outputs.check(&inputs)?;
+    // A bad profile is reported now, not by the first action that reads it.
+    opts.flags.profile.read()?;
     let build_dir = build_directory(&opts.out)?;
     let sources = frontend::source_modules(&opts.files)?;
     if let Some(source) = sources
@@ -99,6 +116,13 @@ pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
             .iter()
             .map(|s| relative_to(&s.path, &build_dir))
             .collect::<Result<_, _>>()?,
+        profile: opts
+            .flags
+            .profile
+            .use_file
+            .as_ref()
+            .map(|path| relative_to(path, &build_dir))
+            .transpose()?,
     }
     .render()?;
     io_error::write_if_changed(&opts.out, text.as_bytes())?;
@@ -221,6 +245,8 @@ struct NinjaFile<'a> {
     modules: &'a [BuildModule],
     /// Every source of the program, relative to the build directory.
     all_sources: Vec<String>,
+    /// The `--profile-use` file, relative to the build directory.
+    profile: Option<String>,
 }
 
 impl NinjaFile<'_> {
@@ -257,6 +283,7 @@ impl NinjaFile<'_> {
         if flags.code_model != CodeModel::default() {
             common.push(format!("--code-model={}", flags.code_model.name()));
         }
+        common.extend(self.profile_flags());
         let _ = writeln!(s, "parec = {}", shell_word(&parec));
         let _ = writeln!(s, "program = {}", files.join(" "));
         let _ = writeln!(s, "flags = {}\n", common.join(" "));
@@ -299,7 +326,10 @@ impl NinjaFile<'_> {
 
         let tool = self.tool_dependency(&parec);
         let all = ninja_paths(&self.all_sources);
-        let _ = writeln!(s, "build program.plan: plan | {all}{tool}\n");
+        // The plan and every compile action read the profile (round 2
+        // too: its compile checks the profile against the plan).
+        let profile = self.profile_dependency();
+        let _ = writeln!(s, "build program.plan: plan | {all}{profile}{tool}\n");
         let objects: Vec<String> = self
             .modules
             .iter()
@@ -312,7 +342,7 @@ impl NinjaFile<'_> {
                     "round1/{}.cgdata",
                     object_name(&module.name).trim_end_matches(".o")
                 );
-                self.module_edge(&mut s, "round1", &out, module, "", &tool);
+                self.module_edge(&mut s, "round1", &out, module, &profile, &tool);
                 round1.push(out);
             }
             let _ = writeln!(
@@ -322,11 +352,12 @@ impl NinjaFile<'_> {
                 implicit(&tool)
             );
             for (module, out) in self.modules.iter().zip(&objects) {
-                self.module_edge(&mut s, "round2", out, module, " round1.cgdata", &tool);
+                let more = format!(" round1.cgdata{profile}");
+                self.module_edge(&mut s, "round2", out, module, &more, &tool);
             }
         } else {
             for (module, out) in self.modules.iter().zip(&objects) {
-                self.module_edge(&mut s, "compile", out, module, "", &tool);
+                self.module_edge(&mut s, "compile", out, module, &profile, &tool);
             }
         }
         let exe = match &self.opts.exe {
@@ -366,6 +397,30 @@ impl NinjaFile<'_> {
             ninja_path(out),
             shell_word(&module.name)
         );
+    }
+
+    /// The profile flags of every action (mode and policy when not the
+    /// default), the file relative to the build directory.
+    fn profile_flags(&self) -> Vec<String> {
+        let Some(path) = &self.profile else {
+            return Vec::new();
+        };
+        let profile = &self.opts.flags.profile;
+        let mut flags = vec![format!("--profile-use {}", shell_word(path))];
+        if profile.mode != ProfileMode::default() {
+            flags.push(format!("--profile-mode {}", profile.mode.name()));
+        }
+        if profile.mismatch != MismatchPolicy::default() {
+            flags.push(format!("--profile-mismatch {}", profile.mismatch.name()));
+        }
+        flags
+    }
+
+    /// The profile as an implicit input of an edge (`" FILE"`, or nothing).
+    fn profile_dependency(&self) -> String {
+        self.profile
+            .as_deref()
+            .map_or_else(String::new, |p| format!(" {}", ninja_path(p)))
     }
 
     /// The edge that writes this file again when a source changes.

@@ -24,17 +24,27 @@
 //! build system that compares outputs (Ninja's `restat`) recompiles the
 //! other modules only then.
 //!
+//! With `--profile-use`, what the profile says of the program's functions
+//! (a [`HotCode`]) is a fact of the same kind: the build classifies every
+//! module's functions and the passes of one module read the union (a
+//! generic instance several modules define is hot if any copy is). The
+//! plan records that union, so that each compile reads exactly the
+//! `HotCode` of the whole build; its flags record the profile by the hash
+//! of its content, with the mode and the mismatch policy.
+//!
 //! The file is binary, little-endian and deterministic (sorted sets, the
 //! merge summary's canonical encoding): magic `PARECPL\0`, a version, the
 //! flags it was made with (target, optimization level, passes, rounds, code
-//! model), the program's module names, one record per CLIF pass, the
-//! outliner's shared functions and the code model's choice for the program.
+//! model, profile), the program's module names, one record per CLIF pass,
+//! the outliner's shared functions, the code model's choice for the program
+//! and what the profile says of the program's functions.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 use parec_passes::cgdata::{CgDataError, Reader, Section as _, Writer};
+use parec_passes::heat::{Heat, HotCode};
 use parec_passes::merge::Summary;
 
 use crate::io_error;
@@ -42,7 +52,7 @@ use crate::io_error;
 /// The first bytes of a plan file.
 pub const MAGIC: &[u8; 8] = b"PARECPL\0";
 /// The plan format version; a plan of another version is refused.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The facts one CLIF pass reads from every module of the program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -67,6 +77,21 @@ pub struct PlanFlags {
     pub two_rounds: bool,
     /// The `--code-model` flag (`auto`, `small`, `tiny`).
     pub code_model: String,
+    /// `--profile-use` and its flags, if the build uses a profile.
+    pub profile: Option<PlanProfile>,
+}
+
+/// What a plan records of `--profile-use FILE`: the file's content by its
+/// hash (a plan holds no path; a profile rewritten with other counts is
+/// another profile), `--profile-mode` and `--profile-mismatch`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanProfile {
+    /// xxh3-64 of the profile file's bytes.
+    pub content_hash: u64,
+    /// `optimistic` or `conservative`.
+    pub mode: String,
+    /// `error` or `warn`.
+    pub mismatch: String,
 }
 
 /// A program plan (see the module doc).
@@ -84,6 +109,9 @@ pub struct ProgramPlan {
     /// The peepholes: the code model chose `adr` for symbol addresses
     /// (`crate::codegen::CodeModel::near_symbols`, from the whole program).
     pub near_symbols: bool,
+    /// What the profile says of every module's functions, as the whole
+    /// build's passes read it (empty without a profile).
+    pub heat: HotCode,
 }
 
 impl ProgramPlan {
@@ -97,6 +125,7 @@ impl ProgramPlan {
         w.str(&self.flags.passes);
         w.u8(u8::from(self.flags.two_rounds));
         w.str(&self.flags.code_model);
+        write_profile_flags(&mut w, self.flags.profile.as_ref());
         write_names(&mut w, self.modules.iter());
         w.u32(self.passes.len() as u32);
         for facts in &self.passes {
@@ -121,6 +150,7 @@ impl ProgramPlan {
         }
         write_names(&mut w, self.codegen_shared.iter());
         w.u8(u8::from(self.near_symbols));
+        write_heat(&mut w, &self.heat);
         w.into_bytes()
     }
 
@@ -146,6 +176,7 @@ impl ProgramPlan {
             passes: r.str("the passes")?,
             two_rounds: r.u8("the rounds")? != 0,
             code_model: r.str("the code model")?,
+            profile: read_profile_flags(&mut r)?,
         };
         let modules = read_names(&mut r)?.into_iter().collect();
         let count = r.count(2, "the pass count")?;
@@ -167,6 +198,7 @@ impl ProgramPlan {
         }
         let codegen_shared = read_names(&mut r)?.into_iter().collect();
         let near_symbols = r.u8("the code model's choice")? != 0;
+        let heat = read_heat(&mut r)?;
         if !r.at_end() {
             return Err(CgDataError::Corrupt {
                 offset: r.offset(),
@@ -179,6 +211,7 @@ impl ProgramPlan {
             passes,
             codegen_shared,
             near_symbols,
+            heat,
         })
     }
 
@@ -236,8 +269,120 @@ impl ProgramPlan {
                 rounds(other.two_rounds),
             ));
         }
-        Ok(())
+        check_profile_flags(mine.profile.as_ref(), other.profile.as_ref())
     }
+}
+
+/// Whether a compile uses the profile (content, mode, mismatch policy)
+/// the plan was made with; the error names the difference.
+fn check_profile_flags(plan: Option<&PlanProfile>, given: Option<&PlanProfile>) -> Result<()> {
+    let again = "run `parec plan` with the same profile flags";
+    match (plan, given) {
+        (None, None) => Ok(()),
+        (None, Some(_)) => {
+            bail!("the plan was made without a profile, this compile uses `--profile-use`; {again}")
+        }
+        (Some(_), None) => {
+            bail!("the plan was made with `--profile-use`, this compile has no profile; {again}")
+        }
+        (Some(plan), Some(given)) if plan.content_hash != given.content_hash => bail!(
+            "the plan was made with another profile (content hash {:016x}), this compile's profile has content hash {:016x}; {again}",
+            plan.content_hash,
+            given.content_hash
+        ),
+        (Some(plan), Some(given)) if plan.mode != given.mode => bail!(
+            "the plan was made for profile mode `{}`, this compile is for `{}`; {again}",
+            plan.mode,
+            given.mode
+        ),
+        (Some(plan), Some(given)) if plan.mismatch != given.mismatch => bail!(
+            "the plan was made for profile mismatch policy `{}`, this compile is for `{}`; {again}",
+            plan.mismatch,
+            given.mismatch
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn write_profile_flags(w: &mut Writer, profile: Option<&PlanProfile>) {
+    match profile {
+        Some(p) => {
+            w.u8(1);
+            w.u64(p.content_hash);
+            w.str(&p.mode);
+            w.str(&p.mismatch);
+        }
+        None => w.u8(0),
+    }
+}
+
+fn read_profile_flags(r: &mut Reader<'_>) -> Result<Option<PlanProfile>, CgDataError> {
+    if r.u8("the profile flag")? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(PlanProfile {
+        content_hash: r.u64("the profile's content hash")?,
+        mode: r.str("the profile mode")?,
+        mismatch: r.str("the profile mismatch policy")?,
+    }))
+}
+
+/// The byte a function's [`Heat`] is written as.
+fn heat_byte(heat: Heat) -> u8 {
+    match heat {
+        Heat::Hot => 0,
+        Heat::Cold => 1,
+    }
+}
+
+/// Functions with their heat, then hot call sites by caller (both sorted:
+/// `BTreeMap`/`BTreeSet` order).
+fn write_heat(w: &mut Writer, heat: &HotCode) {
+    w.u32(heat.functions.len() as u32);
+    for (name, &h) in &heat.functions {
+        w.str(name);
+        w.u8(heat_byte(h));
+    }
+    w.u32(heat.hot_sites.len() as u32);
+    for (caller, sites) in &heat.hot_sites {
+        w.str(caller);
+        w.u32(sites.len() as u32);
+        for &site in sites {
+            w.u32(site);
+        }
+    }
+}
+
+fn read_heat(r: &mut Reader<'_>) -> Result<HotCode, CgDataError> {
+    let mut functions = BTreeMap::new();
+    for _ in 0..r.count(5, "the profiled function count")? {
+        let name = r.str("a profiled function")?;
+        let offset = r.offset();
+        let heat = match r.u8("a function's heat")? {
+            0 => Heat::Hot,
+            1 => Heat::Cold,
+            other => {
+                return Err(CgDataError::Corrupt {
+                    offset,
+                    reason: format!("unknown heat {other}"),
+                })
+            }
+        };
+        functions.insert(name, heat);
+    }
+    let mut hot_sites = BTreeMap::new();
+    for _ in 0..r.count(8, "the hot caller count")? {
+        let caller = r.str("a hot caller")?;
+        let count = r.count(4, "a hot site count")?;
+        let sites = (0..count)
+            .map(|_| r.u32("a hot site"))
+            .collect::<Result<BTreeSet<u32>, _>>()?;
+        hot_sites.insert(caller, sites);
+    }
+    Ok(HotCode {
+        functions,
+        hot_sites,
+    })
 }
 
 fn write_names<'a>(w: &mut Writer, names: impl ExactSizeIterator<Item = &'a String>) {
@@ -264,6 +409,11 @@ mod tests {
                 passes: "inline,gvn".into(),
                 two_rounds: true,
                 code_model: "auto".into(),
+                profile: Some(PlanProfile {
+                    content_hash: 0x0123_4567_89ab_cdef,
+                    mode: "optimistic".into(),
+                    mismatch: "warn".into(),
+                }),
             },
             modules: vec!["main".into(), "pare_runtime".into()],
             passes: vec![
@@ -275,6 +425,10 @@ mod tests {
             ],
             codegen_shared: ["b".to_string()].into(),
             near_symbols: true,
+            heat: HotCode {
+                functions: [("a".to_string(), Heat::Hot), ("b".to_string(), Heat::Cold)].into(),
+                hot_sites: [("a".to_string(), [3, 7].into())].into(),
+            },
         }
     }
 
@@ -294,5 +448,30 @@ mod tests {
         let mut bad = bytes.clone();
         bad[0] = b'X';
         assert!(ProgramPlan::decode(&bad).is_err());
+    }
+
+    #[test]
+    fn plans_without_a_profile_round_trip() {
+        let mut plan = sample();
+        plan.flags.profile = None;
+        plan.heat = HotCode::default();
+        assert_eq!(ProgramPlan::decode(&plan.encode()).unwrap(), plan);
+    }
+
+    #[test]
+    fn a_compile_with_another_profile_is_refused() {
+        let plan = sample();
+        let mut flags = plan.flags.clone();
+        assert!(plan.check_flags(&flags).is_ok());
+        flags.profile.as_mut().unwrap().content_hash ^= 1;
+        let err = plan.check_flags(&flags).unwrap_err().to_string();
+        assert!(err.contains("another profile"), "{err}");
+        flags = plan.flags.clone();
+        flags.profile.as_mut().unwrap().mode = "conservative".into();
+        let err = plan.check_flags(&flags).unwrap_err().to_string();
+        assert!(err.contains("profile mode `optimistic`"), "{err}");
+        flags.profile = None;
+        let err = plan.check_flags(&flags).unwrap_err().to_string();
+        assert!(err.contains("no profile"), "{err}");
     }
 }

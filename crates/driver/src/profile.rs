@@ -44,6 +44,7 @@ use parec_passes::profile::{
 use parec_passes::remark::Remark;
 
 use crate::cgdata_file;
+use crate::plan::PlanProfile;
 
 /// What a build does with a function the profile no longer matches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -82,6 +83,10 @@ impl std::str::FromStr for MismatchPolicy {
 pub struct ProfileUse {
     pub path: PathBuf,
     pub profile: Profile,
+    /// xxh3-64 of the file's bytes: what a plan records of the profile
+    /// (its content, not its path, so that plans hold no path and a
+    /// rewritten profile is another profile).
+    pub content_hash: u64,
     pub thresholds: Thresholds,
     pub mode: ProfileMode,
     pub mismatch: MismatchPolicy,
@@ -90,21 +95,40 @@ pub struct ProfileUse {
 impl ProfileUse {
     /// Reads and checks the profile at `path`.
     pub fn read(path: &Path, mode: ProfileMode, mismatch: MismatchPolicy) -> Result<ProfileUse> {
-        let profile = read(path)?;
+        // One read gives both the hash and the profile, so the two cannot
+        // come from different versions of a file rewritten meanwhile.
+        let bytes = cgdata_file::read_bytes(path).map_err(|e| anyhow!("profile: {e:#}"))?;
+        let profile = decode(path, &bytes)?;
         Ok(ProfileUse {
             path: path.to_path_buf(),
+            content_hash: xxhash_rust::xxh3::xxh3_64(&bytes),
             thresholds: Thresholds::of(&profile),
             profile,
             mode,
             mismatch,
         })
     }
+
+    /// What a program plan records of this profile use.
+    pub fn plan_profile(&self) -> PlanProfile {
+        PlanProfile {
+            content_hash: self.content_hash,
+            mode: self.mode.name().to_string(),
+            mismatch: self.mismatch.name().to_string(),
+        }
+    }
 }
 
 /// Reads a profile file: a cgdata container for [`PROFILE_TARGET`] with a
 /// profile section.
 pub fn read(path: &Path) -> Result<Profile> {
-    let data = cgdata_file::read(path, None).map_err(|e| anyhow!("profile: {e:#}"))?;
+    let bytes = cgdata_file::read_bytes(path).map_err(|e| anyhow!("profile: {e:#}"))?;
+    decode(path, &bytes)
+}
+
+/// Decodes the bytes of the profile file `path` (named in errors).
+fn decode(path: &Path, bytes: &[u8]) -> Result<Profile> {
+    let data = cgdata_file::decode(path, bytes, None).map_err(|e| anyhow!("profile: {e:#}"))?;
     if data.target != PROFILE_TARGET {
         bail!(
             "`{}` is the cgdata of a build for `{}`, not a profile (make one with `parec run --profile-generate FILE`)",

@@ -5,6 +5,8 @@
 //! bytes `parec build` writes, in one round and in two; a second run does
 //! nothing; touching a module reruns only the actions of the modules that
 //! import it; and the outputs hold no path of the machine they were built on.
+//! With `--profile-use`, the same holds, a rewritten profile reruns every
+//! compile, and a compile with another profile than the plan's is refused.
 
 mod support;
 
@@ -72,6 +74,11 @@ fn generate(root: &Path, dir: &Path, extra: &[&str]) {
 /// What `parec build` writes for `root`: objects into `dir/obj`, the
 /// executable `dir/exe`, and with two rounds round 1's cgdata `dir/cgdata`.
 fn reference_build(root: &Path, dir: &Path, two_rounds: bool) {
+    reference_build_with(root, dir, two_rounds, &[]);
+}
+
+/// [`reference_build`] with more flags (`extra`) for both builds.
+fn reference_build_with(root: &Path, dir: &Path, two_rounds: bool, extra: &[&str]) {
     std::fs::create_dir_all(dir).unwrap();
     let mut rounds: Vec<PathBuf> = Vec::new();
     if two_rounds {
@@ -86,14 +93,16 @@ fn reference_build(root: &Path, dir: &Path, two_rounds: bool) {
         .arg(root)
         .args(["--emit", "obj", "-o"])
         .arg(dir.join("obj"))
-        .args(&rounds));
+        .args(&rounds)
+        .args(extra));
     check(&o, "parec build --emit obj");
     let o = run(parec()
         .arg("build")
         .arg(root)
         .arg("-o")
         .arg(dir.join("exe"))
-        .args(&rounds[..rounds.len().min(1)]));
+        .args(&rounds[..rounds.len().min(1)])
+        .args(extra));
     check(&o, "parec build");
 }
 
@@ -114,15 +123,21 @@ fn same_bytes(a: &Path, b: &Path) {
 /// Builds the zoo with ninja and with `parec build` and compares every byte.
 fn matches_parec_build(two_rounds: bool) {
     let tmp = tempfile::tempdir().unwrap();
+    matches_parec_build_with(tmp.path(), two_rounds, &[]);
+}
+
+/// Builds the zoo in `tmp` with ninja and with `parec build`, both with
+/// `extra` flags, and compares every byte.
+fn matches_parec_build_with(tmp: &Path, two_rounds: bool, extra: &[&str]) {
     let root = zoo().join("main.pare");
-    let reference = tmp.path().join("reference");
-    reference_build(&root, &reference, two_rounds);
-    let build = tmp.path().join("build");
-    generate(
-        &root,
-        &build,
-        if two_rounds { &["--two-rounds"] } else { &[] },
-    );
+    let reference = tmp.join("reference");
+    reference_build_with(&root, &reference, two_rounds, extra);
+    let build = tmp.join("build");
+    let mut flags = extra.to_vec();
+    if two_rounds {
+        flags.push("--two-rounds");
+    }
+    generate(&root, &build, &flags);
     ninja(&build, &[]);
 
     let expected = object_files(&reference.join("obj"));
@@ -149,6 +164,239 @@ fn one_round_is_parec_builds_bytes() {
 #[test]
 fn two_rounds_are_parec_builds_bytes() {
     matches_parec_build(true);
+}
+
+/// `parec run --profile-generate FILE` on `root`.
+fn make_profile(root: &Path, profile: &Path) {
+    let o = run(parec()
+        .arg("run")
+        .arg(root)
+        .arg("--profile-generate")
+        .arg(profile));
+    check(&o, "parec run --profile-generate");
+}
+
+/// The zoo's profile in `dir/zoo.prof`, its path as a flag value.
+fn zoo_profile(dir: &Path) -> String {
+    let profile = dir.join("zoo.prof");
+    make_profile(&zoo().join("main.pare"), &profile);
+    profile.to_str().unwrap().to_string()
+}
+
+/// With a profile, Ninja builds `parec build --profile-use`'s bytes, which
+/// are not the bytes of a build without it (so the comparison compares
+/// something), and the plan holds no path of the profile.
+fn profiled_matches_parec_build(two_rounds: bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = zoo_profile(tmp.path());
+    matches_parec_build_with(tmp.path(), two_rounds, &["--profile-use", &profile]);
+
+    let unprofiled = tmp.path().join("unprofiled");
+    reference_build(&zoo().join("main.pare"), &unprofiled, two_rounds);
+    assert_ne!(
+        object_files(&tmp.path().join("build/obj")),
+        object_files(&unprofiled.join("obj")),
+        "the profile changed no object"
+    );
+    let plan = std::fs::read(tmp.path().join("build/program.plan")).unwrap();
+    let plan = String::from_utf8_lossy(&plan);
+    assert!(!plan.contains("zoo.prof"), "the plan names the profile");
+}
+
+#[test]
+fn one_round_with_a_profile_is_parec_builds_bytes() {
+    profiled_matches_parec_build(false);
+}
+
+#[test]
+fn two_rounds_with_a_profile_are_parec_builds_bytes() {
+    profiled_matches_parec_build(true);
+}
+
+#[test]
+fn a_profile_keeps_hot_functions_from_the_size_passes() {
+    // Not vacuous: the zoo's profile makes the size passes leave functions
+    // alone, as remarks say.
+    let tmp = tempfile::tempdir().unwrap();
+    let profile = zoo_profile(tmp.path());
+    let remarks = tmp.path().join("remarks.jsonl");
+    let o = run(parec()
+        .arg("build")
+        .arg(zoo().join("main.pare"))
+        .args(["--emit", "obj", "-o"])
+        .arg(tmp.path().join("obj"))
+        .args(["--profile-use", &profile])
+        .arg(format!("--remarks={}", remarks.display())));
+    check(&o, "parec build --profile-use");
+    let text = std::fs::read_to_string(&remarks).unwrap();
+    assert!(
+        text.lines().any(|l| l.contains("\"hot-function\"")),
+        "no hot-function remark"
+    );
+}
+
+#[test]
+fn a_rewritten_profile_reruns_every_compile() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = copy_program(&zoo(), &tmp.path().join("src"));
+    let profile = tmp.path().join("app.prof");
+    make_profile(&root, &profile);
+    let build = tmp.path().join("build");
+    generate(
+        &root,
+        &build,
+        &["--two-rounds", "--profile-use", profile.to_str().unwrap()],
+    );
+    ninja(&build, &[]);
+    let before = object_files(&build.join("obj"));
+    let mut every_compile: BTreeSet<String> = ["PLAN".to_string()].into();
+    for (name, _) in &before {
+        let module = name.trim_end_matches(".o");
+        every_compile.insert(format!("ROUND1 {module}"));
+        every_compile.insert(format!("ROUND2 {module}"));
+    }
+
+    // The same runs counted twice: other bytes (so another content hash in
+    // the plan, and every compile runs again) but the same classes (the
+    // thresholds double with the counts), so every object comes out the
+    // same and nothing is linked again. (Written after the build, the file
+    // is newer than every output.)
+    let doubled = tmp.path().join("doubled.prof");
+    let o = run(parec()
+        .args(["cgdata", "merge", "--modules"])
+        .arg(&doubled)
+        .arg(&profile)
+        .arg(&profile));
+    check(&o, "parec cgdata merge");
+    assert_ne!(
+        std::fs::read(&doubled).unwrap(),
+        std::fs::read(&profile).unwrap()
+    );
+    let plan = std::fs::read(build.join("program.plan")).unwrap();
+    std::fs::rename(&doubled, &profile).unwrap();
+    assert_eq!(actions(&ninja(&build, &[])), every_compile);
+    assert_ne!(std::fs::read(build.join("program.plan")).unwrap(), plan);
+    assert_eq!(object_files(&build.join("obj")), before);
+    assert!(ninja(&build, &[]).contains("no work to do"));
+
+    // Touched, the same content: the plan comes out the same, but every
+    // compile lists the profile among its inputs and runs again.
+    let file = std::fs::File::options().write(true).open(&profile).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    assert_eq!(actions(&ninja(&build, &[])), every_compile);
+    assert_eq!(object_files(&build.join("obj")), before);
+    assert!(ninja(&build, &[]).contains("no work to do"));
+}
+
+#[test]
+fn a_compile_with_another_profile_than_the_plans_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = zoo().join("main.pare");
+    let profile = tmp.path().join("app.prof");
+    make_profile(&root, &profile);
+    let plan = tmp.path().join("program.plan");
+    check(
+        &run(parec()
+            .arg("plan")
+            .arg(&root)
+            .arg("-o")
+            .arg(&plan)
+            .arg("--profile-use")
+            .arg(&profile)),
+        "parec plan --profile-use",
+    );
+    let other = tmp.path().join("other.prof");
+    let o = run(parec()
+        .args(["cgdata", "merge", "--modules"])
+        .arg(&other)
+        .arg(&profile)
+        .arg(&profile));
+    check(&o, "parec cgdata merge");
+    let compile = |extra: &[&str]| {
+        let mut cmd = parec();
+        cmd.arg("compile")
+            .arg(&root)
+            .args(["--module", "num", "--plan"])
+            .arg(&plan)
+            .arg("-o")
+            .arg(tmp.path().join("num.o"))
+            .args(extra);
+        cmd
+    };
+    let profile = profile.to_str().unwrap();
+    check(
+        &run(&mut compile(&["--profile-use", profile])),
+        "parec compile with the plan's profile",
+    );
+    let err = fails(&mut compile(&["--profile-use", other.to_str().unwrap()]));
+    assert!(err.contains("another profile"), "{err}");
+    let err = fails(&mut compile(&[]));
+    assert!(err.contains("this compile has no profile"), "{err}");
+    let err = fails(&mut compile(&[
+        "--profile-use",
+        profile,
+        "--profile-mode",
+        "conservative",
+    ]));
+    assert!(err.contains("profile mode `optimistic`"), "{err}");
+    let err = fails(&mut compile(&[
+        "--profile-use",
+        profile,
+        "--profile-mismatch",
+        "warn",
+    ]));
+    assert!(err.contains("mismatch policy `error`"), "{err}");
+    // A plan without a profile refuses a compile with one.
+    let plain = tmp.path().join("plain.plan");
+    check(
+        &run(parec().arg("plan").arg(&root).arg("-o").arg(&plain)),
+        "parec plan",
+    );
+    let err = fails(
+        parec()
+            .arg("compile")
+            .arg(&root)
+            .args(["--module", "num", "--plan"])
+            .arg(&plain)
+            .arg("-o")
+            .arg(tmp.path().join("num.o"))
+            .args(["--profile-use", profile]),
+    );
+    assert!(err.contains("made without a profile"), "{err}");
+    // The profile is an input: no action writes over it.
+    let err = fails(
+        parec()
+            .arg("compile")
+            .arg(&root)
+            .args(["--module", "num", "--plan"])
+            .arg(&plan)
+            .args(["--profile-use", profile, "-o", profile]),
+    );
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    let err = fails(
+        parec()
+            .arg("plan")
+            .arg(&root)
+            .args(["--profile-use", profile, "-o", profile]),
+    );
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    // `parec ninja` reads the profile too: a missing or bad one is an error
+    // now rather than in the build.
+    let out = tmp.path().join("build.ninja");
+    for bad in [tmp.path().join("missing.prof"), plan.clone()] {
+        let err = fails(
+            parec()
+                .arg("ninja")
+                .arg(&root)
+                .arg("-o")
+                .arg(&out)
+                .arg("--profile-use")
+                .arg(&bad),
+        );
+        assert!(err.contains("profile"), "{err}");
+    }
+    assert!(!out.exists());
 }
 
 /// The modules of the zoo whose object depends on `num.pare`: it and the
