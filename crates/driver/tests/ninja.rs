@@ -256,11 +256,12 @@ fn a_rewritten_profile_reruns_every_compile() {
         every_compile.insert(format!("ROUND2 {module}"));
     }
 
-    // The same runs counted twice: other bytes (so another content hash in
-    // the plan, and every compile runs again) but the same classes (the
-    // thresholds double with the counts), so every object comes out the
-    // same and nothing is linked again. (Written after the build, the file
-    // is newer than every output.)
+    // The same runs counted twice: other bytes, so another content hash in
+    // the plan, and every compile runs again. (The classes may move: a
+    // function is hot only from an absolute amount of work on, which
+    // doubled counts reach sooner; so the objects, and the link, may
+    // change.) Written after the build, the file is newer than every
+    // output.
     let doubled = tmp.path().join("doubled.prof");
     let o = run(parec()
         .args(["cgdata", "merge", "--modules"])
@@ -274,9 +275,10 @@ fn a_rewritten_profile_reruns_every_compile() {
     );
     let plan = std::fs::read(build.join("program.plan")).unwrap();
     std::fs::rename(&doubled, &profile).unwrap();
-    assert_eq!(actions(&ninja(&build, &[])), every_compile);
+    let ran = actions(&ninja(&build, &[]));
+    assert!(every_compile.is_subset(&ran), "{ran:?}");
     assert_ne!(std::fs::read(build.join("program.plan")).unwrap(), plan);
-    assert_eq!(object_files(&build.join("obj")), before);
+    let before = object_files(&build.join("obj"));
     assert!(ninja(&build, &[]).contains("no work to do"));
 
     // Touched, the same content: the plan comes out the same, but every

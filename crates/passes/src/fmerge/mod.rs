@@ -467,8 +467,8 @@ impl<'m> Pass<'m> {
             if let Some(why) = ineligible(module, &d.func, d.symbol, options) {
                 let name = &module.symbols[d.symbol as usize].name;
                 if options.heat.is_hot(name) {
-                    let remark = Remark::missed(PASS, "hot-function", name, why)
-                        .count("hot_functions", 1);
+                    let remark =
+                        Remark::missed(PASS, "hot-function", name, why).count("hot_functions", 1);
                     hot_remarks.push(remark);
                 }
                 continue;
