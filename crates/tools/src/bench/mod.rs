@@ -7,7 +7,9 @@
 //! each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
 //! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
 //! with the summaries of every module), `-Oz lto` and `-Oz 2 rounds lto`
-//! (the same with the whole program as one unit, `--lto`), for each pass named by `--without`
+//! (the same with the whole program as one unit, `--lto`), `-Oz 2 rounds profile`
+//! (`--two-rounds --profile-use` with a profile of the program's own run,
+//! made by `parec run --profile-generate`), for each pass named by `--without`
 //! both of these without it (`-Oz -PASS`, `-Oz 2 rounds -PASS`: what the
 //! pass adds to the whole pipeline), and `clang -Oz` — the program is
 //! compiled through [`Build::run`] like `parec build`, linked statically with
@@ -56,6 +58,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -67,8 +70,10 @@ use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
 use parec::pipeline::{Pass, Pipeline};
+use parec::profile::{MismatchPolicy, ProfileUse};
 use parec::target::{OptLevel, Target};
 use parec::Failure;
+use parec_passes::profile::ProfileMode;
 
 pub mod scaling;
 
@@ -135,6 +140,9 @@ pub enum Config {
         two_rounds: bool,
         /// Per module, or the whole program as one unit (`--lto`).
         units: Units,
+        /// Built with `--profile-use`, from a profile of the program's own
+        /// run (`parec run --profile-generate`; its input is fixed).
+        profile: bool,
     },
     /// The C twin with `clang-19 -Oz`.
     Clang,
@@ -163,6 +171,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             pipeline: Pipeline::empty(),
             two_rounds: false,
             units: Units::PerModule,
+            profile: false,
         },
         Config::Pare {
             name: "-O2".into(),
@@ -170,6 +179,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             pipeline: Pipeline::for_level(OptLevel::O2),
             two_rounds: false,
             units: Units::PerModule,
+            profile: false,
         },
     ];
     for &pass in Pass::ALL {
@@ -180,6 +190,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             pipeline,
             two_rounds: false,
             units: Units::PerModule,
+            profile: false,
         });
     }
     for (name, two_rounds, units) in [
@@ -194,8 +205,17 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             pipeline: Pipeline::for_level(OptLevel::Oz),
             two_rounds,
             units,
+            profile: false,
         });
     }
+    out.push(Config::Pare {
+        name: "-Oz 2 rounds profile".into(),
+        level: OptLevel::Oz,
+        pipeline: Pipeline::for_level(OptLevel::Oz),
+        two_rounds: true,
+        units: Units::PerModule,
+        profile: true,
+    });
     for &left_out in without {
         let passes: Vec<Pass> = Pass::ALL
             .iter()
@@ -209,6 +229,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
                 pipeline: Pipeline::from_passes(&passes),
                 two_rounds,
                 units: Units::PerModule,
+                profile: false,
             });
         }
     }
@@ -482,8 +503,15 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compi
             pipeline,
             two_rounds,
             units,
+            profile,
             ..
-        } => compile_pare(source, *level, pipeline, *two_rounds, *units, dir)?,
+        } => {
+            let mut pipeline = pipeline.clone();
+            if *profile {
+                pipeline.profile = Some(Arc::new(own_profile(source, dir)?));
+            }
+            compile_pare(source, *level, &pipeline, *two_rounds, *units, dir)?
+        }
         Config::Clang => {
             let (objects, time) = compile_c(source, dir)?;
             let stages = Vec::new();
@@ -492,6 +520,34 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compi
     };
     link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
     Ok(compile)
+}
+
+/// The profile of the program rooted at `main` from its own run, made once
+/// per directory by `parec run --profile-generate` (a process: the
+/// program ends by calling `exit`, which would end the benchmark), in the
+/// default mode (optimistic, mismatches an error).
+fn own_profile(main: &Path, dir: &Path) -> Result<ProfileUse> {
+    let path = dir.join("own.prof");
+    if !path.exists() {
+        let tools = std::env::current_exe().context("cannot find the parec-tools executable")?;
+        let parec = tools.with_file_name("parec");
+        let out = Command::new(&parec)
+            .arg("run")
+            .arg(main)
+            .arg("--profile-generate")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .output()
+            .map_err(|e| anyhow!("cannot run `{}`: {}", parec.display(), io_reason(&e)))?;
+        if !out.status.success() {
+            bail!(
+                "`parec run --profile-generate` failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    ProfileUse::read(&path, ProfileMode::Optimistic, MismatchPolicy::Error)
 }
 
 /// Compiles a Pare program in-process; returns its object files, the
@@ -921,6 +977,7 @@ mod tests {
         expected.push("-Oz 2 rounds".into());
         expected.push("-Oz lto".into());
         expected.push("-Oz 2 rounds lto".into());
+        expected.push("-Oz 2 rounds profile".into());
         expected.push("clang -Oz".into());
         assert_eq!(names, expected);
         let merge = Pass::from_name("merge").unwrap();
@@ -947,12 +1004,25 @@ mod tests {
     }
 
     #[test]
+    fn run_spread_is_range_over_median() {
+        let ms = Duration::from_millis;
+        let cell = Cell {
+            run: Some(ms(20)),
+            run_samples: vec![ms(22), ms(20), ms(19)],
+            ..Cell::default()
+        };
+        assert!((cell.run_spread().unwrap() - 0.15).abs() < 1e-9);
+        assert_eq!(Cell::default().run_spread(), None);
+    }
+
+    #[test]
     fn failed_cells_are_marked_and_excluded_from_geomean() {
         let ok = |bytes| Cell {
             bytes: Some(bytes),
             compile: Some(Duration::from_millis(1)),
             stages: vec![("cranelift".into(), Duration::from_micros(600))],
             run: Some(Duration::from_millis(2)),
+            run_samples: vec![Duration::from_millis(2), Duration::from_millis(3)],
             error: None,
         };
         let report = Report {
