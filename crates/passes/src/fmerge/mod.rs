@@ -491,8 +491,10 @@ impl<'m> Pass<'m> {
         for (i, def) in module.functions.iter().enumerate() {
             note_referrer(&mut referrers, i, &def.func);
         }
-        let mut report = FmergeReport::default();
-        report.remarks = hot_remarks;
+        let mut report = FmergeReport {
+            remarks: hot_remarks,
+            ..FmergeReport::default()
+        };
         report.stats.functions = module.functions.len();
         report.stats.candidates = candidates.len();
         report.stats.folded = folded;
