@@ -192,6 +192,8 @@ fn loops_are_hot_and_left_alone() {
     let result = outline::outline_module(&functions, &names, &OutlineOptions::default());
     assert_eq!(result.stats.sequences_replaced, 0, "{:?}", result.stats);
     assert!(result.stats.hot_instructions >= 16, "{:?}", result.stats);
+    // The two loop bodies: the sequences skipped as hot.
+    assert!(result.stats.hot_sequences >= 2, "{:?}", result.stats);
 }
 
 /// With a profile ([`parec_passes::heat::HotCode`]) the loops of functions

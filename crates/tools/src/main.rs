@@ -108,6 +108,13 @@ enum Command {
         opt: String,
         #[arg(long, default_value = "")]
         passes: String,
+        /// Run with block counters and write the profile (`parec run
+        /// --profile-generate`; no pass runs).
+        #[arg(long, conflicts_with_all = ["passes", "profile_use"])]
+        profile_generate: Option<PathBuf>,
+        /// Compile with this profile (`--profile-use`, default mode).
+        #[arg(long)]
+        profile_use: Option<PathBuf>,
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -119,6 +126,9 @@ enum Command {
         opt: String,
         #[arg(long, default_value = "")]
         passes: String,
+        /// Build with this profile (`--profile-use`, default mode).
+        #[arg(long)]
+        profile_use: Option<PathBuf>,
         #[arg(short = 'o', required = true)]
         out: PathBuf,
         #[arg(required = true)]
@@ -136,6 +146,14 @@ struct FuzzOptions {
     timeout_secs: u64,
     clif_checks: bool,
     shrink: bool,
+}
+
+/// `--profile-use FILE` in the default mode and mismatch policy.
+fn profile_flags(use_file: Option<PathBuf>) -> parec::profile::ProfileFlags {
+    parec::profile::ProfileFlags {
+        use_file,
+        ..Default::default()
+    }
 }
 
 /// A pass of `--without`, by name.
@@ -211,12 +229,32 @@ fn execute(cli: Cli) -> ExitCode {
             }
         }
         Command::ExecInterp { files } => commands::interp(&files),
-        Command::ExecJit { opt, passes, files } => difftest::pipeline_from_names(&passes)
+        Command::ExecJit {
+            opt,
+            passes,
+            profile_generate: Some(profile),
+            files,
+            ..
+        } => {
+            debug_assert!(passes.is_empty());
+            commands::run_generating_profile(&files, opt_level(&opt), &profile)
+        }
+        Command::ExecJit {
+            opt,
+            passes,
+            profile_generate: None,
+            profile_use,
+            files,
+        } => difftest::pipeline_from_names(&passes)
             .map_err(|e| Failure::Error(anyhow!(e)))
-            .and_then(|pipeline| commands::run_with_pipeline(&files, opt_level(&opt), pipeline)),
+            .and_then(|mut pipeline| {
+                pipeline.profile = profile_flags(profile_use).read()?;
+                commands::run_with_pipeline(&files, opt_level(&opt), pipeline)
+            }),
         Command::ExecAot {
             opt,
             passes,
+            profile_use,
             out,
             files,
         } => difftest::pipeline_from_names(&passes)
@@ -237,7 +275,7 @@ fn execute(cli: Cli) -> ExitCode {
                     outline_stats: false,
                     units: Units::PerModule,
                     code_model: Default::default(),
-                    profile: Default::default(),
+                    profile: profile_flags(profile_use),
                 };
                 commands::build_with_pipeline(&options, pipeline)
             }),

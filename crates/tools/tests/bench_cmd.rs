@@ -17,6 +17,7 @@ fn configs() -> Vec<String> {
     names.push("-Oz 2 rounds".into());
     names.push("-Oz lto".into());
     names.push("-Oz 2 rounds lto".into());
+    names.push("-Oz 2 rounds profile".into());
     names.push("clang -Oz".into());
     names
 }

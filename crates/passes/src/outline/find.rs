@@ -136,6 +136,35 @@ fn branch_targets(func: &LiftedFunction) -> BTreeSet<Label> {
     set
 }
 
+/// The sequences of `func` the outliner skips as hot: maximal runs of two
+/// or more instructions that could be outlined (legal, inside one block)
+/// all of whose instructions are hot (`hot[i]`, [`super::heat`]).
+pub fn hot_sequences(func: &LiftedFunction, hot: &[bool]) -> usize {
+    let targets = branch_targets(func);
+    let mut sequences = 0;
+    let mut run = 0;
+    for ((label, item), &hot) in func.items.iter().zip(hot) {
+        if targets.contains(label) {
+            sequences += usize::from(run >= 2);
+            run = 0;
+        }
+        match item {
+            Item::Inst(inst) if hot && is_legal(inst) => {
+                run += 1;
+                if inst.form.ends_flow() {
+                    sequences += usize::from(run >= 2);
+                    run = 0;
+                }
+            }
+            _ => {
+                sequences += usize::from(run >= 2);
+                run = 0;
+            }
+        }
+    }
+    sequences + usize::from(run >= 2)
+}
+
 /// Whether an instruction may be part of an outlined sequence (module doc,
 /// step 4; its position is checked separately: calls and flow ends only
 /// last).

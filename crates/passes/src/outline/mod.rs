@@ -377,6 +377,9 @@ pub struct OutlineStats {
     /// Instructions left alone as hot: inside loops, or in functions a
     /// profile knows hot ([`heat`]).
     pub hot_instructions: usize,
+    /// Sequences skipped as hot: maximal runs of two or more hot
+    /// instructions that could otherwise have been outlined.
+    pub hot_sequences: usize,
     /// Functions a profile knows hot, from which nothing is outlined.
     pub hot_functions: usize,
 }
@@ -396,6 +399,7 @@ impl OutlineStats {
         self.global_sequences += other.global_sequences;
         self.hot_instructions += other.hot_instructions;
         self.hot_functions += other.hot_functions;
+        self.hot_sequences += other.hot_sequences;
     }
 }
 
@@ -407,7 +411,7 @@ impl fmt::Display for OutlineStats {
             "{} outlined functions, {} sequences replaced (tail {tail}, thunk {thunk}, \
              no-lr-save {no_lr}, reg-save {reg}, stack-save {stack}); code {} -> {} bytes \
              ({} saved); {} by the global tree; {} hot instructions left alone \
-             ({} functions known hot); {} of {} functions opaque",
+             ({} sequences skipped as hot, {} functions known hot); {} of {} functions opaque",
             self.outlined_functions,
             self.sequences_replaced,
             self.bytes_before,
@@ -415,6 +419,7 @@ impl fmt::Display for OutlineStats {
             self.bytes_before as i64 - self.bytes_after as i64,
             self.global_sequences,
             self.hot_instructions,
+            self.hot_sequences,
             self.hot_functions,
             self.opaque_functions,
             self.functions

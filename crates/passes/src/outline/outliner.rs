@@ -64,15 +64,17 @@ impl<'a> Outliner<'a> {
             .map(|f| lift::lift(f, &mut decoder))
             .collect();
         let heat: Vec<Option<Heat>> = lifted.iter().map(|f| hot_code.heat(&f.name)).collect();
+        let hot: Vec<(usize, usize)> = lifted
+            .iter()
+            .zip(&heat)
+            .map(|(f, &heat)| self::hot_code(f, heat))
+            .collect();
         let stats = OutlineStats {
             functions: functions.len(),
             opaque_functions: lifted.iter().filter(|f| f.opaque.is_some()).count(),
             bytes_before: functions.iter().map(|f| f.bytes.len() as u64).sum(),
-            hot_instructions: lifted
-                .iter()
-                .zip(&heat)
-                .map(|(f, &heat)| hot_instructions(f, heat))
-                .sum(),
+            hot_instructions: hot.iter().map(|h| h.0).sum(),
+            hot_sequences: hot.iter().map(|h| h.1).sum(),
             hot_functions: heat.iter().filter(|&&h| h == Some(Heat::Hot)).count(),
             ..OutlineStats::default()
         };
@@ -391,15 +393,18 @@ fn variants_text(candidate: &Candidate) -> String {
 }
 
 /// Instructions of `func` the outliner leaves alone as hot
-/// ([`super::heat`]); none for an opaque function.
-fn hot_instructions(func: &LiftedFunction, heat: Option<Heat>) -> usize {
+/// ([`super::heat`]), and the sequences among them it could otherwise
+/// have outlined ([`find::hot_sequences`]); none for an opaque function.
+fn hot_code(func: &LiftedFunction, heat: Option<Heat>) -> (usize, usize) {
     if func.opaque.is_some() {
-        return 0;
+        return (0, 0);
     }
     let hot = super::heat::hot_items(func, heat);
-    func.items
+    let instructions = func
+        .items
         .iter()
-        .zip(hot)
-        .filter(|((_, item), hot)| *hot && matches!(item, lift::Item::Inst(_)))
-        .count()
+        .zip(&hot)
+        .filter(|((_, item), hot)| **hot && matches!(item, lift::Item::Inst(_)))
+        .count();
+    (instructions, find::hot_sequences(func, &hot))
 }

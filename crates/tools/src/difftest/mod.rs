@@ -159,13 +159,19 @@ pub fn pipeline_from_names(list: &str) -> Result<Pipeline, String> {
     Ok(pipeline_of(&passes))
 }
 
-/// One pass configuration: a Cranelift level and a pass list.
+/// One pass configuration: a Cranelift level and a pass list, and whether
+/// the build uses the program's own profile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassConfig {
     /// Its name, with the names of identical configurations after `=`.
     pub name: String,
     pub level: OptLevel,
     pub passes: Vec<TestPass>,
+    /// Built with `--profile-use` and a profile of the program's own run
+    /// (made once per program by `exec-jit --profile-generate`, which
+    /// runs the program with block counters). A profile changes
+    /// decisions, never results.
+    pub profile: bool,
 }
 
 impl PassConfig {
@@ -174,6 +180,15 @@ impl PassConfig {
             name: name.to_string(),
             level,
             passes,
+            profile: false,
+        }
+    }
+
+    /// `-Oz` with the program's own profile.
+    pub fn oz_profiled() -> PassConfig {
+        PassConfig {
+            profile: true,
+            ..PassConfig::new("Oz-profile", OptLevel::Oz, TestPass::all())
         }
     }
 
@@ -189,6 +204,7 @@ impl PassConfig {
             configs.push(PassConfig::new(pass.name(), OptLevel::Oz, vec![pass]));
         }
         configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all()));
+        configs.push(PassConfig::oz_profiled());
         merge_identical(configs)
     }
 
@@ -205,11 +221,12 @@ impl PassConfig {
                 }
                 "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, TestPass::speed())),
                 "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all())),
+                "Oz-profile" => configs.push(PassConfig::oz_profiled()),
                 _ => match TestPass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
                     None => {
                         return Err(format!(
-                        "unknown configuration `{name}`; expected all, O0, Cranelift, O2, Oz or a pass ({}, {})",
+                        "unknown configuration `{name}`; expected all, O0, Cranelift, O2, Oz, Oz-profile or a pass ({}, {})",
                         parec::pipeline::available_passes(),
                         planted::NAME
                     ))
@@ -246,7 +263,7 @@ fn merge_identical(configs: Vec<PassConfig>) -> Vec<PassConfig> {
     for c in configs {
         match out
             .iter_mut()
-            .find(|o| o.level == c.level && o.passes == c.passes)
+            .find(|o| o.level == c.level && o.passes == c.passes && o.profile == c.profile)
         {
             Some(o) => {
                 if !o.name.split('=').any(|n| n == c.name) {
@@ -649,7 +666,7 @@ impl Runner {
         let start = Instant::now();
         let outcome = match executor {
             Executor::Interp => self.interp_child(files),
-            Executor::Jit => self.jit(config, files),
+            Executor::Jit => self.jit(config, files, dir),
             Executor::Aot => self.aot(config, files, dir),
         };
         Execution {
@@ -674,13 +691,44 @@ impl Runner {
         program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
     }
 
-    fn jit(&self, config: &PassConfig, files: &[PathBuf]) -> Outcome {
+    fn jit(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
         let mut cmd = self.tools_command();
         cmd.arg("exec-jit")
             .arg(config.level_arg())
-            .arg(config.passes_arg())
-            .args(files);
+            .arg(config.passes_arg());
+        if config.profile {
+            match self.own_profile(files, dir) {
+                Ok(profile) => cmd.arg("--profile-use").arg(profile),
+                Err(failed) => return failed,
+            };
+        }
+        cmd.args(files);
         program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
+    }
+
+    /// The program's profile from its own run, made once per program in
+    /// `dir` (`exec-jit --profile-generate`). A program that traps or
+    /// exits writes its profile too; a run that wrote none is the failed
+    /// outcome returned.
+    fn own_profile(&self, files: &[PathBuf], dir: &Path) -> Result<PathBuf, Outcome> {
+        let path = dir.join("own.prof");
+        if path.exists() {
+            return Ok(path);
+        }
+        let mut cmd = self.tools_command();
+        cmd.arg("exec-jit")
+            .arg("-O2")
+            .arg("--profile-generate")
+            .arg(&path)
+            .args(files);
+        let outcome = program_outcome(run_with_timeout(&mut cmd, self.timeout), true);
+        match path.exists() {
+            true => Ok(path),
+            false => Err(Outcome::failed(format!(
+                "the profiling run wrote no profile: {:?}",
+                outcome.status
+            ))),
+        }
     }
 
     fn aot(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
@@ -689,10 +737,14 @@ impl Runner {
         build
             .arg("exec-aot")
             .arg(config.level_arg())
-            .arg(config.passes_arg())
-            .args(files)
-            .arg("-o")
-            .arg(&exe);
+            .arg(config.passes_arg());
+        if config.profile {
+            match self.own_profile(files, dir) {
+                Ok(profile) => build.arg("--profile-use").arg(profile),
+                Err(failed) => return failed,
+            };
+        }
+        build.args(files).arg("-o").arg(&exe);
         match run_with_timeout(&mut build, self.timeout) {
             Ok(c) if c.status.is_some_and(|s| s.success()) => {}
             Ok(c) if c.status.is_none() => return Outcome::failed("the build timed out".into()),
@@ -828,13 +880,20 @@ impl Runner {
             "\nReproduce (in this directory):\n  parec interp {files}"
         );
         if let Some((executor, config)) = what {
-            // The planted pass exists only in the tools binary.
+            // The planted pass exists only in the tools binary; `parec run`
+            // takes no profile.
             let (run, build) = if config.passes.contains(&TestPass::Planted) {
                 ("parec-tools exec-jit", "parec-tools exec-aot")
+            } else if config.profile {
+                ("parec-tools exec-jit", "parec build")
             } else {
                 ("parec run", "parec build")
             };
-            let args = format!("{} {}", config.level_arg(), config.passes_arg());
+            let mut args = format!("{} {}", config.level_arg(), config.passes_arg());
+            if config.profile {
+                let _ = writeln!(s, "  parec run {files} --profile-generate own.prof");
+                args.push_str(" --profile-use own.prof");
+            }
             match executor {
                 Executor::Jit => {
                     let _ = writeln!(s, "  {run} {args} {files}");
