@@ -146,7 +146,14 @@ pub fn run_with_pipeline(
                 .collect(),
         ),
     };
-    let build = Build {
+    let output = jit_build(pipeline, level).run(input)?;
+    restore_default_sigpipe();
+    Ok(jit::execute(output.modules, level)?)
+}
+
+/// A compilation for the host JIT with `pipeline` at `level`.
+fn jit_build(pipeline: Pipeline, level: OptLevel) -> Build {
+    Build {
         pipeline,
         level,
         mode: BuildMode::Local,
@@ -154,10 +161,7 @@ pub fn run_with_pipeline(
         jobs: available_jobs(),
         units: Units::PerModule,
         code_model: CodeModel::default(),
-    };
-    let output = build.run(input)?;
-    restore_default_sigpipe();
-    Ok(jit::execute(output.modules, level)?)
+    }
 }
 
 /// `parec run --profile-generate FILE`: runs the program with block
@@ -188,16 +192,7 @@ pub fn run_generating_profile(
     };
     outputs.check_not_read(&read)?;
     let maps = profile::instrument_modules(&mut modules);
-    let build = Build {
-        pipeline: Pipeline::empty(),
-        level,
-        mode: BuildMode::Local,
-        backend: Backend::Jit,
-        jobs: available_jobs(),
-        units: Units::PerModule,
-        code_model: CodeModel::default(),
-    };
-    let output = build.run(Input::Modules(modules))?;
+    let output = jit_build(Pipeline::empty(), level).run(Input::Modules(modules))?;
     restore_default_sigpipe();
     let status = jit::execute_with(output.modules, level, |data| {
         profile::arm(out, profile::locate_counters(maps, data)?)

@@ -521,31 +521,32 @@ fn canonical_numbers(func: &Function) -> Numbers {
     Numbers { values, blocks }
 }
 
-/// A length-delimited byte stream hashed with xxh3-64 at the end.
+/// A length-delimited byte stream hashed with xxh3-64 at the end (also
+/// the profile hash's, `crate::profile::hash`).
 #[derive(Default)]
-struct Stream {
+pub(crate) struct Stream {
     buf: Vec<u8>,
 }
 
 impl Stream {
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
-    fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
         self.buf.extend_from_slice(b);
     }
     /// A value's text, written in place (no allocation), then a byte that
     /// never occurs in UTF-8 as a terminator.
-    fn display(&mut self, v: impl std::fmt::Display) {
+    pub(crate) fn display(&mut self, v: impl std::fmt::Display) {
         use std::io::Write as _;
         let _ = write!(self.buf, "{v}");
         self.buf.push(0xff);
     }
-    fn ty(&mut self, ty: Type) {
+    pub(crate) fn ty(&mut self, ty: Type) {
         if ty == ir::types::INVALID {
             // No controlling type (its `Display` would panic).
             self.buf.push(0xfe);
@@ -553,7 +554,7 @@ impl Stream {
             self.display(ty);
         }
     }
-    fn finish(&self) -> u64 {
+    pub(crate) fn finish(&self) -> u64 {
         xxh3_64(&self.buf)
     }
 }

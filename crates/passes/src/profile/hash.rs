@@ -41,13 +41,12 @@
 //! - The function's own name: the profile keys by name and hash together.
 
 use cranelift_codegen::ir::{
-    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode, Type,
-    Value,
+    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode, Value,
 };
 use hashbrown::HashMap;
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::clif_module::ClifModule;
+use crate::merge::hash::Stream;
 
 /// Whether `block` ends in `trap` (see the module doc).
 pub fn is_trap_block(func: &Function, block: ir::Block) -> bool {
@@ -321,41 +320,5 @@ impl Numbers {
 
     fn block(&self, b: ir::Block) -> u64 {
         self.blocks.get(&b).copied().unwrap_or(u64::MAX)
-    }
-}
-
-/// A length-delimited byte stream hashed with xxh3-64 at the end.
-#[derive(Default)]
-struct Stream {
-    buf: Vec<u8>,
-}
-
-impl Stream {
-    fn u64(&mut self, v: u64) {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-    }
-    fn str(&mut self, s: &str) {
-        self.bytes(s.as_bytes());
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.buf.extend_from_slice(b);
-    }
-    /// A value's text, then a byte that never occurs in UTF-8.
-    fn display(&mut self, v: impl std::fmt::Display) {
-        use std::io::Write as _;
-        let _ = write!(self.buf, "{v}");
-        self.buf.push(0xff);
-    }
-    fn ty(&mut self, ty: Type) {
-        if ty == ir::types::INVALID {
-            // No controlling type (its `Display` would panic).
-            self.buf.push(0xfe);
-        } else {
-            self.display(ty);
-        }
-    }
-    fn finish(&self) -> u64 {
-        xxh3_64(&self.buf)
     }
 }
