@@ -44,8 +44,9 @@ enum Command {
         /// Executors compared with the interpreter: interp, jit, aot.
         #[arg(long, default_value = "interp,jit,aot")]
         executors: String,
-        /// Pass configurations: all (O2, each pass alone, Oz), O0, O2, Oz,
-        /// or pass names (including the planted miscompile, for testing).
+        /// Pass configurations: all (O2, each pass alone, Oz, Oz-profile),
+        /// O0, O2, Oz, Oz-profile (-Oz with the program's own profile), or
+        /// pass names (including the planted miscompile, for testing).
         #[arg(long, default_value = "all")]
         configs: String,
         /// Directory for reproducers of failing programs.
