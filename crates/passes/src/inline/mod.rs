@@ -58,7 +58,11 @@
 //!    forced on the caller's frame (saved registers, the frame itself).
 //!    Callees larger than [`InlineOptions::small_callee_bytes`] that are not
 //!    removable are not measured at all: such a body cannot fit in the
-//!    bytes of a call.
+//!    bytes of a call. *Hot sites* are the exception to measuring
+//!    ([`InlineOptions::heat`], `crate::heat`): a call of a small callee
+//!    inside a loop (or known hot from a profile) of a caller not known
+//!    cold is inlined whatever it costs, since the call and return would
+//!    be paid on every iteration.
 //! 4. Speed policy ([`Policy::Speed`]): inline `g` into `f` when `g` is tiny,
 //!    when the call sits in a loop of `f` and `g` is small, or when `g` is
 //!    removable with one call site, up to a budget of caller growth
@@ -70,8 +74,9 @@
 //!
 //! # Invariants
 //!
-//! - Size policy: the module never grows, in the measured bytes — each
-//!   accepted decision has `Δf ≤ 0` or is paid for by deleting `g`.
+//! - Size policy: apart from hot sites, the module never grows, in the
+//!   measured bytes — each accepted decision has `Δf ≤ 0` or is paid for
+//!   by deleting `g`.
 //! - Exported, weak, address-taken functions and the C entry point are
 //!   inlined into callers (copied) but never deleted.
 //! - An inlined check traps exactly as in the callee: Cranelift copies
