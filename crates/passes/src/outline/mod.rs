@@ -68,6 +68,9 @@
 //!    and a return on every iteration, so hot code is never outlined
 //!    (measured on bench/ at `-Oz --two-rounds`: +1.3% bytes, and run time
 //!    under qemu −6% in geomean, tokenizer −35%, the outliner alone −20%).
+//!    With a profile ([`OutlineOptions::heat`], `crate::heat`), a function
+//!    known hot is not outlined from at all and one known cold loses the
+//!    loops' protection.
 //! 4. *Legality* ([`find`]; LLVM's AArch64 rules,
 //!    `AArch64InstrInfo::getOutliningType` and
 //!    `getOutliningCandidateInfo`): no instruction that reads or writes
