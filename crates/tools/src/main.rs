@@ -61,6 +61,12 @@ enum Command {
         /// Save failing programs without reducing them.
         #[arg(long)]
         no_shrink: bool,
+        /// Also check N ill-typed programs (seeds SEED..SEED+N; each a
+        /// generated program with one mutation breaking a rule of
+        /// LANGUAGE.md): the checker must reject each with a located error
+        /// and never panic. `--count 0 --negative N` runs only those.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        negative: u64,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
@@ -147,6 +153,7 @@ struct FuzzOptions {
     timeout_secs: u64,
     clif_checks: bool,
     shrink: bool,
+    negative: u64,
 }
 
 /// `--profile-use FILE` in the default mode and mismatch policy.
@@ -196,6 +203,7 @@ fn execute(cli: Cli) -> ExitCode {
             timeout,
             no_clif,
             no_shrink,
+            negative,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -205,6 +213,7 @@ fn execute(cli: Cli) -> ExitCode {
             timeout_secs: timeout,
             clif_checks: !no_clif,
             shrink: !no_shrink,
+            negative,
         }),
         Command::Bench {
             json,
@@ -303,14 +312,16 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     if !opts.shrink {
         runner.shrink_tests = 0;
     }
+    runner.negative = opts.negative;
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     eprintln!(
-        "fuzz: seeds {}..{}, executors {}, configurations {}",
+        "fuzz: seeds {}..{}, executors {}, configurations {}, {} negative programs",
         opts.seed,
         opts.seed.saturating_add(opts.count),
         opts.executors,
-        configs.join(", ")
+        configs.join(", "),
+        opts.negative
     );
     let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
     eprintln!("fuzz: {}", report.summary());
