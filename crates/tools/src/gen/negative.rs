@@ -30,6 +30,7 @@ pub enum Mutation {
     ForBoundNull,
     ForBoundUnitCall,
     ForBoundMixedInts,
+    ForBoundInInstance,
     AssignImmutable,
     WrongArgCount,
     WrongArgType,
@@ -62,7 +63,7 @@ pub enum Mutation {
 }
 
 impl Mutation {
-    pub const ALL: [Mutation; 36] = [
+    pub const ALL: [Mutation; 37] = [
         Mutation::ForBoundStr,
         Mutation::ForBoundBool,
         Mutation::ForBoundStruct,
@@ -70,6 +71,7 @@ impl Mutation {
         Mutation::ForBoundNull,
         Mutation::ForBoundUnitCall,
         Mutation::ForBoundMixedInts,
+        Mutation::ForBoundInInstance,
         Mutation::AssignImmutable,
         Mutation::WrongArgCount,
         Mutation::WrongArgType,
@@ -118,6 +120,9 @@ impl Mutation {
             }
             Mutation::ForBoundMixedInts => {
                 "the bounds of a `for` range must be integers of one type (an `i32` and an `i64` are an error)"
+            }
+            Mutation::ForBoundInInstance => {
+                "`for` bounds must be integers of one type, checked per generic instance"
             }
             Mutation::AssignImmutable => {
                 "assignment is allowed to mutable locals, globals, fields and elements (parameters and `for` variables are immutable)"
@@ -376,7 +381,45 @@ fn patch_for(mutation: Mutation, facts: &Facts, st: &mut u64) -> Option<Patch> {
                 "for neg_i in neg_x..len(\"abcd\") { }",
             ),
         },
-        Mutation::AssignImmutable => match splitmix64(st) % 4 {
+        Mutation::ForBoundInInstance => {
+            let (item, call) = pick(
+                st,
+                &[
+                    (
+                        "fn neg_loop<T>(a: T, b: T) {\n    for neg_i in a..b { }\n}",
+                        "neg_loop<bool>(true, false);",
+                    ),
+                    (
+                        "fn neg_loop<T>(a: T, b: T) {\n    for neg_i in a..b { }\n}",
+                        "neg_loop(\"a\", \"b\");",
+                    ),
+                    (
+                        "fn neg_loop<T>(a: T, b: T) {\n    for neg_i in a..b { }\n}",
+                        "neg_loop<[i64]>(null, null);",
+                    ),
+                    (
+                        "fn neg_loop<T>(a: T) {\n    for neg_i in a..5i64 { }\n}",
+                        "neg_loop<i32>(1);",
+                    ),
+                    (
+                        "fn neg_loop<const B: bool>() {\n    for neg_i in 0..B { }\n}",
+                        "neg_loop<true>();",
+                    ),
+                ],
+            );
+            Patch {
+                items: vec![item.into()],
+                ..stmt(call)
+            }
+            .anywhere()
+        }
+        Mutation::AssignImmutable => match splitmix64(st) % 5 {
+            4 => Patch {
+                items: vec!["fn neg_k<const K: i64>() {\n    K = 1;\n}".into()],
+                stmts: vec!["neg_k<3>();".into()],
+                site: Site::Item(1),
+                ..Patch::default()
+            },
             0 => after("let neg_v = 1;", "neg_v = 2;"),
             1 => after("let neg_v: u8 = 1;", "neg_v += 2;"),
             2 => stmt("for neg_i in 0..3 { neg_i = 1; }"),
@@ -427,6 +470,12 @@ fn patch_for(mutation: Mutation, facts: &Facts, st: &mut u64) -> Option<Patch> {
                         "fn neg_k<const K: i64>(x: i64) -> i64 { x * K }",
                         "print(neg_k<note0>(1));",
                     ),
+                    // Only type parameters are inferred.
+                    (
+                        "fn neg_k<const K: i64>(x: i64) -> i64 { x * K }",
+                        "print(neg_k(1));",
+                    ),
+                    ("fn neg_t<T>(x: T) -> T { x }", "print(neg_t<i64, i64>(1));"),
                 ],
             );
             Patch {
@@ -489,6 +538,7 @@ fn patch_for(mutation: Mutation, facts: &Facts, st: &mut u64) -> Option<Patch> {
                     "fn neg_r() -> bool {\n    return 1;\n}",
                     "fn neg_r() {\n    return 1;\n}",
                     "fn neg_r() -> i32 {\n    5i64\n}",
+                    "fn neg_r() -> i64 {\n    return;\n}",
                 ],
             )
             .to_string()],
