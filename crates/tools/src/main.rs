@@ -67,6 +67,13 @@ enum Command {
         /// and never panic. `--count 0 --negative N` runs only those.
         #[arg(long, default_value_t = 0, value_name = "N")]
         negative: u64,
+        /// Probability that a potentially trapping site of a generated
+        /// program is written to trap (default: the generator's, 0.002).
+        /// Higher values test trap ordering (an out-of-bounds place before
+        /// the call in its operand, a stack overflow) at the cost of
+        /// programs that end early.
+        #[arg(long, value_name = "P")]
+        trap_probability: Option<f64>,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
@@ -154,6 +161,7 @@ struct FuzzOptions {
     clif_checks: bool,
     shrink: bool,
     negative: u64,
+    trap_probability: Option<f64>,
 }
 
 /// `--profile-use FILE` in the default mode and mismatch policy.
@@ -204,6 +212,7 @@ fn execute(cli: Cli) -> ExitCode {
             no_clif,
             no_shrink,
             negative,
+            trap_probability,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -214,6 +223,7 @@ fn execute(cli: Cli) -> ExitCode {
             clif_checks: !no_clif,
             shrink: !no_shrink,
             negative,
+            trap_probability,
         }),
         Command::Bench {
             json,
@@ -313,6 +323,9 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
         runner.shrink_tests = 0;
     }
     runner.negative = opts.negative;
+    if let Some(p) = opts.trap_probability {
+        runner.gen.trap_probability = p.clamp(0.0, 1.0);
+    }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     eprintln!(
