@@ -20,8 +20,11 @@
 //!   division by zero after `e` ran.
 //!
 //! Everything stays type-correct and terminating: trip counts are bounded by
-//! construction (masked low bounds, known high bounds), and the traps are
-//! drawn with a probability like the generator's other trap sites.
+//! construction (masked low bounds, known high bounds). The traps of the
+//! compound assignments are drawn with ten times `trap_probability` (their
+//! point is the order of the trap and the operand's output), the million-deep
+//! recursion with `trap_probability` itself; with `trap_probability` 0
+//! nothing traps.
 
 use super::model::{DeepFn, ExtraFn, FnKind, Gen, Item, StrFn, Ty};
 use super::scope::{Cx, Nullness, Var, VarKind};

@@ -29,7 +29,9 @@
 //! `fold<op>`, `pick<T>` over scalars, arrays and structs, `mix<T>` over
 //! integers, `chain<K>` and `relay<op>` instantiating other templates), each
 //! instantiated 2–5 times from `main`; statement shapes repeated across
-//! functions; `print` of intermediate values, live locals and every global.
+//! functions; `print` of intermediate values, live locals and every global;
+//! the constructs of `edge.rs` (expression `for` bounds, `str` identity
+//! across modules, deep recursion, compound assignment with side effects).
 //!
 //! Traps (division by zero, `MIN / -1`, out-of-bounds indices, null
 //! dereferences, negative array lengths) appear only at sites drawn with

@@ -2,7 +2,8 @@
 //! bounded loops, early exits, calls and repeated statement shapes.
 //!
 //! Termination: `for` loops have constant trip counts (or run over a known
-//! array length, or `x..(x + k)`); `while` loops are guarded by a counter
+//! array length, or `x..(x + k)`, or have masked expression bounds: see
+//! `edge.rs`); `while` loops are guarded by a counter
 //! that the body increments first and never assigns otherwise. The product
 //! of enclosing trip counts is bounded by `max_loop_mult`, and every
 //! statement and call is charged to the function's cost budget at that
