@@ -38,7 +38,9 @@ fn main() -> ExitCode {
             }
         };
         let mut stdout = Vec::new();
-        let status = match interp::run(&checked, &mut stdout) {
+        // Generated programs recurse thousands of frames deep: the interpreter
+        // needs more than the main thread's stack.
+        let status = match interp::run_with_big_stack(&checked, &mut stdout) {
             Exit::Status(code) => code.to_string(),
             Exit::Trap(kind) => format!("trap {kind:?}"),
             Exit::Error(e) => format!("error {e}"),

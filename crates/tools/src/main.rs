@@ -61,6 +61,19 @@ enum Command {
         /// Save failing programs without reducing them.
         #[arg(long)]
         no_shrink: bool,
+        /// Also check N ill-typed programs (seeds SEED..SEED+N; each a
+        /// generated program with one mutation breaking a rule of
+        /// LANGUAGE.md): the checker must reject each with a located error
+        /// and never panic. `--count 0 --negative N` runs only those.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        negative: u64,
+        /// Probability that a potentially trapping site of a generated
+        /// program is written to trap (default: the generator's, 0.002).
+        /// Higher values test trap ordering (an out-of-bounds place before
+        /// the call in its operand, a stack overflow) at the cost of
+        /// programs that end early.
+        #[arg(long, value_name = "P")]
+        trap_probability: Option<f64>,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
@@ -147,6 +160,8 @@ struct FuzzOptions {
     timeout_secs: u64,
     clif_checks: bool,
     shrink: bool,
+    negative: u64,
+    trap_probability: Option<f64>,
 }
 
 /// `--profile-use FILE` in the default mode and mismatch policy.
@@ -196,6 +211,8 @@ fn execute(cli: Cli) -> ExitCode {
             timeout,
             no_clif,
             no_shrink,
+            negative,
+            trap_probability,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -205,6 +222,8 @@ fn execute(cli: Cli) -> ExitCode {
             timeout_secs: timeout,
             clif_checks: !no_clif,
             shrink: !no_shrink,
+            negative,
+            trap_probability,
         }),
         Command::Bench {
             json,
@@ -303,14 +322,19 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     if !opts.shrink {
         runner.shrink_tests = 0;
     }
+    runner.negative = opts.negative;
+    if let Some(p) = opts.trap_probability {
+        runner.gen.trap_probability = p.clamp(0.0, 1.0);
+    }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     eprintln!(
-        "fuzz: seeds {}..{}, executors {}, configurations {}",
+        "fuzz: seeds {}..{}, executors {}, configurations {}, {} negative programs",
         opts.seed,
         opts.seed.saturating_add(opts.count),
         opts.executors,
-        configs.join(", ")
+        configs.join(", "),
+        opts.negative
     );
     let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
     eprintln!("fuzz: {}", report.summary());

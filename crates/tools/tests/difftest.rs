@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use pare_frontend::source::SourceMap;
 use parec::target::OptLevel;
 use parec_tools::difftest::{planted, CampaignReport, Executor, PassConfig, Runner, TestPass};
+use parec_tools::gen::negative::Mutation;
 use parec_tools::gen::{generate_from_seed, GenConfig};
 
 /// Programs with fixed seeds per CI run.
@@ -21,6 +22,8 @@ const FIXED_PROGRAMS: u64 = 500;
 const EXTRA_PROGRAMS: u64 = 20;
 /// Frontend inputs (mutated generated programs).
 const FRONTEND_INPUTS: usize = 10_000;
+/// Negative programs (one rule of LANGUAGE.md broken each) per CI run.
+const NEGATIVE_PROGRAMS: u64 = 400;
 
 fn runner() -> Runner {
     Runner::new(PathBuf::from(env!("CARGO_BIN_EXE_parec-tools")))
@@ -257,4 +260,58 @@ fn fuzz_command_exit_status_and_reproducer_path() {
     assert!(
         String::from_utf8_lossy(&unknown.stderr).contains("unknown configuration `no-such-pass`")
     );
+}
+
+/// Negative generation: every generated ill-typed program is rejected by the
+/// front end with a located diagnostic and no panic, over every mutation
+/// kind; `parec-tools fuzz --count 0 --negative N` runs only those and says so.
+#[test]
+fn negative_programs_are_rejected() {
+    let out = tempfile::tempdir().unwrap();
+    let mut runner = runner();
+    runner.negative = NEGATIVE_PROGRAMS;
+    let report = runner.campaign(0, 0, out.path(), true);
+    print_report("negative", &report);
+    for (kind, (programs, rejected)) in &report.negative.by_kind {
+        println!("{kind:?}: {rejected} of {programs} rejected");
+    }
+    assert_clean("negative programs", &report);
+    assert_eq!(report.negative.programs as u64, NEGATIVE_PROGRAMS);
+    assert_eq!(report.negative.rejected as u64, NEGATIVE_PROGRAMS);
+    assert_eq!(report.negative.by_kind.len(), Mutation::ALL.len());
+    assert!(
+        report.negative.at_site * 10 >= report.negative.sited * 9,
+        "first errors mostly away from the mutated line: {}",
+        report.negative.summary()
+    );
+
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_parec-tools"))
+        .args(["fuzz", "--seed", "3", "--count", "0", "--negative", "40"])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert_eq!(cli.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("negative: 40 programs, 40 rejected"),
+        "{stderr}"
+    );
+}
+
+/// A few programs, which all hold the constructs of the generator's
+/// `edge.rs` (expression `for` bounds, `str` identity across modules, deep
+/// recursion, compound assignment with side effects), agree between the
+/// interpreter and the JIT without and with the passes.
+#[test]
+fn edge_constructs_agree_in_the_jit() {
+    let out = tempfile::tempdir().unwrap();
+    let mut runner = runner();
+    runner.executors = vec![Executor::Jit];
+    runner.configs = PassConfig::parse_list("Cranelift,Oz").unwrap();
+    runner.clif_checks = false;
+    let report = runner.campaign(900, 6, out.path(), true);
+    print_report("edge constructs", &report);
+    assert_clean("edge constructs", &report);
+    assert_eq!(report.skipped, 0);
 }

@@ -20,12 +20,18 @@
 //! against its first failing (executor, configuration) pair and saved with
 //! the configuration and both outcomes to a reproducer directory.
 //!
+//! A campaign may also check negative programs ([`negative`]): ill-typed
+//! programs the front end must reject with a located diagnostic
+//! ([`Runner::negative`] of them, from the same seeds); an accepted program
+//! or a panic is a failure with a reproducer, like a disagreement.
+//!
 //! Invariants: the reference is always the interpreter; a program the
 //! interpreter cannot finish (an interpreter error, not a trap) is skipped,
 //! never reported; configurations with identical pipelines run once.
 
 pub mod clif_check;
 pub mod exec;
+pub mod negative;
 pub mod planted;
 pub mod shrink;
 
@@ -427,16 +433,27 @@ pub struct CampaignReport {
     /// Total time and count of executions per executor and configuration.
     pub times: Vec<(Executor, String, Duration, usize)>,
     pub wall: Duration,
+    /// The negative programs' totals (their failures are in `failures` too).
+    pub negative: negative::NegativeReport,
 }
 
 impl CampaignReport {
     /// One line: programs, skips, failures, wall time and the CLIF checks.
     pub fn summary(&self) -> String {
+        let mut s = self.positive_summary();
+        if self.negative.programs > 0 {
+            s += "; ";
+            s += &self.negative.summary();
+        }
+        s
+    }
+
+    fn positive_summary(&self) -> String {
         format!(
             "{} programs, {} skipped, {} failing in {:.1}s; CLIF: {} functions verified, {} calls compared, {} unsupported",
             self.programs,
             self.skipped,
-            self.failures.len(),
+            self.failures.len() - self.negative.failures.len(),
             self.wall.as_secs_f64(),
             self.clif.verified,
             self.clif.compared,
@@ -490,6 +507,9 @@ pub struct Runner {
     pub max_reproducers: usize,
     /// Extra environment variables of child processes.
     pub child_env: Vec<(String, String)>,
+    /// Negative programs a campaign checks besides the positive ones (seeds
+    /// `seed..seed + negative`; 0: none).
+    pub negative: u64,
 }
 
 impl Runner {
@@ -506,6 +526,7 @@ impl Runner {
             shrink_tests: 400,
             max_reproducers: 3,
             child_env: Vec::new(),
+            negative: 0,
         }
     }
 
@@ -522,7 +543,8 @@ impl Runner {
         passes
     }
 
-    /// Checks the programs of seeds `seed..seed + count`; reduces and saves
+    /// Checks the programs of seeds `seed..seed + count` (and the
+    /// [`Runner::negative`] negative programs from `seed`); reduces and saves
     /// failing ones under `out`. Prints one line per failure and a summary
     /// to stderr when `verbose`.
     pub fn campaign(&self, seed: u64, count: u64, out: &Path, verbose: bool) -> CampaignReport {
@@ -558,6 +580,19 @@ impl Runner {
                     Err(e) => eprintln!("error: cannot save the reproducer: {e:#}"),
                 }
             }
+        }
+        if self.negative > 0 {
+            let neg = negative::campaign(
+                &self.gen,
+                seed,
+                self.negative,
+                out,
+                self.max_reproducers,
+                verbose,
+            );
+            report.failures.extend(neg.failures.iter().cloned());
+            report.reproducers.extend(neg.reproducers.iter().cloned());
+            report.negative = neg;
         }
         report.wall = start.elapsed();
         report

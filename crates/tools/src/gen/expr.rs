@@ -210,7 +210,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
 
     /// A string literal with escapes, and its length in bytes.
     pub(crate) fn str_lit(&mut self) -> (String, usize) {
-        const PARTS: [(&str, usize); 8] = [
+        const PARTS: [(&str, usize); 11] = [
             ("pare", 4),
             ("\\n", 1),
             ("\\t", 1),
@@ -219,6 +219,9 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             ("-", 1),
             ("\\\\", 1),
             ("ok", 2),
+            ("\\r", 1),
+            ("\\0", 1),
+            ("\\'", 1),
         ];
         let mut text = String::from("\"");
         let mut len = 0;
@@ -705,6 +708,13 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     fn extern_call(&mut self, cx: &mut Cx, ty: &Ty, d: u32) -> Option<Ex> {
         let (name, decl, shift) = match ty {
             Ty::I64 => ("labs", "extern fn labs(x: i64) -> i64;", 2),
+            // With stdin closed (as every executor runs programs), `getchar` is -1.
+            Ty::I32 if self.rng.chance(1, 4) => {
+                self.modules[0]
+                    .externs
+                    .insert("extern fn getchar() -> i32;");
+                return Some(Ex::typed("getchar()".into()));
+            }
             Ty::I32 => ("abs", "extern fn abs(x: i32) -> i32;", 1),
             _ => return None,
         };
@@ -819,6 +829,11 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             if f.structs { 1 } else { 0 },                    // field
             1,                                                // if expression
             if f.generics && cx.allow_calls { 1 } else { 0 }, // pick<bool>
+            if f.strings && cx.allow_calls && !self.str_fns.is_empty() {
+                2
+            } else {
+                0
+            }, // str identity
         ];
         let d = depth - 1;
         match self.rng.weighted(&w) {
@@ -841,7 +856,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             8 => self.element(cx, &Ty::Bool, d),
             9 => self.field(cx, &Ty::Bool, d),
             10 => Some(self.if_expr(cx, &Ty::Bool, d)),
-            _ => self.generic_call(cx, &Ty::Bool, d),
+            11 => self.generic_call(cx, &Ty::Bool, d),
+            _ => self.str_compare(cx, d).map(Ex::typed),
         }
     }
 
@@ -1027,6 +1043,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
 
     /// A constant generic argument of type `ty`.
     pub(crate) fn const_arg(&mut self, ty: &Ty) -> String {
+        // A character literal is a bare `u8` constant argument (`count<'l'>`).
+        if *ty == Ty::U8 && self.rng.chance(1, 4) {
+            return self.char_lit();
+        }
         let sfx = if *ty == Ty::I64 { "" } else { ty.prim() };
         match self.rng.below(7) {
             1 => format!("-{}{sfx}", self.rng.range(1, 9)),

@@ -7,6 +7,7 @@
 //! apart from the designated recursion, and lets each function's cost be
 //! known when its callers are generated.
 
+use super::edge::STR_POOL;
 use super::model::{
     FnDef, FnKind, Gen, GlobalDef, Item, ModuleDef, ParamDef, Shape, StrGlobal, StructDef,
     Template, TemplateKind, Ty,
@@ -47,11 +48,15 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         self.make_globals();
         self.make_probes();
         self.make_shapes();
+        if self.cfg.features.strings {
+            self.make_str_fns();
+        }
         if self.cfg.features.generics {
             self.make_templates();
         }
         if self.cfg.features.recursion {
             self.make_recursion();
+            self.make_deep_recursion();
         }
         self.make_functions();
         self.make_main();
@@ -212,7 +217,12 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             }
             if self.cfg.features.strings && self.rng.chance(1, 2) {
                 let name = format!("msg{m}");
-                let (text, len) = self.str_lit();
+                // Sometimes a literal `str` functions return, so identity
+                // comparisons with the global can be true.
+                let (text, len) = match STR_POOL[self.rng.below(STR_POOL.len())] {
+                    (lit, len) if len > 0 && self.rng.chance(1, 3) => (lit.to_string(), len),
+                    _ => self.str_lit(),
+                };
                 // `str` globals are kept apart: they are only read, in their own module.
                 let decl = format!("{name}: str = {text};");
                 self.strs.push(StrGlobal {
@@ -703,7 +713,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     /// Charges the lines of an item's text to the program's line budget.
-    fn spend_lines(&mut self, text: &str) {
+    pub(crate) fn spend_lines(&mut self, text: &str) {
         self.lines_left = self.lines_left.saturating_sub(text.lines().count() + 1);
     }
 
@@ -851,6 +861,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         self.print_some_locals(&mut cx, &mut lines);
         self.exercise_templates(&mut cx, &mut lines);
         self.call_uncalled(&mut cx, &mut lines);
+        self.call_deep(&mut lines);
         self.print_globals(&mut lines);
         // How the program ends: `main` returns nothing, calls `exit`, or
         // returns its status as an i32 or i64.

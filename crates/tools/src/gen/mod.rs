@@ -29,7 +29,9 @@
 //! `fold<op>`, `pick<T>` over scalars, arrays and structs, `mix<T>` over
 //! integers, `chain<K>` and `relay<op>` instantiating other templates), each
 //! instantiated 2–5 times from `main`; statement shapes repeated across
-//! functions; `print` of intermediate values, live locals and every global.
+//! functions; `print` of intermediate values, live locals and every global;
+//! the constructs of `edge.rs` (expression `for` bounds, `str` identity
+//! across modules, deep recursion, compound assignment with side effects).
 //!
 //! Traps (division by zero, `MIN / -1`, out-of-bounds indices, null
 //! dereferences, negative array lengths) appear only at sites drawn with
@@ -38,10 +40,73 @@
 //!
 //! When the byte source runs out, every choice falls back to its first,
 //! simplest option, so generation always finishes with a small program.
+//!
+//! Negative generation ([`negative`]) mutates a generated program into one
+//! the checker must reject, one rule of LANGUAGE.md broken per program.
+//!
+//! # Coverage of docs/LANGUAGE.md
+//!
+//! "yes" means generated programs contain the construct (most are pinned
+//! by tests: `programs_cover_the_language` in `tests/gen_programs.rs`, the
+//! tests of `edge.rs` and `audit_additions_appear` here); "negative" means
+//! only [`negative`] produces it; "no" gives the reason.
+//!
+//! | construct | generated |
+//! |---|---|
+//! | modules, `import`, `pub`, `m::name`, cyclic imports | yes (1–3 modules; items used across modules become `pub` and imported) |
+//! | module named by a keyword, duplicate module names | negative (`ModuleNamedByKeyword`) |
+//! | `//` comments | yes (module headers) |
+//! | nested `/* ... */` comments | yes (rarely, between statements) |
+//! | integer literals: decimal, hex, binary, `_`, suffixes, wrapping values | yes |
+//! | character literals and their escapes | yes |
+//! | string literals with `\n \t \r \0 \\ \' \" \xHH` | yes |
+//! | `i64 i32 u8 bool` values, locals, parameters, globals | yes |
+//! | `str` values: literals, `str` globals, `len(s)`, `s[i]` | yes |
+//! | functions returning `str`, `let r: str`, `return` of a `str` | yes (`edge.rs`) |
+//! | `==`/`!=` on `str`: identity of equal literals across modules and spellings, `null` | yes (`edge.rs`) |
+//! | `str` parameters | no: nothing but identity and bytes to test, covered by `str` results |
+//! | structs, `pub struct`, reference fields, `null`, identity `==` | yes |
+//! | `[T]` arrays: `new [T; n]`, run-time lengths, `len`, element reads and writes | yes (scalar and struct elements) |
+//! | arrays of arrays, arrays of `str` | no: the generator's types have scalar or struct elements; cheap to add next |
+//! | fixed global arrays `[T; N] = [...]` of scalars | yes |
+//! | global arrays of `str`/structs initialized with `null` | no: globals of struct type are (null) scalars only; cheap to add next |
+//! | global initializers: literals, `-`, `!`, arithmetic, `as`, `null`, string literal | yes |
+//! | non-constant global initializer | negative (`NonConstGlobal`) |
+//! | `extern fn` `putchar`, `abs`, `labs`, `getchar` | yes (`getchar` is -1: stdin is closed in every executor) |
+//! | `extern fn exit`, other C functions | no: `exit` is the builtin; others do not run in the interpreter |
+//! | extern with unsupported types | negative (`ExternParamType`) |
+//! | `let`, `let mut`, declared types, shadowing | yes |
+//! | `=` and every `op=` on locals, globals, fields, elements | yes |
+//! | `op=` whose operand has side effects (prints, assigns the target global), on a possibly trapping element or `null` field, division by zero after the operand ran | yes (`edge.rs`) |
+//! | assignment to immutable locals, parameters, `for` variables | negative (`AssignImmutable`) |
+//! | evaluation order of operands, arguments, `new S {}` fields | yes (printing probes in operands and conditions) |
+//! | `if`/`else if`/`else` statements and expressions, block expressions | yes |
+//! | `while` with `break`/`continue` | yes (counter-guarded) |
+//! | `for` with literal bounds of each integer type, `0..len(a)`, `x..(x + k)` | yes |
+//! | `for` with non-literal bounds of each integer type, untyped literal or constant expression bound taking the other's type (and wrapping: `b..260`), bounds at the type's maximum, bounds with side effects | yes (`edge.rs`) |
+//! | `for` bounds of a non-integer type or of two integer types | negative (`ForBound*`) |
+//! | `break`/`continue` outside a loop | negative (`BreakOutsideLoop`) |
+//! | `return;`, `return e;`, trailing expression | yes |
+//! | calls, more arguments than registers, unit functions | yes |
+//! | recursion: bounded self and mutual (across modules) | yes |
+//! | recursion thousands of frames deep, self and mutual across modules | yes (`edge.rs`) |
+//! | `stack overflow` trap (a million frames) | yes (at `trap_probability`) |
+//! | every operator, shifts by any amount and type, casts incl. `bool as` | yes |
+//! | division traps (`/ 0`, `MIN / -1`), `MIN % -1`, index and null traps, negative length | yes (at `trap_probability`) |
+//! | `out of memory` trap | no: would allocate gigabytes in every executor |
+//! | `write error on stdout` | no: needs a full disk or closed stdout, not a program property |
+//! | builtins `print`, `print_str`, `len`, `exit` | yes (`exit` at the end of `main`) |
+//! | `main` returning `i32`/`i64` | yes |
+//! | generics: type, `const` (integer and `bool`), function parameters; inference; `(..)`/`{..}`/negative/character constant arguments; nested arguments (`>>`); function parameters passed on | yes |
+//! | generic argument of the wrong kind, signature mismatch, instance body errors, instantiation deeper than 64 | negative |
+//! | 50,000 instances, expressions 50,000 long, nesting near 256 | no: limits, not semantics; too slow for every program (nesting beyond 256 is negative: `NestedTooDeep`) |
+//! | every other type error (operands, arguments, `let` types, returns, fields, casts, conditions, unit values, privacy, undefined names, array literals in functions, chained comparisons) | negative (see [`negative::Mutation`]) |
 
+mod edge;
 mod expr;
 mod items;
 mod model;
+pub mod negative;
 mod rng;
 mod scope;
 mod stmt;
@@ -222,6 +287,34 @@ mod tests {
         let p = generate(&mut u, &GenConfig::default()).unwrap();
         assert_eq!(p.modules[0].0, "main");
         assert!(p.modules[0].1.contains("fn main()"));
+    }
+
+    /// The cheap additions of the coverage audit keep appearing.
+    #[test]
+    fn audit_additions_appear() {
+        let cfg = GenConfig::default();
+        let texts: Vec<String> = (0..200)
+            .map(|s| generate_from_seed(s, &cfg).to_text())
+            .collect();
+        for (needle, min) in [
+            ("/* block /* nested */ comment */", 20),
+            ("getchar()", 10),
+            ("\\r", 20),
+            ("\\0", 20),
+            ("\\'", 20),
+        ] {
+            let n = texts.iter().filter(|t| t.contains(needle)).count();
+            assert!(n >= min, "`{needle}` in {n} programs (expected ≥ {min})");
+        }
+        // A character literal as a `u8` constant generic argument.
+        let char_arg = texts
+            .iter()
+            .filter(|t| t.contains(">('") || t.contains("<'"))
+            .count();
+        assert!(
+            char_arg >= 5,
+            "char constant arguments in {char_arg} programs"
+        );
     }
 
     #[test]

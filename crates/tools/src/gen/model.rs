@@ -162,6 +162,33 @@ pub(crate) struct Template {
     pub uses: usize,
 }
 
+/// A function outside the ordinary call pools (see [`super::edge`]): a
+/// `str`-returning function or a deeply recursive one. Kept apart from
+/// [`Gen::fns`] so no ordinary call site picks it with arbitrary arguments.
+pub(crate) struct ExtraFn {
+    pub name: String,
+    pub module: usize,
+    /// Source text without the leading `pub `.
+    pub text: String,
+    pub is_pub: bool,
+}
+
+/// `fn sN(k: i64) -> str` returning one of two literals (see [`super::edge`]).
+#[derive(Clone, Debug)]
+pub(crate) struct StrFn {
+    /// Index into [`Gen::extra_fns`].
+    pub extra: usize,
+    /// The literal returned for even `k`, then for odd `k`, as written.
+    pub lits: [&'static str; 2],
+}
+
+/// A deeply recursive function `fn deepN(n: i64, x: i64) -> i64` (see [`super::edge`]).
+#[derive(Clone, Debug)]
+pub(crate) struct DeepFn {
+    /// Index into [`Gen::extra_fns`].
+    pub extra: usize,
+}
+
 /// An item that can be named from another module.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Item {
@@ -169,6 +196,7 @@ pub(crate) enum Item {
     Global(usize),
     Struct(usize),
     Template(usize),
+    Extra(usize),
 }
 
 /// A statement pattern repeated across functions (material for outlining).
@@ -189,6 +217,9 @@ pub(crate) struct Gen<'c, 'u, 'd> {
     pub fns: Vec<FnDef>,
     pub templates: Vec<Template>,
     pub shapes: Vec<Shape>,
+    pub extra_fns: Vec<ExtraFn>,
+    pub str_fns: Vec<StrFn>,
+    pub deep_fns: Vec<DeepFn>,
     /// Index of each module's hit counter global.
     pub counters: Vec<usize>,
     /// Lines still to spend in the whole program (keeps it near `max_lines`).
@@ -207,6 +238,9 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             fns: Vec::new(),
             templates: Vec::new(),
             shapes: Vec::new(),
+            extra_fns: Vec::new(),
+            str_fns: Vec::new(),
+            deep_fns: Vec::new(),
             counters: Vec::new(),
             lines_left: cfg.max_lines,
         }
@@ -220,6 +254,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             Item::Global(i) => (self.globals[i].module, self.globals[i].name.clone()),
             Item::Struct(i) => (self.structs[i].module, self.structs[i].name.clone()),
             Item::Template(i) => (self.templates[i].module, self.templates[i].name.clone()),
+            Item::Extra(i) => (self.extra_fns[i].module, self.extra_fns[i].name.clone()),
         };
         if module == from {
             return name;
@@ -230,6 +265,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             Item::Global(i) => self.globals[i].is_pub = true,
             Item::Struct(i) => self.structs[i].is_pub = true,
             Item::Template(i) => self.templates[i].is_pub = true,
+            Item::Extra(i) => self.extra_fns[i].is_pub = true,
         }
         format!("{}::{}", self.modules[module].name, name)
     }
@@ -284,6 +320,9 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         }
         for t in self.templates.iter().filter(|t| t.module == m) {
             out += &format!("\n{}{}", pub_kw(t.is_pub), t.text);
+        }
+        for f in self.extra_fns.iter().filter(|f| f.module == m) {
+            out += &format!("\n{}{}", pub_kw(f.is_pub), f.text);
         }
         for f in self.fns.iter().filter(|f| f.module == m) {
             out += &format!("\n{}{}", pub_kw(f.is_pub && f.kind != FnKind::Main), f.text);

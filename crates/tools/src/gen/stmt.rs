@@ -2,7 +2,8 @@
 //! bounded loops, early exits, calls and repeated statement shapes.
 //!
 //! Termination: `for` loops have constant trip counts (or run over a known
-//! array length, or `x..(x + k)`); `while` loops are guarded by a counter
+//! array length, or `x..(x + k)`, or have masked expression bounds: see
+//! `edge.rs`); `while` loops are guarded by a counter
 //! that the body increments first and never assigns otherwise. The product
 //! of enclosing trip counts is bounded by `max_loop_mult`, and every
 //! statement and call is charged to the function's cost budget at that
@@ -35,6 +36,10 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             }
             cx.stmts_left -= 1;
             cx.charge(1);
+            // Now and then a nested block comment, which the lexer must skip whole.
+            if self.rng.chance(1, 40) {
+                out.push("/* block /* nested */ comment */".into());
+            }
             self.stmt(cx, out);
         }
     }
@@ -100,6 +105,12 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             } else {
                 0
             }, // putchar
+            if loops { 2 } else { 0 },     // for with expression bounds
+            if f.side_effects && cx.allow_calls {
+                2
+            } else {
+                0
+            }, // compound assignment with a side-effecting operand
         ];
         match self.rng.weighted(&w) {
             0 => self.print_stmt(cx, out),
@@ -121,6 +132,8 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
             12 => self.shape_stmt(cx, out),
             13 => self.side_effect_if(cx, out),
             14 => self.print_str(cx, out),
+            16 => self.for_expr_bounds(cx, out),
+            17 => self.effect_compound(cx, out),
             _ => {
                 self.modules[0]
                     .externs
@@ -135,7 +148,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
         Ty::SCALARS[self.rng.weighted(&[4, 2, 2, 2])].clone()
     }
 
-    fn print_stmt(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
+    pub(crate) fn print_stmt(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
         let ty = self.random_scalar();
         // Now and then a deep expression, for register pressure.
         let d = if self.rng.chance(1, 12) {
@@ -392,7 +405,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     /// Room for a loop of `trip` iterations under the multiplicity cap.
-    fn loop_fits(&self, cx: &Cx, trip: u64) -> bool {
+    pub(crate) fn loop_fits(&self, cx: &Cx, trip: u64) -> bool {
         cx.mult.saturating_mul(trip) <= self.cfg.max_loop_mult && cx.can_afford(trip)
     }
 
@@ -458,7 +471,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     /// A loop body run `trip` times at most.
-    fn loop_body(
+    pub(crate) fn loop_body(
         &mut self,
         cx: &mut Cx,
         trip: u64,
