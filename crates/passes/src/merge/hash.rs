@@ -85,7 +85,7 @@ pub enum LoopCalls<'a> {
 /// Computes the [`Shape`] of `func`, a function of `module`.
 pub fn shape(module: &ClifModule, func: &Function, loop_calls: LoopCalls<'_>) -> Shape {
     let mut h = Stream::default();
-    let numbers = canonical_numbers(func);
+    let numbers = Numbers::of(func, |_| true);
     let insts: Vec<Inst> = func
         .layout
         .blocks()
@@ -486,39 +486,47 @@ pub fn iconst_is_parameterizable(opcode: Opcode, k: usize) -> bool {
     }
 }
 
-/// Canonical numbers of values and blocks: positions in a layout walk.
-struct Numbers {
+/// Canonical numbers of values and blocks: positions in a layout walk
+/// (also the profile hash's, `crate::profile::hash`, which leaves the
+/// values of blocks it does not hash out).
+pub(crate) struct Numbers {
     values: HashMap<Value, u64>,
     blocks: HashMap<ir::Block, u64>,
 }
 
 impl Numbers {
-    fn value(&self, func: &Function, v: Value) -> u64 {
+    /// Every block numbered in layout order; the values of the blocks
+    /// `numbered` accepts, in layout order.
+    pub(crate) fn of(func: &Function, numbered: impl Fn(ir::Block) -> bool) -> Numbers {
+        let mut values = HashMap::new();
+        let mut blocks = HashMap::new();
+        for block in func.layout.blocks() {
+            blocks.insert(block, blocks.len() as u64);
+            if !numbered(block) {
+                continue;
+            }
+            for &p in func.dfg.block_params(block) {
+                values.insert(p, values.len() as u64);
+            }
+            for inst in func.layout.block_insts(block) {
+                for &r in func.dfg.inst_results(inst) {
+                    values.insert(r, values.len() as u64);
+                }
+            }
+        }
+        Numbers { values, blocks }
+    }
+
+    pub(crate) fn value(&self, func: &Function, v: Value) -> u64 {
         let v = func.dfg.resolve_aliases(v);
         // A value defined nowhere in the layout (malformed input) still
         // hashes deterministically, apart from every defined one.
         self.values.get(&v).copied().unwrap_or(u64::MAX)
     }
-    fn block(&self, b: ir::Block) -> u64 {
+
+    pub(crate) fn block(&self, b: ir::Block) -> u64 {
         self.blocks.get(&b).copied().unwrap_or(u64::MAX)
     }
-}
-
-fn canonical_numbers(func: &Function) -> Numbers {
-    let mut values = HashMap::new();
-    let mut blocks = HashMap::new();
-    for block in func.layout.blocks() {
-        blocks.insert(block, blocks.len() as u64);
-        for &p in func.dfg.block_params(block) {
-            values.insert(p, values.len() as u64);
-        }
-        for inst in func.layout.block_insts(block) {
-            for &r in func.dfg.inst_results(inst) {
-                values.insert(r, values.len() as u64);
-            }
-        }
-    }
-    Numbers { values, blocks }
 }
 
 /// A length-delimited byte stream hashed with xxh3-64 at the end (also

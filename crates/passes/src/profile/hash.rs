@@ -41,12 +41,12 @@
 //! - The function's own name: the profile keys by name and hash together.
 
 use cranelift_codegen::ir::{
-    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode, Value,
+    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode,
 };
 use hashbrown::HashMap;
 
 use crate::clif_module::ClifModule;
-use crate::merge::hash::Stream;
+use crate::merge::hash::{Numbers, Stream};
 
 /// Whether `block` ends in `trap` (see the module doc).
 pub fn is_trap_block(func: &Function, block: ir::Block) -> bool {
@@ -61,7 +61,9 @@ pub fn profile_hash(module: &ClifModule, func: &Function) -> u64 {
     let mut walk = Walk {
         module,
         func,
-        numbers: Numbers::of(func),
+        // Trap blocks' values are left out: their contents differ by
+        // lowering and are not hashed.
+        numbers: Numbers::of(func, |b| !is_trap_block(func, b)),
         slots: HashMap::new(),
         slot_order: Vec::new(),
         stream: Stream::default(),
@@ -280,45 +282,5 @@ impl Walk<'_> {
     /// if it is not a module symbol).
     fn name(&self, name: &ExternalName) -> String {
         crate::merge::hash::symbol_name(self.module, self.func, name)
-    }
-}
-
-/// Canonical numbers of values and blocks: layout order, trap blocks'
-/// values left out.
-struct Numbers {
-    values: HashMap<Value, u64>,
-    blocks: HashMap<ir::Block, u64>,
-}
-
-impl Numbers {
-    fn of(func: &Function) -> Numbers {
-        let mut values = HashMap::new();
-        let mut blocks = HashMap::new();
-        for block in func.layout.blocks() {
-            blocks.insert(block, blocks.len() as u64);
-            if is_trap_block(func, block) {
-                continue;
-            }
-            for &p in func.dfg.block_params(block) {
-                values.insert(p, values.len() as u64);
-            }
-            for inst in func.layout.block_insts(block) {
-                for &r in func.dfg.inst_results(inst) {
-                    values.insert(r, values.len() as u64);
-                }
-            }
-        }
-        Numbers { values, blocks }
-    }
-
-    fn value(&self, func: &Function, v: Value) -> u64 {
-        let v = func.dfg.resolve_aliases(v);
-        // A value defined nowhere in the layout (malformed input) still
-        // hashes deterministically, apart from every defined one.
-        self.values.get(&v).copied().unwrap_or(u64::MAX)
-    }
-
-    fn block(&self, b: ir::Block) -> u64 {
-        self.blocks.get(&b).copied().unwrap_or(u64::MAX)
     }
 }
