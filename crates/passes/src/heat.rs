@@ -16,17 +16,21 @@
 //!
 //! # How the passes read it
 //!
-//! | pass      | known hot                         | known cold               | unknown (static)                         |
-//! |-----------|-----------------------------------|--------------------------|------------------------------------------|
-//! | outline   | nothing outlined from the function| everything may be        | nothing from inside a loop               |
-//! | merge     | the function is not merged        | merged as usual          | no parameter inside a loop               |
-//! | fmerge    | the function is not merged        | merged as usual          | no dispatch inside a loop                |
-//! | inline    | hot sites inlined as at `-O2`     | size policy              | sites in loops of small callees inlined  |
+//! | pass    | known hot                          | known cold                 | unknown (static)                             |
+//! |---------|------------------------------------|----------------------------|----------------------------------------------|
+//! | outline | nothing outlined from the function | loops outlined too         | nothing from inside a loop                   |
+//! | merge   | not merged                         | every callee a parameter   | as before (optional loop-callee rule, off)   |
+//! | fmerge  | not a candidate                    | as before                  | as before                                    |
+//! | inline  | sites in loops and hot sites inlined as at `-O2` | size policy only | sites in loops of small callees inlined |
+//! | gvn     | no size guard                      | size guard                 | size guard                                   |
 //!
 //! The two profile modes of LLVM's outliner are decided where a
-//! [`HotCode`] is made, not here: *conservative* (touch only code known
-//! cold) marks every function the profile does not show cold as hot;
-//! *optimistic* (touch all code not known hot) marks only the hot ones.
+//! [`HotCode`] is made ([`crate::profile::hot_code`]), not here:
+//! *conservative* (touch only code known cold) marks every function the
+//! profile does not show cold as hot; *optimistic* (touch all code not
+//! known hot) marks the hot ones hot and every other function it counted
+//! cold. docs/DESIGN.md, "Hot code", has the measurements behind the
+//! static rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 

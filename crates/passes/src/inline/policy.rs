@@ -18,10 +18,7 @@
 //! [`SpeedLimits::caller_budget`] instructions, so that inlining cannot
 //! blow up a function's compile time.
 
-use cranelift_codegen::dominator_tree::DominatorTree;
-use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{self, Function};
-use cranelift_codegen::loop_analysis::LoopAnalysis;
 
 use crate::clif_module::count_insts;
 
@@ -56,7 +53,7 @@ impl SpeedLimits {
         callee_insts: usize,
         only_site: bool,
     ) -> Vec<ir::Inst> {
-        let in_loop = loop_blocks(caller);
+        let in_loop = crate::heat::in_loop_blocks(caller);
         let mut size = count_insts(caller);
         let mut chosen = Vec::new();
         for &site in sites {
@@ -65,7 +62,7 @@ impl SpeedLimits {
                 .inst_block(site)
                 .expect("a site in the layout");
             let wanted = callee_insts <= self.tiny
-                || (in_loop(block) && callee_insts <= self.in_loop)
+                || (in_loop[block] && callee_insts <= self.in_loop)
                 || (only_site && callee_insts <= self.single_site);
             if wanted && size + callee_insts <= self.caller_budget {
                 size += callee_insts;
@@ -74,13 +71,4 @@ impl SpeedLimits {
         }
         chosen
     }
-}
-
-/// Whether a block of `func` is inside a loop.
-fn loop_blocks(func: &Function) -> impl Fn(ir::Block) -> bool {
-    let cfg = ControlFlowGraph::with_function(func);
-    let domtree = DominatorTree::with_function(func, &cfg);
-    let mut loops = LoopAnalysis::new();
-    loops.compute(func, &cfg, &domtree);
-    move |block| loops.innermost_loop(block).is_some()
 }
