@@ -406,12 +406,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     pub(crate) fn str_compare(&mut self, cx: &mut Cx, d: u32) -> Option<String> {
         let f = self.rng.pick(&self.str_fns).cloned()?;
         let lhs = self.str_fn_call(cx, f.extra, d);
-        let here: Vec<String> = self
-            .strs
-            .iter()
-            .filter(|s| s.module == cx.module)
-            .map(|s| s.name.clone())
-            .collect();
+        let here = self.str_globals_here(cx);
         let rhs = match self
             .rng
             .weighted(&[4, 3, 1, 2, if here.is_empty() { 0 } else { 2 }])

@@ -44,6 +44,15 @@ enum FnArgCand {
 }
 
 impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
+    /// The names of the `str` globals of the module being generated.
+    pub(crate) fn str_globals_here(&self, cx: &Cx) -> Vec<String> {
+        self.strs
+            .iter()
+            .filter(|s| s.module == cx.module)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
     /// An expression of scalar type `ty`, at most `depth` operators deep.
     pub(crate) fn expr(&mut self, cx: &mut Cx, ty: &Ty, depth: u32, bare_ok: bool) -> Ex {
         if depth == 0 {
@@ -742,12 +751,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
                         arrays[self.rng.below(arrays.len())].name
                     )));
                 }
-                let here: Vec<String> = self
-                    .strs
-                    .iter()
-                    .filter(|s| s.module == cx.module)
-                    .map(|s| s.name.clone())
-                    .collect();
+                let here = self.str_globals_here(cx);
                 if let Some(sg) = self.rng.pick(&here).cloned() {
                     if self.rng.chance(1, 2) {
                         return Some(Ex::typed(format!("len({sg})")));

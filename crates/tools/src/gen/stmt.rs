@@ -760,12 +760,7 @@ impl<'c, 'u, 'd> Gen<'c, 'u, 'd> {
     }
 
     fn print_str(&mut self, cx: &mut Cx, out: &mut Vec<String>) {
-        let here: Vec<String> = self
-            .strs
-            .iter()
-            .filter(|s| s.module == cx.module)
-            .map(|s| s.name.clone())
-            .collect();
+        let here = self.str_globals_here(cx);
         let s = match self.rng.pick(&here).cloned() {
             Some(g) if self.rng.chance(1, 3) => g,
             _ => self.str_lit().0,
