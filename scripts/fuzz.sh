@@ -124,12 +124,21 @@ for target in "${targets[@]}"; do
     if env "${fuzz_env[@]}" cargo fuzz run "${fuzz_flags[@]}" "$target" "$corpus" "$work/seeds/${target_seeds[$target]}" -- \
         -seed="$seed" -runs="$runs" -max_total_time="$max_time" \
         -timeout=60 -print_final_stats=1 2>"$work/$target.log"; then
-        grep -E '^(Done|stat::number_of_executed_units)' "$work/$target.log" >&2 || true
+        grep -E '^(#[0-9]+[[:space:]]+DONE|Done|stat::number_of_executed_units)' "$work/$target.log" >&2 || true
         echo "scripts/fuzz.sh: $target: ok in $((SECONDS - start)) s" >&2
         passed=$((passed + 1))
     else
-        tail -n 60 "$work/$target.log" >&2
-        echo "scripts/fuzz.sh: $target: FAILED; reproducer(s):" >&2
+        # The panic or libFuzzer's report onwards (else the end of the log, for
+        # a failed build), lines cut short: cargo-fuzz also prints the whole
+        # crashing input as one line. The full log is kept beside the inputs.
+        log="$work/$target.log"
+        if grep -qE 'panicked at|ERROR: libFuzzer' "$log"; then
+            sed -nE '/panicked at|ERROR: libFuzzer/,$p' "$log" | cut -c1-300 | head -n 150 >&2 || true
+        else
+            tail -n 60 "$log" | cut -c1-300 >&2 || true
+        fi
+        cp "$log" "fuzz/artifacts/$target.log"
+        echo "scripts/fuzz.sh: $target: FAILED (full log: fuzz/artifacts/$target.log); reproducer(s):" >&2
         find "fuzz/artifacts/$target" "fuzz/artifacts/differential-repro" -newer "$stamp" -mindepth 1 -maxdepth 1 >&2 2>/dev/null || true
         echo "scripts/fuzz.sh: rerun one with: ${fuzz_env[*]} cargo fuzz run ${fuzz_flags[*]} $target fuzz/artifacts/$target/FILE" >&2
         failed=$((failed + 1))
