@@ -139,7 +139,7 @@ for target in "${targets[@]}"; do
         fi
         cp "$log" "fuzz/artifacts/$target.log"
         echo "scripts/fuzz.sh: $target: FAILED (full log: fuzz/artifacts/$target.log); reproducer(s):" >&2
-        find "fuzz/artifacts/$target" "fuzz/artifacts/differential-repro" -newer "$stamp" -mindepth 1 -maxdepth 1 >&2 2>/dev/null || true
+        find "fuzz/artifacts/$target" "fuzz/artifacts/differential-repro" -mindepth 1 -maxdepth 1 -newer "$stamp" >&2 2>/dev/null || true
         echo "scripts/fuzz.sh: rerun one with: ${fuzz_env[*]} cargo fuzz run ${fuzz_flags[*]} $target fuzz/artifacts/$target/FILE" >&2
         failed=$((failed + 1))
     fi
