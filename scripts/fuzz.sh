@@ -24,7 +24,10 @@ install_root="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}"
 export PATH="$install_root/bin:$PATH"
 if [ "$(cargo fuzz --version 2>/dev/null || true)" != "cargo-fuzz $cargo_fuzz_version" ]; then
     echo "scripts/fuzz.sh: installing cargo-fuzz $cargo_fuzz_version" >&2
-    cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked
+    # --debug: cargo-fuzz only starts cargo and the fuzz target, so its speed
+    # does not matter, and a debug build installs faster (measured: 44 s
+    # instead of 65 s, 39 instead of 59 CPU-seconds).
+    cargo install cargo-fuzz --version "$cargo_fuzz_version" --locked --debug
 fi
 if [ "$(cargo fuzz --version)" != "cargo-fuzz $cargo_fuzz_version" ]; then
     echo "scripts/fuzz.sh: error: cargo fuzz is not version $cargo_fuzz_version after installing it" >&2
