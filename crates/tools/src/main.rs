@@ -106,6 +106,20 @@ enum Command {
         /// or comma-separated): what the pass adds to the whole pipeline.
         #[arg(long, value_name = "PASS", value_delimiter = ',', value_parser = parse_pass, conflicts_with = "scaling")]
         without: Vec<Pass>,
+        /// Only the configurations named (comma-separated, as in the
+        /// table's header: `-O2`, `-Oz 2 rounds`, ...) and the baselines
+        /// every ratio needs, `Cranelift` and `clang -Oz`.
+        #[arg(
+            long,
+            value_name = "NAME",
+            value_delimiter = ',',
+            allow_hyphen_values = true,
+            conflicts_with = "scaling"
+        )]
+        configs: Vec<String>,
+        /// Sizes and compile times only: do not run the programs.
+        #[arg(long, conflicts_with = "scaling")]
+        compile_only: bool,
     },
     /// (For the differential tester.) Runs a program with the interpreter,
     /// as `parec interp`.
@@ -234,6 +248,8 @@ fn execute(cli: Cli) -> ExitCode {
             sizes,
             search_sizes,
             without,
+            configs,
+            compile_only,
         } => {
             if scaling {
                 let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
@@ -245,6 +261,8 @@ fn execute(cli: Cli) -> ExitCode {
                     filter,
                     json,
                     without,
+                    configs,
+                    compile_only,
                 })
             }
         }
