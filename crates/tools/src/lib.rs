@@ -1,6 +1,6 @@
 //! parec's test tooling, kept out of the compiler: the Pare program
 //! generator ([`gen`]), the differential tester ([`difftest`]) and the
-//! benchmark harness ([`bench`]).
+//! benchmark harness ([`bench`], with [`heap`] for its memory figures).
 //!
 //! The `parec-tools` binary runs them (`parec-tools fuzz`, `parec-tools
 //! bench`; `parec fuzz` and `parec bench` forward to it). It also runs
@@ -12,3 +12,4 @@
 pub mod bench;
 pub mod difftest;
 pub mod gen;
+pub mod heap;

@@ -19,6 +19,11 @@ use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};
 use parec_tools::difftest::{self, check_tools, Executor, PassConfig, Runner};
 
+/// Counts heap bytes for `bench --scaling`'s peak-memory column
+/// (`parec_tools::heap`).
+#[global_allocator]
+static ALLOCATOR: parec_tools::heap::CountingAlloc = parec_tools::heap::CountingAlloc;
+
 #[derive(Parser)]
 #[command(
     name = "parec-tools",
