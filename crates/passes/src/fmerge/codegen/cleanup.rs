@@ -4,6 +4,7 @@
 //! prices the function Cranelift will compile.
 
 use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, InstructionData};
+use cranelift_codegen::settings::{self, Configurable, Flags};
 use hashbrown::HashMap;
 
 /// What Cranelift's `optimize` does first, done here so that `M` reads
@@ -13,15 +14,28 @@ use hashbrown::HashMap;
 pub fn clean_up(func: &mut Function) {
     let mut context =
         cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+    let flags = steps_without_verifier();
     context.compute_cfg();
     context.compute_domtree();
-    // Neither step can fail: the verifier is off in default flags.
+    // Neither step can fail: the verifier is off in these flags.
     let _ = context.eliminate_unreachable_code(&flags);
     let _ = context.remove_constant_phis(&flags);
     context.func.dfg.resolve_all_aliases();
     *func = context.func;
     simplify_control_flow(func);
+}
+
+/// Flags for Cranelift's clean-up steps with the verifier off: by default
+/// each step verifies the whole function (most of the clean-up's time); the
+/// merger verifies the finished merged function once instead
+/// (`fmerge::verify`), and the pipeline verifies after every pass in tests
+/// and debug builds.
+fn steps_without_verifier() -> Flags {
+    let mut builder = settings::builder();
+    builder
+        .set("enable_verifier", "false")
+        .expect("`enable_verifier` is a Cranelift setting");
+    Flags::new(builder)
 }
 
 /// Removes the blocks the construction leaves that only forward control:
@@ -117,7 +131,7 @@ fn simplify_control_flow(func: &mut Function) {
     }
     let mut context =
         cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+    let flags = steps_without_verifier();
     context.compute_cfg();
     context.compute_domtree();
     let _ = context.eliminate_unreachable_code(&flags);
