@@ -105,22 +105,32 @@ fn simplify_control_flow(func: &mut Function) {
         }
     }
     // Append single-predecessor blocks to the block that jumps to them.
-    loop {
-        let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
-        let mergeable = func.layout.blocks().find_map(|b| {
-            if b == entry || !func.dfg.block_params(b).is_empty() {
-                return None;
-            }
+    // Appending moves a block's instructions, not its edges: every other
+    // block keeps its predecessors (the same instructions, now in the block
+    // it was appended to), so the blocks to append are known from one CFG,
+    // and each goes to whichever block holds its jump by then. The result
+    // is that of appending them one at a time in any order: each chain of
+    // such blocks ends up, in order, in its first block.
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
+    let appended: Vec<(Inst, Block)> = func
+        .layout
+        .blocks()
+        .filter(|&b| b != entry && func.dfg.block_params(b).is_empty())
+        .filter_map(|b| {
             let mut preds = cfg.pred_iter(b);
             let (Some(pred), None) = (preds.next(), preds.next()) else {
                 return None;
             };
-            (pred.block != b && bare_jump(func, pred.inst) == Some(b))
-                .then_some((pred.block, pred.inst, b))
-        });
-        let Some((into, jump, block)) = mergeable else {
-            break;
+            (pred.block != b && bare_jump(func, pred.inst) == Some(b)).then_some((pred.inst, b))
+        })
+        .collect();
+    for (jump, block) in appended {
+        let Some(into) = func.layout.inst_block(jump) else {
+            continue;
         };
+        if into == block {
+            continue;
+        }
         func.layout.remove_inst(jump);
         let insts: Vec<Inst> = func.layout.block_insts(block).collect();
         for inst in insts {
