@@ -78,15 +78,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context as _};
+use anyhow::{anyhow, bail, Context as _};
 use clap::Parser;
 use serde_json::{json, Value};
 
 use super::commands::{self, ExecCommand, JitPhases, Session, ICE_STATUS};
 use super::exec::{Captured, OUTPUT_CAP};
 
-/// Requests a worker serves before it is replaced (see the module doc).
-pub const REQUESTS_PER_WORKER: usize = 256;
+/// Requests a worker serves before it is replaced (see the module doc):
+/// at most 128 GiB of reserved, untouched address space, and a process
+/// start per 128 requests.
+pub const REQUESTS_PER_WORKER: usize = 128;
 
 /// The `parec-tools` subcommand that runs a worker.
 pub const SUBCOMMAND: &str = "worker";
@@ -381,17 +383,15 @@ impl Lease<'_> {
         let start = Instant::now();
         let deadline = start + timeout;
         let mut worker = self.send(&encode_request(args))?;
-        let exchange = worker
+        let Exchange {
+            end,
+            stdout,
+            stderr,
+        } = worker
             .collect(deadline)
             .context("cannot read from a worker")?;
-        let captured = |status| Captured {
-            status,
-            stdout: exchange.stdout.kept.clone(),
-            stderr: exchange.stderr.kept.clone(),
-            elapsed: start.elapsed(),
-        };
-        match &exchange.end {
-            End::Replied(line) => match Reply::decode(line).map_err(|e| anyhow!(e))? {
+        let (status, phases) = match end {
+            End::Replied(line) => match Reply::decode(&line).map_err(|e| anyhow!(e))? {
                 Reply::Finished {
                     status,
                     phases,
@@ -401,25 +401,26 @@ impl Lease<'_> {
                     if !retire && worker.requests < REQUESTS_PER_WORKER {
                         self.worker = Some(worker);
                     }
-                    Ok(WorkerRun {
-                        captured: captured(Some(ExitStatus::from_raw(i32::from(status) << 8))),
-                        phases,
-                    })
+                    // The wait status of a process that exited with `status`.
+                    (Some(ExitStatus::from_raw(i32::from(status) << 8)), phases)
                 }
                 Reply::Refused(why) => {
                     self.worker = Some(worker);
-                    Err(anyhow!("the worker refused `{}`: {why}", args.join(" ")))
+                    bail!("the worker refused `{}`: {why}", args.join(" "));
                 }
             },
-            End::Exited(status) => Ok(WorkerRun {
-                captured: captured(Some(*status)),
-                phases: None,
-            }),
-            End::TimedOut => Ok(WorkerRun {
-                captured: captured(None),
-                phases: None,
-            }),
-        }
+            End::Exited(status) => (Some(status), None),
+            End::TimedOut => (None, None),
+        };
+        Ok(WorkerRun {
+            captured: Captured {
+                status,
+                stdout: stdout.kept,
+                stderr: stderr.kept,
+                elapsed: start.elapsed(),
+            },
+            phases,
+        })
     }
 
     /// Sends `request` to the leased worker, or to a new one if there is
@@ -538,14 +539,8 @@ impl Worker {
         loop {
             if let Some(end) = reply.kept.iter().position(|&b| b == b'\n') {
                 // Flushed before the reply: all of the output is in the pipes.
-                stdout.read_available(&mut self.stdout)?;
-                stderr.read_available(&mut self.stderr)?;
                 reply.kept.truncate(end);
-                return Ok(Exchange {
-                    end: End::Replied(reply.kept),
-                    stdout,
-                    stderr,
-                });
+                return self.finish(End::Replied(reply.kept), stdout, stderr);
             }
             if !reply.open {
                 // The command ended the process.
@@ -553,25 +548,13 @@ impl Worker {
                     Some(status) => End::Exited(status),
                     None => End::TimedOut,
                 };
-                stdout.read_available(&mut self.stdout)?;
-                stderr.read_available(&mut self.stderr)?;
-                return Ok(Exchange {
-                    end,
-                    stdout,
-                    stderr,
-                });
+                return self.finish(end, stdout, stderr);
             }
             let now = Instant::now();
             if now >= deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                stdout.read_available(&mut self.stdout)?;
-                stderr.read_available(&mut self.stderr)?;
-                return Ok(Exchange {
-                    end: End::TimedOut,
-                    stdout,
-                    stderr,
-                });
+                return self.finish(End::TimedOut, stdout, stderr);
             }
             let mut fds = Vec::with_capacity(3);
             fds.push(pollfd(self.channel.as_raw_fd(), libc::POLLIN));
@@ -586,6 +569,24 @@ impl Worker {
             stderr.read_available(&mut self.stderr)?;
             reply.read_available(&mut self.channel)?;
         }
+    }
+
+    /// The exchange that ended with `end`, with the rest of the output:
+    /// what the pipes hold now (all of it, since the worker flushed before
+    /// replying, or has ended).
+    fn finish(
+        &mut self,
+        end: End,
+        mut stdout: Capture,
+        mut stderr: Capture,
+    ) -> io::Result<Exchange> {
+        stdout.read_available(&mut self.stdout)?;
+        stderr.read_available(&mut self.stderr)?;
+        Ok(Exchange {
+            end,
+            stdout,
+            stderr,
+        })
     }
 }
 
