@@ -1,5 +1,7 @@
 //! `parec-tools`: the differential tester and the benchmarks on the command
-//! line, and the child commands the tester runs programs with.
+//! line, and the commands the tester runs programs with: `exec-*` (one
+//! program; what reproducers name) and `worker` (serves `exec-*` commands,
+//! many programs per process; see `parec_tools::difftest::worker`).
 //!
 //! Exit statuses as `parec`'s: 0 on success, 1 on any error or failed
 //! check, 2 on bad flags, 70 on an internal error; `exec-*` commands exit
