@@ -78,8 +78,9 @@ enum Command {
         #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         jobs: Option<u64>,
         /// Run the aot executor only for the programs whose seed is a
-        /// multiple of K (a build and a qemu run per configuration cost
-        /// several times a JIT run); 1 runs it for every program.
+        /// multiple of K (seeds 0, K, 2K, ...; a build and a qemu run per
+        /// configuration cost about 1.5 JIT runs); 1 runs it for every
+        /// program.
         #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         aot_every: u64,
     },

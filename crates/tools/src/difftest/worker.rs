@@ -134,7 +134,7 @@ pub fn serve() -> anyhow::Result<()> {
         let reply = serve_request(&line, &mut session);
         replies
             .write_all(reply.encode().as_bytes())
-            .context("cannot reply")?;
+            .context("cannot reply on stdin (a worker's stdin is a socket it is sent requests and replies on)")?;
         if let Reply::Finished { retire: true, .. } = reply {
             return Ok(());
         }
