@@ -4,10 +4,11 @@
 //!
 //! The `parec-tools` binary runs them (`parec-tools fuzz`, `parec-tools
 //! bench`; `parec fuzz` and `parec bench` forward to it). It also runs
-//! generated programs for the differential tester as child processes
-//! (`exec-interp`, `exec-jit`, `exec-aot`): the same compilation as `parec
-//! run` and `parec build`, through the `parec` library, with pipelines that
-//! may hold passes `parec` does not have (the planted miscompile).
+//! generated programs for the differential tester (`exec-interp`,
+//! `exec-jit`, `exec-aot`, each a command of its own and a request its
+//! worker processes serve): the same compilation as `parec run` and `parec
+//! build`, through the `parec` library, with pipelines that may hold passes
+//! `parec` does not have (the planted miscompile).
 
 pub mod bench;
 pub mod difftest;
