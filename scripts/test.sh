@@ -5,12 +5,13 @@
 # the aarch64 libc (start files, libc.a), ld.lld-19 (the linker, with ICF),
 # clang-19 and llvm-19 (the C twins of `parec bench`, built with clang -Oz),
 # chromium (the headless browser that renders `parec size --html` pages),
-# ninja (runs the build files of `parec ninja` in crates/driver/tests/ninja.rs).
+# ninja (runs the build files of `parec ninja` in crates/driver/tests/ninja.rs),
+# g++ (libfuzzer-sys compiles libFuzzer, for scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross lld-19 clang-19 llvm-19 chromium ninja-build)
-tools=(qemu-aarch64-static aarch64-linux-gnu-gcc ld.lld-19 clang-19 llvm-objdump-19 chromium ninja)
+packages=(qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross lld-19 clang-19 llvm-19 chromium ninja-build g++)
+tools=(qemu-aarch64-static aarch64-linux-gnu-gcc ld.lld-19 clang-19 llvm-objdump-19 chromium ninja g++)
 
 missing=0
 for tool in "${tools[@]}"; do
@@ -41,4 +42,8 @@ if [ ! -e /usr/aarch64-linux-gnu/lib/libc.a ]; then
     exit 1
 fi
 
-exec cargo test --workspace
+cargo test --workspace
+
+# The cargo-fuzz targets of fuzz/ (outside the workspace): built, and each run
+# briefly with a fixed seed; a crash fails the suite (scripts/fuzz.sh says how).
+exec scripts/fuzz.sh

@@ -270,9 +270,17 @@ pub fn generate(u: &mut Unstructured, cfg: &GenConfig) -> arbitrary::Result<Gene
     Ok(generator.program())
 }
 
+/// The first `len` bytes of the generator input of `seed` (the bytes
+/// [`generate_from_seed`] generates from, when `len` is
+/// [`GenConfig::seed_bytes`]): deterministic across runs and platforms. The
+/// cargo-fuzz targets' seed corpus is made of these (`examples/fuzz_seeds.rs`).
+pub fn seed_input(seed: u64, len: usize) -> Vec<u8> {
+    rng::seed_bytes(seed, len)
+}
+
 /// Generates the program of `seed`: deterministic across runs and platforms.
 pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> GeneratedProgram {
-    let bytes = rng::seed_bytes(seed, cfg.seed_bytes);
+    let bytes = seed_input(seed, cfg.seed_bytes);
     let mut u = Unstructured::new(&bytes);
     generate(&mut u, cfg).unwrap_or_default()
 }
@@ -280,6 +288,19 @@ pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> GeneratedProgram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shorter seed input is a prefix of the full one, so the generator
+    /// makes the same choices from it until it runs out of bytes.
+    #[test]
+    fn seed_input_prefixes_the_full_input() {
+        let cfg = GenConfig::default();
+        let full = seed_input(3, cfg.seed_bytes);
+        assert_eq!(full.len(), cfg.seed_bytes);
+        assert_eq!(seed_input(3, 1000), full[..1000]);
+        assert_ne!(seed_input(4, 1000), full[..1000]);
+        let mut u = Unstructured::new(&full);
+        assert_eq!(generate(&mut u, &cfg).unwrap(), generate_from_seed(3, &cfg));
+    }
 
     #[test]
     fn empty_input_gives_a_small_program() {
