@@ -47,9 +47,12 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result
 }
 
 /// Waits for `child`, killing it at `deadline` (then `None`).
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+pub(super) fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+) -> std::io::Result<Option<ExitStatus>> {
     // Poll with a growing interval: most children end within milliseconds.
-    let mut pause = Duration::from_micros(500);
+    let mut pause = Duration::from_micros(100);
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));

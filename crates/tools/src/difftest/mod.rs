@@ -294,8 +294,19 @@ impl PassConfig {
         profile: Option<&Path>,
         files: &[PathBuf],
     ) -> Result<Vec<String>, String> {
+        self.exec_args("exec-jit", profile, files)
+    }
+
+    /// `command` (`exec-jit`, `exec-aot`) with this configuration's level,
+    /// passes and profile, and `files`.
+    fn exec_args(
+        &self,
+        command: &str,
+        profile: Option<&Path>,
+        files: &[PathBuf],
+    ) -> Result<Vec<String>, String> {
         let mut args = vec![
-            "exec-jit".to_string(),
+            command.to_string(),
             self.level_arg().to_string(),
             self.passes_arg(),
         ];
@@ -315,17 +326,7 @@ impl PassConfig {
         files: &[PathBuf],
         exe: &Path,
     ) -> Result<Vec<String>, String> {
-        let mut args = vec![
-            "exec-aot".to_string(),
-            self.level_arg().to_string(),
-            self.passes_arg(),
-        ];
-        if let Some(profile) = profile {
-            args.extend(["--profile-use".to_string(), path_arg(profile)?]);
-        }
-        for file in files {
-            args.push(path_arg(file)?);
-        }
+        let mut args = self.exec_args("exec-aot", profile, files)?;
         args.extend(["-o".to_string(), path_arg(exe)?]);
         Ok(args)
     }

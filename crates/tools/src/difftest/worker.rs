@@ -83,7 +83,7 @@ use clap::Parser;
 use serde_json::{json, Value};
 
 use super::commands::{self, ExecCommand, JitPhases, Session, ICE_STATUS};
-use super::exec::{Captured, OUTPUT_CAP};
+use super::exec::{wait_until, Captured, OUTPUT_CAP};
 
 /// Requests a worker serves before it is replaced (see the module doc):
 /// at most 128 GiB of reserved, untouched address space, and a process
@@ -660,24 +660,6 @@ fn set_nonblocking(fd: RawFd) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Waits for `child`, killing it at `deadline` (then `None`).
-fn wait_until(child: &mut Child, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    let mut pause = Duration::from_micros(100);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
-        }
-        std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
 }
 
 #[cfg(test)]
