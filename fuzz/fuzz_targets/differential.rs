@@ -1,8 +1,8 @@
 //! Fuzzer bytes → program generator → the differential runner: the
-//! reference interpreter (in process) against the JIT (`parec-tools
-//! exec-jit`, a child process, since a trapping program ends its process),
-//! under every pass configuration. `PAREC_FUZZ_AOT=1` adds AOT builds run
-//! under qemu.
+//! reference interpreter (in process) against the JIT (run by `parec-tools
+//! worker` processes, since a trapping program ends its process; the
+//! workers live as long as the fuzzer), under every pass configuration.
+//! `PAREC_FUZZ_AOT=1` adds AOT builds run under qemu.
 //!
 //! The `parec-tools` binary comes from `PAREC_TOOLS_BIN`, else
 //! `target/release/parec-tools` (build it first: `cargo build --release -p

@@ -450,6 +450,7 @@ impl Build {
             let start = Instant::now();
             let name = modules[0].name.clone();
             modules = vec![whole_program::link(modules, &name).map_err(|e| anyhow!(e))?];
+            share_code_cache(&mut modules);
             out.times.add("whole-program", start.elapsed());
         }
 
@@ -699,14 +700,34 @@ impl Build {
     /// generation must complete the code with, if the lowering used them
     /// (never for given modules: their traps stay traps).
     fn front_end(&self, input: Input) -> Result<FrontEndOutput, Failure> {
-        let lowered = match input {
-            Input::Pare(paths) => match self.backend {
-                Backend::Jit => frontend::lower_for_jit(&paths)?,
-                _ => frontend::lower_for_aot(&paths, self.target())?,
-            },
-            Input::Modules(modules) => return Ok((modules, Vec::new(), None)),
+        let (mut modules, files, trap_paths) = match input {
+            Input::Pare(paths) => {
+                let lowered = match self.backend {
+                    Backend::Jit => frontend::lower_for_jit(&paths)?,
+                    _ => frontend::lower_for_aot(&paths, self.target())?,
+                };
+                (lowered.modules, lowered.files, lowered.trap_paths)
+            }
+            Input::Modules(modules) => (modules, Vec::new(), None),
         };
-        Ok((lowered.modules, lowered.files, lowered.trap_paths))
+        share_code_cache(&mut modules);
+        Ok((modules, files, trap_paths))
+    }
+}
+
+/// Gives every module of a build one code cache (`parec_passes::code_cache`):
+/// the passes that measure code compile a function once, whichever module
+/// or pass asks, and code generation reuses what they compiled. Modules
+/// that already share one (given by a library user) keep it.
+fn share_code_cache(modules: &mut [ClifModule]) {
+    let cache = modules
+        .iter()
+        .find_map(|m| m.code_cache())
+        .unwrap_or_default();
+    for module in modules {
+        if module.code_cache().is_none() {
+            module.set_code_cache(cache.clone());
+        }
     }
 }
 

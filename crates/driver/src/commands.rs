@@ -151,8 +151,10 @@ pub fn run_with_pipeline(
     Ok(jit::execute(output.modules, level)?)
 }
 
-/// A compilation for the host JIT with `pipeline` at `level`.
-fn jit_build(pipeline: Pipeline, level: OptLevel) -> Build {
+/// A compilation for the host JIT with `pipeline` at `level`: the one
+/// `parec run` makes (public so that the differential tester's workers,
+/// which lower a program once for several pipelines, compile as it does).
+pub fn jit_build(pipeline: Pipeline, level: OptLevel) -> Build {
     Build {
         pipeline,
         level,
@@ -205,8 +207,9 @@ pub fn run_generating_profile(
 /// ends a compiled executable (and any C program), instead of failing the
 /// write: the Rust runtime ignores `SIGPIPE`, which would make `parec run`
 /// and `parec interp` trap with a write error where executables are killed
-/// by the signal. Only for the commands that run a program.
-fn restore_default_sigpipe() {
+/// by the signal. Only for the commands that run a program (and the
+/// differential tester's workers, before they run one).
+pub fn restore_default_sigpipe() {
     // SAFETY: setting a signal's disposition to the default has no
     // preconditions; parec installs no SIGPIPE handler of its own.
     unsafe {

@@ -17,7 +17,7 @@ use pare_frontend::interp::{self, Exit};
 use pare_frontend::lower::{self, Arch, LowerConfig, TrapLowering};
 use pare_frontend::source::{Diagnostics, SourceMap};
 use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
-use pare_frontend::LoadError;
+use pare_frontend::{LoadError, LoadStage};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::traps::TrapPaths;
 
@@ -54,8 +54,23 @@ pub struct Loaded {
 
 /// Like [`load`], also returning the files read.
 pub fn load_reading(paths: &[PathBuf]) -> Result<Loaded, Failure> {
+    load_reading_observed(paths, &mut |_| {})
+}
+
+/// [`load_reading`], calling `ended` as each stage ends (see
+/// [`FrontEndStage`]).
+fn load_reading_observed(
+    paths: &[PathBuf],
+    ended: &mut dyn FnMut(FrontEndStage),
+) -> Result<Loaded, Failure> {
     let mut sources = SourceMap::new();
-    match pare_frontend::load_program(paths, &mut sources) {
+    let mut load_ended = |stage| {
+        ended(match stage {
+            LoadStage::Parse => FrontEndStage::Parse,
+            LoadStage::Check => FrontEndStage::Check,
+        })
+    };
+    match pare_frontend::load_program_observed(paths, &mut sources, &mut load_ended) {
         Ok(program) => Ok(Loaded {
             program,
             files: sources
@@ -254,15 +269,47 @@ pub fn object_trap_lowering(target: Target) -> TrapLowering {
     TrapLowering::for_objects(target.arch())
 }
 
+/// The stages of the front end, in order, for tools that time them
+/// ([`lower_for_aot_observed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontEndStage {
+    /// Reading and parsing the sources and the modules they import.
+    Parse,
+    /// Name resolution, type checking and monomorphization.
+    Check,
+    /// CLIF for every module and the runtime.
+    Lower,
+}
+
+impl FrontEndStage {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrontEndStage::Parse => "parse",
+            FrontEndStage::Check => "check",
+            FrontEndStage::Lower => "lower",
+        }
+    }
+}
+
 /// One module per source module, then the runtime, for AOT objects.
 pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Lowered, Failure> {
-    let Loaded { program, files } = load_reading(paths)?;
+    lower_for_aot_observed(paths, target, &mut |_| {})
+}
+
+/// [`lower_for_aot`], calling `ended` as each [`FrontEndStage`] ends.
+pub fn lower_for_aot_observed(
+    paths: &[PathBuf],
+    target: Target,
+    ended: &mut dyn FnMut(FrontEndStage),
+) -> Result<Lowered, Failure> {
+    let Loaded { program, files } = load_reading_observed(paths, ended)?;
     let traps = object_trap_lowering(target);
     let cfg = lower_config(target.c_call_conv(), target.arch(), traps);
     let mut modules: Vec<ClifModule> = (0..program.modules.len())
         .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
         .collect();
     modules.push(lower::runtime_module(&cfg));
+    ended(FrontEndStage::Lower);
     Ok(Lowered {
         modules,
         files,

@@ -17,4 +17,7 @@ pub mod source;
 pub mod stack;
 pub mod tir;
 
-pub use load::{check_sources, check_texts, load_modules, load_program, LoadError};
+pub use load::{
+    check_sources, check_texts, load_modules, load_program, load_program_observed, LoadError,
+    LoadStage,
+};

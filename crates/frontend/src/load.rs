@@ -34,10 +34,34 @@ impl fmt::Display for LoadError {
 
 /// Reads, parses and checks the program rooted at `paths[0]`.
 pub fn load_program(paths: &[PathBuf], sources: &mut SourceMap) -> Result<Program, LoadError> {
+    load_program_observed(paths, sources, &mut |_| {})
+}
+
+/// The stages of loading a program, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadStage {
+    /// Reading and parsing the given files and the files they import.
+    Parse,
+    /// Name resolution, type checking and monomorphization (the checker
+    /// instantiates a generic function as it meets each new instance).
+    Check,
+}
+
+/// [`load_program`], calling `ended` as each stage of [`LoadStage`] ends
+/// successfully (for tools that time them).
+pub fn load_program_observed(
+    paths: &[PathBuf],
+    sources: &mut SourceMap,
+    ended: &mut dyn FnMut(LoadStage),
+) -> Result<Program, LoadError> {
     let modules = load_modules(paths, sources)?;
+    ended(LoadStage::Parse);
     let mut diags = Diagnostics::default();
     match crate::check::check_program(&modules, &mut diags) {
-        Some(program) if !diags.has_errors() => Ok(program),
+        Some(program) if !diags.has_errors() => {
+            ended(LoadStage::Check);
+            Ok(program)
+        }
         _ => Err(LoadError::Diagnostics(diags)),
     }
 }

@@ -16,9 +16,12 @@
 use std::borrow::Borrow;
 use std::collections::{BTreeSet, HashMap};
 use std::hash::Hash;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cranelift_codegen::ir::{self, ExternalName, UserExternalName, UserFuncName};
+use cranelift_codegen::isa::TargetIsa;
+
+use crate::code_cache::{self, CodeCache};
 
 /// The namespace of [`UserExternalName`]s that index [`ClifModule::symbols`].
 pub const SYMBOL_NAMESPACE: u32 = 0;
@@ -120,6 +123,10 @@ pub struct ClifModule {
     names: Index<str>,
     /// Data symbols to their definitions, for [`ClifModule::data_def`].
     data_defs: Index<u32>,
+    /// Where the passes that measure code and the build's code generation
+    /// find code compiled before ([`ClifModule::code_size`]); shared by
+    /// every module of a build and by clones.
+    code_cache: Option<Arc<CodeCache>>,
 }
 
 /// An index of a vector the module keeps public (`symbols` by name, `data`
@@ -263,6 +270,23 @@ impl ClifModule {
             name: name.into(),
             ..Default::default()
         }
+    }
+
+    /// Compiles through `cache` from now on (see [`crate::code_cache`]).
+    pub fn set_code_cache(&mut self, cache: Arc<CodeCache>) {
+        self.code_cache = Some(cache);
+    }
+
+    /// The cache this module's code is compiled through, if any.
+    pub fn code_cache(&self) -> Option<Arc<CodeCache>> {
+        self.code_cache.clone()
+    }
+
+    /// Bytes of machine code Cranelift emits for `func` (one of this
+    /// module's functions, or a candidate for one), if it compiles: through
+    /// the module's code cache when it has one.
+    pub fn code_size(&self, func: &ir::Function, isa: &dyn TargetIsa) -> Option<usize> {
+        code_cache::code_size(func, isa, self.code_cache.as_deref())
     }
 
     /// Index of the symbol called `name`, if any (the first, should a pass

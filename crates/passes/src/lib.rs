@@ -19,6 +19,12 @@
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
 //! | [`profile`] | CLIF modules, files | execution profiles: block counters, stable function keys, the hot and cold functions a build's passes read ([`heat`]) |
 //!
+//! The passes that decide by measured machine code (inlining, GVN's size
+//! guard, similar-function merging) compile through the module's
+//! [`code_cache`] when it has one ([`clif_module::ClifModule::set_code_cache`]):
+//! a function compiled once is not compiled again by a later pass or by the
+//! producer's code generation, which may use the same cache.
+//!
 //! Every pass reports its decisions as [`remark::Remark`]s, one per decision
 //! about a function (docs/REMARKS.md).
 //!
@@ -97,6 +103,7 @@
 pub mod callgraph;
 pub mod cgdata;
 pub mod clif_module;
+pub mod code_cache;
 pub mod fmerge;
 pub mod gvn;
 pub mod heat;

@@ -128,7 +128,7 @@ fn the_module_never_grows() {
         let total = |m: &ClifModule| -> usize {
             m.functions
                 .iter()
-                .map(|d| parec_passes::gvn::code_size(&d.func, &*isa).unwrap())
+                .map(|d| parec_passes::code_cache::code_size(&d.func, &*isa, None).unwrap())
                 .sum()
         };
         let before = total(&case.module);

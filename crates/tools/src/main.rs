@@ -1,5 +1,7 @@
 //! `parec-tools`: the differential tester and the benchmarks on the command
-//! line, and the child commands the tester runs programs with.
+//! line, and the commands the tester runs programs with: `exec-*` (one
+//! program; what reproducers name) and `worker` (serves `exec-*` commands,
+//! many programs per process; see `parec_tools::difftest::worker`).
 //!
 //! Exit statuses as `parec`'s: 0 on success, 1 on any error or failed
 //! check, 2 on bad flags, 70 on an internal error; `exec-*` commands exit
@@ -10,14 +12,16 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use clap::{Parser, Subcommand};
-use parec::build::{ModeFlags, Units};
-use parec::commands::{self, BuildOptions, Emit};
-use parec::link::Icf;
 use parec::pipeline::{available_passes, Pass};
-use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};
-use parec_tools::difftest::{self, check_tools, Executor, PassConfig, Runner};
+use parec_tools::difftest::commands::{self, ExecCommand, Session, ICE_STATUS};
+use parec_tools::difftest::{check_tools, worker, Executor, PassConfig, Runner};
+
+/// Counts heap bytes for `bench --scaling`'s peak-memory column
+/// (`parec_tools::heap`).
+#[global_allocator]
+static ALLOCATOR: parec_tools::heap::CountingAlloc = parec_tools::heap::CountingAlloc;
 
 #[derive(Parser)]
 #[command(
@@ -74,6 +78,16 @@ enum Command {
         /// programs that end early.
         #[arg(long, value_name = "P")]
         trap_probability: Option<f64>,
+        /// Programs checked at once, each with a worker process that runs
+        /// its JIT runs and AOT builds (default: one per core).
+        #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
+        /// Run the aot executor only for the programs whose seed is a
+        /// multiple of K (seeds 0, K, 2K, ...; a build and a qemu run per
+        /// configuration cost about 1.5 JIT runs); 1 runs it for every
+        /// program.
+        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        aot_every: u64,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
@@ -106,48 +120,28 @@ enum Command {
         /// or comma-separated): what the pass adds to the whole pipeline.
         #[arg(long, value_name = "PASS", value_delimiter = ',', value_parser = parse_pass, conflicts_with = "scaling")]
         without: Vec<Pass>,
+        /// Only the configurations named (comma-separated, as in the
+        /// table's header: `-O2`, `-Oz 2 rounds`, ...) and the baselines
+        /// every ratio needs, `Cranelift` and `clang -Oz`.
+        #[arg(
+            long,
+            value_name = "NAME",
+            value_delimiter = ',',
+            allow_hyphen_values = true,
+            conflicts_with = "scaling"
+        )]
+        configs: Vec<String>,
+        /// Sizes and compile times only: do not run the programs.
+        #[arg(long, conflicts_with = "scaling")]
+        compile_only: bool,
     },
-    /// (For the differential tester.) Runs a program with the interpreter,
-    /// as `parec interp`.
+    #[command(flatten)]
+    Exec(ExecCommand),
+    /// (For the differential tester.) Runs `exec-*` commands sent on stdin
+    /// (a socket), one after another, in this process (see
+    /// `parec_tools::difftest::worker`).
     #[command(hide = true)]
-    ExecInterp {
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-    },
-    /// (For the differential tester.) JIT-compiles and runs a program, as
-    /// `parec run -O LEVEL --passes LIST`.
-    #[command(hide = true)]
-    ExecJit {
-        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
-        opt: String,
-        #[arg(long, default_value = "")]
-        passes: String,
-        /// Run with block counters and write the profile (`parec run
-        /// --profile-generate`; no pass runs).
-        #[arg(long, conflicts_with_all = ["passes", "profile_use"])]
-        profile_generate: Option<PathBuf>,
-        /// Compile with this profile (`--profile-use`, default mode).
-        #[arg(long)]
-        profile_use: Option<PathBuf>,
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-    },
-    /// (For the differential tester.) Builds an aarch64 executable, as
-    /// `parec build -O LEVEL --passes LIST -o OUT`.
-    #[command(hide = true)]
-    ExecAot {
-        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
-        opt: String,
-        #[arg(long, default_value = "")]
-        passes: String,
-        /// Build with this profile (`--profile-use`, default mode).
-        #[arg(long)]
-        profile_use: Option<PathBuf>,
-        #[arg(short = 'o', required = true)]
-        out: PathBuf,
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-    },
+    Worker,
 }
 
 /// The options of `fuzz`.
@@ -162,14 +156,8 @@ struct FuzzOptions {
     shrink: bool,
     negative: u64,
     trap_probability: Option<f64>,
-}
-
-/// `--profile-use FILE` in the default mode and mismatch policy.
-fn profile_flags(use_file: Option<PathBuf>) -> parec::profile::ProfileFlags {
-    parec::profile::ProfileFlags {
-        use_file,
-        ..Default::default()
-    }
+    jobs: Option<u64>,
+    aot_every: u64,
 }
 
 /// A pass of `--without`, by name.
@@ -178,23 +166,12 @@ fn parse_pass(name: &str) -> Result<Pass, String> {
         .ok_or_else(|| format!("unknown pass `{name}`; available: {}", available_passes()))
 }
 
-fn opt_level(s: &str) -> OptLevel {
-    match s {
-        "0" => OptLevel::O0,
-        "2" => OptLevel::O2,
-        _ => OptLevel::Oz,
-    }
-}
-
-/// Exit status of an internal error (a panic), as `parec`'s.
-const ICE_STATUS: u8 = 70;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match std::panic::catch_unwind(|| execute(cli)) {
         Ok(code) => code,
         Err(_) => {
-            eprintln!("error: internal error (a bug in parec; the panic message is above)");
+            commands::report_internal_error();
             ExitCode::from(ICE_STATUS)
         }
     }
@@ -213,6 +190,8 @@ fn execute(cli: Cli) -> ExitCode {
             no_shrink,
             negative,
             trap_probability,
+            jobs,
+            aot_every,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -224,6 +203,8 @@ fn execute(cli: Cli) -> ExitCode {
             shrink: !no_shrink,
             negative,
             trap_probability,
+            jobs,
+            aot_every,
         }),
         Command::Bench {
             json,
@@ -234,6 +215,8 @@ fn execute(cli: Cli) -> ExitCode {
             sizes,
             search_sizes,
             without,
+            configs,
+            compile_only,
         } => {
             if scaling {
                 let search_sizes = search_sizes.unwrap_or_else(|| sizes.clone());
@@ -245,69 +228,15 @@ fn execute(cli: Cli) -> ExitCode {
                     filter,
                     json,
                     without,
+                    configs,
+                    compile_only,
                 })
             }
         }
-        Command::ExecInterp { files } => commands::interp(&files),
-        Command::ExecJit {
-            opt,
-            passes,
-            profile_generate: Some(profile),
-            files,
-            ..
-        } => {
-            debug_assert!(passes.is_empty());
-            commands::run_generating_profile(&files, opt_level(&opt), &profile)
-        }
-        Command::ExecJit {
-            opt,
-            passes,
-            profile_generate: None,
-            profile_use,
-            files,
-        } => difftest::pipeline_from_names(&passes)
-            .map_err(|e| Failure::Error(anyhow!(e)))
-            .and_then(|mut pipeline| {
-                pipeline.profile = profile_flags(profile_use).read()?;
-                commands::run_with_pipeline(&files, opt_level(&opt), pipeline)
-            }),
-        Command::ExecAot {
-            opt,
-            passes,
-            profile_use,
-            out,
-            files,
-        } => difftest::pipeline_from_names(&passes)
-            .map_err(|e| Failure::Error(anyhow!(e)))
-            .and_then(|pipeline| {
-                let options = BuildOptions {
-                    files,
-                    out: Some(out),
-                    target: Target::Aarch64,
-                    level: opt_level(&opt),
-                    emit: Emit::Exe,
-                    jobs: 1,
-                    icf: Icf::All,
-                    passes: None,
-                    mode: ModeFlags::default(),
-                    remarks: false,
-                    remarks_file: None,
-                    outline_stats: false,
-                    units: Units::PerModule,
-                    code_model: Default::default(),
-                    profile: profile_flags(profile_use),
-                };
-                commands::build_with_pipeline(&options, pipeline)
-            }),
+        Command::Exec(command) => commands::run(&command, &mut Session::default()),
+        Command::Worker => worker::serve().map(|()| 0).map_err(Failure::Error),
     };
-    match result {
-        Ok(status) => ExitCode::from((status & 0xff) as u8),
-        Err(Failure::Reported) => ExitCode::from(1),
-        Err(Failure::Error(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-    }
+    ExitCode::from(commands::exit_status(result))
 }
 
 /// `fuzz`: a differential-testing campaign; 0 if every program agreed, 1
@@ -326,6 +255,10 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     if let Some(p) = opts.trap_probability {
         runner.gen.trap_probability = p.clamp(0.0, 1.0);
     }
+    if let Some(jobs) = opts.jobs {
+        runner.jobs = usize::try_from(jobs).unwrap_or(usize::MAX);
+    }
+    runner.aot_every = opts.aot_every;
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     eprintln!(

@@ -79,7 +79,7 @@ fn generated_programs_agree_everywhere() {
         "the interpreter must run every generated program"
     );
     assert!(fixed.clif.compared > 0, "the CLIF checks compared nothing");
-    let executions: usize = fixed.times.iter().map(|t| t.3).sum();
+    let executions: usize = fixed.times.iter().map(|t| t.runs).sum();
     let configs = PassConfig::standard().len() as u64;
     assert_eq!(executions as u64, count * (1 + 2 * configs));
 }

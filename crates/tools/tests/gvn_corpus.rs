@@ -40,7 +40,8 @@ struct Totals {
 }
 
 fn code_size(func: &Function, isa: &dyn TargetIsa) -> usize {
-    gvn::code_size(func, isa).unwrap_or_else(|| panic!("{} does not compile", func.name))
+    parec_passes::code_cache::code_size(func, isa, None)
+        .unwrap_or_else(|| panic!("{} does not compile", func.name))
 }
 
 #[test]

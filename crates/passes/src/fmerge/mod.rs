@@ -759,7 +759,10 @@ impl<'m> Pass<'m> {
         if let Some(&s) = self.sizes.get(&index) {
             return s;
         }
-        let s = profit::measure(&self.module.functions[index].func, isa);
+        let s = self
+            .module
+            .code_size(&self.module.functions[index].func, isa)
+            .map(|n| n as i64);
         self.sizes.insert(index, s);
         s
     }
@@ -768,15 +771,17 @@ impl<'m> Pass<'m> {
     /// the thunks and the callers after.
     fn measure(&mut self, ia: usize, ib: usize, plan: &Plan) -> Option<i64> {
         let isa = self.isa?;
+        let cache = self.module.code_cache();
+        let cache = cache.as_deref();
         let mut saved =
-            self.size_of(ia)? + self.size_of(ib)? - profit::measure(&plan.merged.func, isa)?;
+            self.size_of(ia)? + self.size_of(ib)? - profit::measure(&plan.merged.func, isa, cache)?;
         for side in &plan.sides {
             if let SidePlan::Thunk(thunk) = side {
-                saved -= profit::measure(thunk, isa)?;
+                saved -= profit::measure(thunk, isa, cache)?;
             }
         }
         for (caller, func) in &plan.callers {
-            saved += self.size_of(*caller)? - profit::measure(func, isa)?;
+            saved += self.size_of(*caller)? - profit::measure(func, isa, cache)?;
         }
         Some(saved)
     }

@@ -159,9 +159,14 @@ fn division_bytes(func: &Function, inst: cranelift_codegen::ir::Inst) -> i64 {
     }
 }
 
-/// Bytes Cranelift emits for `func` on `isa`, if it compiles.
-pub fn measure(func: &Function, isa: &dyn TargetIsa) -> Option<i64> {
-    crate::gvn::code_size(func, isa).map(|n| n as i64)
+/// Bytes Cranelift emits for `func` on `isa`, if it compiles (through
+/// `cache`, the module's code cache, when there is one).
+pub fn measure(
+    func: &Function,
+    isa: &dyn TargetIsa,
+    cache: Option<&crate::code_cache::CodeCache>,
+) -> Option<i64> {
+    crate::code_cache::code_size(func, isa, cache).map(|n| n as i64)
 }
 
 #[cfg(test)]

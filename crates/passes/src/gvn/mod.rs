@@ -137,10 +137,9 @@ mod simplify;
 pub use pre::PreMode;
 pub use remarks::{run_module, GvnReport};
 
-use cranelift_codegen::control::ControlPlane;
+use crate::code_cache::{code_size, CodeCache};
 use cranelift_codegen::ir::{FuncRef, Function};
 use cranelift_codegen::isa::TargetIsa;
-use cranelift_codegen::Context;
 
 /// Upper bound on analysis passes before giving up on a function.
 pub const MAX_PASSES: u32 = 64;
@@ -365,7 +364,7 @@ fn pre_rounds(
 /// is, the function is restored (counted in [`GvnStats::reverted`]). This
 /// compiles each changed function two times, and up to four when it grows.
 pub fn run_for_size(func: &mut Function, isa: &dyn TargetIsa) -> GvnStats {
-    run_for_size_measured(func, isa, &GvnOptions::default()).stats
+    run_for_size_measured(func, isa, None, &GvnOptions::default()).stats
 }
 
 /// What [`run_for_size`] did to one function and the machine-code sizes it
@@ -382,10 +381,12 @@ pub struct SizedRun {
     pub grew: Vec<(PreMode, usize)>,
 }
 
-/// [`run_for_size`], reporting the sizes it measured.
+/// [`run_for_size`], reporting the sizes it measured, compiling through
+/// `cache` when there is one.
 pub fn run_for_size_measured(
     func: &mut Function,
     isa: &dyn TargetIsa,
+    cache: Option<&CodeCache>,
     options: &GvnOptions,
 ) -> SizedRun {
     let original = func.clone();
@@ -423,8 +424,8 @@ pub fn run_for_size_measured(
                 grew,
             };
         }
-        let before = *original_size.get_or_insert_with(|| code_size(&original, isa));
-        match (before, code_size(&candidate, isa)) {
+        let before = *original_size.get_or_insert_with(|| code_size(&original, isa, cache));
+        match (before, code_size(&candidate, isa, cache)) {
             (Some(before), Some(after)) if after > before => {
                 grew.push((pre, after));
                 last = Some(stats);
@@ -450,12 +451,4 @@ pub fn run_for_size_measured(
         after: original_size.flatten(),
         grew,
     }
-}
-
-/// Bytes of machine code Cranelift emits for `func`, if it compiles.
-pub fn code_size(func: &Function, isa: &dyn TargetIsa) -> Option<usize> {
-    let mut ctx = Context::for_function(func.clone());
-    ctx.compile(isa, &mut ControlPlane::default())
-        .ok()
-        .map(|c| c.code_buffer().len())
 }

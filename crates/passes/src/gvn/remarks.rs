@@ -45,6 +45,7 @@ pub fn run_module(
     hot: &crate::heat::HotCode,
 ) -> GvnReport {
     let mut report = GvnReport::default();
+    let cache = module.code_cache();
     for def in &mut module.functions {
         let options = GvnOptions {
             nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
@@ -55,7 +56,7 @@ pub fn run_module(
             .get(def.symbol as usize)
             .is_some_and(|s| hot.is_hot(&s.name));
         let run = match isa.filter(|_| !known_hot) {
-            Some(isa) => run_for_size_measured(&mut def.func, isa, &options),
+            Some(isa) => run_for_size_measured(&mut def.func, isa, cache.as_deref(), &options),
             None => SizedRun {
                 stats: run_with(&mut def.func, options),
                 ..SizedRun::default()

@@ -108,7 +108,6 @@ use cranelift_codegen::Context;
 
 use crate::callgraph::CallGraph;
 use crate::clif_module::{self, count_insts, ClifModule, Linkage};
-use crate::gvn::code_size;
 use crate::heat::{Heat, HotCode};
 use crate::remark::Remark;
 
@@ -293,7 +292,7 @@ impl<'m> Inliner<'m> {
     fn size(&mut self, f: usize) -> Option<usize> {
         if self.sizes[f].is_none() {
             let isa = self.isa.expect("sizes are measured only with an ISA");
-            self.sizes[f] = Some(code_size(&self.module.functions[f].func, isa));
+            self.sizes[f] = Some(self.module.code_size(&self.module.functions[f].func, isa));
         }
         self.sizes[f].flatten()
     }
@@ -377,7 +376,7 @@ impl<'m> Inliner<'m> {
                 continue;
             };
             let isa = self.isa.expect("checked above");
-            let Some(after) = code_size(&inlined, isa) else {
+            let Some(after) = self.module.code_size(&inlined, isa) else {
                 continue;
             };
             trials.push(CallerTrial {
@@ -462,7 +461,9 @@ impl<'m> Inliner<'m> {
         let Some(inlined) = self.inline_sites(caller, g, &sites) else {
             return;
         };
-        let after = self.isa.and_then(|isa| code_size(&inlined, isa));
+        let after = self
+            .isa
+            .and_then(|isa| self.module.code_size(&inlined, isa));
         let growth = match (before, after) {
             (Some(b), Some(a)) => a as i64 - b as i64,
             _ => 0,

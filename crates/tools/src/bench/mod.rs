@@ -109,6 +109,10 @@ pub struct BenchOptions {
     /// Passes whose contribution to `-Oz` is measured: `-Oz` and `-Oz 2
     /// rounds` without each of them.
     pub without: Vec<Pass>,
+    /// Configuration names to measure (empty: all of them).
+    pub configs: Vec<String>,
+    /// Sizes and compile times only: the programs are not run.
+    pub compile_only: bool,
 }
 
 /// How many times each measurement is repeated (the median is reported).
@@ -119,11 +123,11 @@ pub struct Runs {
 }
 
 impl Runs {
-    fn for_options(quick: bool) -> Runs {
-        if quick {
-            Runs { compile: 1, run: 1 }
-        } else {
-            Runs { compile: 5, run: 5 }
+    fn for_options(quick: bool, compile_only: bool) -> Runs {
+        let n = if quick { 1 } else { 5 };
+        Runs {
+            compile: n,
+            run: if compile_only { 0 } else { n },
         }
     }
 }
@@ -329,8 +333,8 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     let programs = discover(&opts.dir, &opts.filter)?;
     let report = measure(
         &programs,
-        &configs(&opts.without),
-        Runs::for_options(opts.quick),
+        &select_configs(configs(&opts.without), &opts.configs)?,
+        Runs::for_options(opts.quick, opts.compile_only),
     )?;
     print!("{}", markdown(&report));
     if let Some(path) = &opts.json {
@@ -352,6 +356,28 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
         }
     }
     Ok(i32::from(failed))
+}
+
+/// The configurations of `all` named in `names`, in `all`'s order (every
+/// one when `names` is empty), with the two baselines every ratio needs
+/// (`Cranelift` first, clang last); an unknown name is an error listing them.
+fn select_configs(all: Vec<Config>, names: &[String]) -> Result<Vec<Config>> {
+    if let Some(unknown) = names.iter().find(|n| !all.iter().any(|c| c.name() == *n)) {
+        let known: Vec<&str> = all.iter().map(Config::name).collect();
+        bail!(
+            "unknown configuration `{unknown}`; the configurations are: {}",
+            known.join(", ")
+        );
+    }
+    let last = all.len() - 1;
+    Ok(all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            names.is_empty() || *i == BASELINE || *i == last || names.iter().any(|n| n == c.name())
+        })
+        .map(|(_, c)| c)
+        .collect())
 }
 
 /// Measures every program under every configuration.
@@ -393,7 +419,9 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
             row.push(cell);
             exes.push(exe);
         }
-        run_interleaved(program, &mut row, &exes, runs.run);
+        if runs.run > 0 {
+            run_interleaved(program, &mut row, &exes, runs.run);
+        }
         cells.push(row);
     }
     Ok(Report {

@@ -17,6 +17,14 @@
 //! and a phase whose growth exceeds [`SUPERLINEAR`] is flagged, since every
 //! function has the same size distribution at every N.
 //!
+//! The front end is also run alone, stage by stage (`frontend: parse` —
+//! reading and parsing the sources —, `frontend: check` — name resolution,
+//! type checking and monomorphization, which instantiates generics as the
+//! checker meets them —, `frontend: lower` — CLIF of every module and the
+//! runtime), and every row has a peak-memory figure: the most heap bytes
+//! live at once during the phase, counted by the binary's allocator
+//! ([`crate::heap`]).
+//!
 //! The pass rows time the passes as `-Oz` runs them, size guard included
 //! (GVN's guard compiles each changed function two or three times). Below the
 //! table, GVN alone (`gvn::run`, no guard) is timed per 1,000 CLIF
@@ -40,9 +48,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::heap::StagePeak;
 use anyhow::{anyhow, Result};
 use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::CodeModel;
+use parec::frontend;
 use parec::io_error::reason as io_reason;
 use parec::pipeline::{Pass, Pipeline};
 use parec::target::{OptLevel, Target};
@@ -128,11 +138,34 @@ fn template_body(k: usize, next: &mut impl FnMut(u64) -> u64) -> String {
 #[derive(Clone, Debug)]
 struct SizeTimes {
     functions: usize,
-    /// `(phase, time)`, phases in the same order for every size.
-    phases: Vec<(String, Duration)>,
+    /// Phases in the same order for every size.
+    phases: Vec<Phase>,
     gvn_alone: GvnAlone,
     /// What similar-function merging did, and where its time went.
     fmerge: (FmergeStats, FmergeTimes),
+}
+
+/// One row of the table at one size.
+#[derive(Clone, Debug)]
+struct Phase {
+    name: String,
+    time: Duration,
+    /// The most heap bytes live at once during the phase (`crate::heap`);
+    /// `None` where the heap is not counted.
+    peak: Option<usize>,
+    /// What the peak covers, when more than the phase itself.
+    peak_of: Option<&'static str>,
+}
+
+impl Phase {
+    fn new(name: &str, time: Duration, peak: Option<usize>) -> Phase {
+        Phase {
+            name: name.to_string(),
+            time,
+            peak,
+            peak_of: None,
+        }
+    }
 }
 
 /// GVN without the size guard over every function of a module.
@@ -429,16 +462,24 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
     std::fs::write(&main, synthetic_module(n))
         .map_err(|e| anyhow!("cannot write `{}`: {}", main.display(), io_reason(&e)))?;
 
+    let has_errors = |e: Failure| match e {
+        Failure::Reported => anyhow!("the synthetic module of {n} functions has errors"),
+        Failure::Error(e) => e,
+    };
+    let mut phases = front_end_stages(&main).map_err(has_errors)?;
+
     // Cranelift alone: the front end, code generation and object writing.
+    let whole_build = StagePeak::start();
     let baseline = build(Pipeline::empty(), Backend::Objects(Target::Aarch64))
         .run(Input::Pare(vec![main]))
-        .map_err(|e| match e {
-            Failure::Reported => anyhow!("the synthetic module of {n} functions has errors"),
-            Failure::Error(e) => e,
-        })?;
+        .map_err(has_errors)?;
+    let build_peak = whole_build.bytes();
     let modules = baseline.modules;
     let functions = modules.iter().map(|m| m.functions.len()).sum();
-    let mut phases = vec![("frontend".to_string(), baseline.times.get("frontend"))];
+    phases.push(Phase {
+        peak_of: Some("the whole build (front end, Cranelift, objects)"),
+        ..Phase::new("frontend", baseline.times.get("frontend"), build_peak)
+    });
     let mut fmerge = (FmergeStats::default(), FmergeTimes::default());
 
     // Each pass alone on the lowered modules: CLIF passes stop after
@@ -448,24 +489,53 @@ fn measure_size(n: usize) -> Result<SizeTimes> {
             Pass::Clif(_) => Backend::Clif(Some(Target::Aarch64)),
             Pass::Machine(_) => Backend::Objects(Target::Aarch64),
         };
+        let input = Input::Modules(modules.clone());
+        let peak = StagePeak::start();
         let output = build(Pipeline::from_passes(&[pass]), backend)
-            .run(Input::Modules(modules.clone()))
+            .run(input)
             .map_err(|e| anyhow!("pass `{}`: {:#}", pass.name(), anyhow::Error::from(e)))?;
-        phases.push((pass.name().to_string(), output.times.get(pass.name())));
+        let peak_of = match pass {
+            Pass::Clif(_) => None,
+            Pass::Machine(_) => Some("the pass with Cranelift and objects"),
+        };
+        phases.push(Phase {
+            peak_of,
+            ..Phase::new(pass.name(), output.times.get(pass.name()), peak.bytes())
+        });
         if let Some((stats, times)) = output.fmerge_stats() {
             fmerge = (stats.clone(), *times);
         }
     }
 
     let gvn_alone = time_gvn_alone(&modules);
-    phases.push(("cranelift".to_string(), baseline.times.get("cranelift")));
-    phases.push(("object".to_string(), baseline.times.get("object")));
+    for stage in ["cranelift", "object"] {
+        phases.push(Phase {
+            peak_of: Some("the whole build (front end, Cranelift, objects)"),
+            ..Phase::new(stage, baseline.times.get(stage), build_peak)
+        });
+    }
     Ok(SizeTimes {
         functions,
         phases,
         gvn_alone,
         fmerge,
     })
+}
+
+/// The front end's own stages on `main` (reading and parsing, checking,
+/// lowering; see [`frontend::FrontEndStage`]), each with its time and peak
+/// heap.
+fn front_end_stages(main: &Path) -> Result<Vec<Phase>, Failure> {
+    let mut phases = Vec::new();
+    let mut start = Instant::now();
+    let mut peak = StagePeak::start();
+    frontend::lower_for_aot_observed(&[main.to_path_buf()], Target::Aarch64, &mut |stage| {
+        let name = format!("frontend: {}", stage.name());
+        phases.push(Phase::new(&name, start.elapsed(), peak.bytes()));
+        start = Instant::now();
+        peak = StagePeak::start();
+    })?;
+    Ok(phases)
 }
 
 /// A one-thread `-Oz` build with `pipeline`, without the verifier (timing).
@@ -489,20 +559,37 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
     for r in results {
         let _ = write!(
             header,
-            " {} fns ms | {} fns µs/fn |",
-            r.functions, r.functions
+            " {} fns ms | {} fns µs/fn | {} fns peak MB |",
+            r.functions, r.functions, r.functions
         );
-        rule.push_str("---:|---:|");
+        rule.push_str("---:|---:|---:|");
     }
     let _ = writeln!(out, "{header} growth per fn | |\n{rule}---:|---|");
-    let per_fn = |r: &SizeTimes, i: usize| r.phases[i].1.as_secs_f64() * 1e6 / r.functions as f64;
-    for (i, (phase, _)) in results[0].phases.iter().enumerate() {
-        let mut line = format!("| {phase} |");
+    let per_fn =
+        |r: &SizeTimes, i: usize| r.phases[i].time.as_secs_f64() * 1e6 / r.functions as f64;
+    let mut notes: Vec<&str> = Vec::new();
+    for (i, phase) in results[0].phases.iter().enumerate() {
+        let mut name = phase.name.clone();
+        if let Some(of) = phase.peak_of {
+            let k = match notes.iter().position(|n| *n == of) {
+                Some(k) => k,
+                None => {
+                    notes.push(of);
+                    notes.len() - 1
+                }
+            };
+            name.push_str(&"†".repeat(k + 1));
+        }
+        let mut line = format!("| {name} |");
         for r in results {
+            let peak = match r.phases[i].peak {
+                Some(bytes) => format!("{:.1}", bytes as f64 / 1e6),
+                None => "–".to_string(),
+            };
             let _ = write!(
                 line,
-                " {:.1} | {:.2} |",
-                r.phases[i].1.as_secs_f64() * 1000.0,
+                " {:.1} | {:.2} | {peak} |",
+                r.phases[i].time.as_secs_f64() * 1000.0,
                 per_fn(r, i)
             );
         }
@@ -558,8 +645,15 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
     let _ = writeln!(
         out,
         "\nFunctions counted after lowering (the program's and the runtime's); one run each; \
-         growth above {SUPERLINEAR} is flagged."
+         growth above {SUPERLINEAR} is flagged. Peak MB: the most heap bytes live at once during \
+         the phase, including what earlier phases left live (a pass row's build starts from a \
+         copy of the lowered modules, which the benchmark also keeps: twice the modules); \
+         `frontend` and `cranelift`/`object` are stages of one build, whose peak they share; \
+         the `frontend: …` rows are a second run of the front end alone, stage by stage."
     );
+    for (k, of) in notes.iter().enumerate() {
+        let _ = writeln!(out, "{} peak of {of}.", "†".repeat(k + 1));
+    }
     out
 }
 

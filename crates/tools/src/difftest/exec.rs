@@ -1,8 +1,9 @@
-//! Running a child process with captured output and a time limit.
+//! Running a child process with captured output and a time limit: an AOT
+//! executable under qemu (JIT runs and builds go to workers, whose
+//! outcomes are the same [`Captured`]: see [`super::worker`]).
 //!
-//! The JIT ends its process on a trap (the runtime calls `exit`), and any
-//! generated or shrunk program may loop, so every compiled execution runs as
-//! a child process. Output is read on helper threads (so a chatty child never
+//! Any generated or shrunk program may loop or crash, so it runs in a
+//! process of its own. Output is read on helper threads (so a chatty child never
 //! blocks on a full pipe) and capped at [`OUTPUT_CAP`] bytes per stream; the
 //! rest is read and dropped. A child still running at the deadline is killed.
 
@@ -46,9 +47,12 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> std::io::Result
 }
 
 /// Waits for `child`, killing it at `deadline` (then `None`).
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+pub(super) fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+) -> std::io::Result<Option<ExitStatus>> {
     // Poll with a growing interval: most children end within milliseconds.
-    let mut pause = Duration::from_micros(500);
+    let mut pause = Duration::from_micros(100);
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));

@@ -4,21 +4,33 @@
 //! For one program the runner
 //! - interprets it in process ([`pare_frontend::interp::run_with_big_stack`]),
 //!   the reference;
-//! - for each [`PassConfig`], runs it with the JIT (`parec-tools exec-jit`, a
-//!   child process, since the runtime ends its process on a trap) and/or
-//!   builds it for aarch64 (`parec-tools exec-aot`) and runs it under
-//!   `qemu-aarch64-static`, all with a time limit ([`exec`]). The children
-//!   compile through the `parec` library exactly as `parec run` and `parec
-//!   build` do, with the configuration's pipeline — which may hold the
-//!   planted miscompile ([`planted`]), a pass `parec` itself does not have;
+//! - for each [`PassConfig`], runs it with the JIT and/or builds it for
+//!   aarch64 and runs the executable under `qemu-aarch64-static`, all with
+//!   a time limit. JIT runs and AOT builds are `exec-*` commands
+//!   ([`commands`]: they compile through the `parec` library exactly as
+//!   `parec run` and `parec build` do, with the configuration's pipeline,
+//!   which may hold the planted miscompile of [`planted`], a pass `parec`
+//!   itself does not have) served by a worker process ([`worker`]), since
+//!   generated code may trap (the runtime ends its process), crash or
+//!   hang: such a run ends only its worker, which is replaced, and its
+//!   outcome is the one a child process of its own would have had. Each
+//!   AOT executable runs under qemu as a child process ([`exec`]);
 //! - compares stdout, exit status and the `trap: ...` line of stderr;
 //! - optionally runs the CLIF-level checks of [`clif_check`] on it.
 //!
 //! A campaign ([`Runner::campaign`]) checks the programs of consecutive
-//! seeds in parallel (rayon) and reports in seed order, so its output does
-//! not depend on scheduling. Each failing program is reduced ([`shrink`])
-//! against its first failing (executor, configuration) pair and saved with
-//! the configuration and both outcomes to a reproducer directory.
+//! seeds [`Runner::jobs`] at a time (rayon), each program holding one
+//! worker for all its configurations (the worker lowers the program once,
+//! [`commands::Session`]), and reports in seed order, so its output does
+//! not depend on scheduling. AOT, a build and a qemu process per
+//! configuration, costs several times the JIT: it runs on a sample of the
+//! programs, those whose seed is a multiple of [`Runner::aot_every`]
+//! (every program by default; `parec-tools fuzz --aot-every K`). Each
+//! failing program is reduced ([`shrink`]) against its first failing
+//! (executor, configuration) pair, every candidate run through the workers
+//! too (the interpreter there as well, since a candidate may not
+//! terminate), and saved with the configuration and both outcomes to a
+//! reproducer directory.
 //!
 //! A campaign may also check negative programs ([`negative`]): ill-typed
 //! programs the front end must reject with a located diagnostic
@@ -27,17 +39,38 @@
 //!
 //! Invariants: the reference is always the interpreter; a program the
 //! interpreter cannot finish (an interpreter error, not a trap) is skipped,
-//! never reported; configurations with identical pipelines run once.
+//! never reported; configurations with identical pipelines run once; an
+//! outcome does not depend on which worker ran it or what it ran before.
+//!
+//! Cost: compilation dominates. Measured on 2 cores shared with other
+//! work (load 5), `--no-clif`, seeds 0..100, per JIT run on average: front
+//! end 5 to 10 ms (once per program and worker), `main` 1 to 5 ms, and a
+//! compile of 8 ms for `Cranelift`, `merge`, `peephole` and `outline`
+//! (the machine outliner does not run in the JIT), 16 ms for `O2`, 35 ms
+//! for `gvn`, 135 ms for `inline`, 150 ms for `fmerge`, 170 to 190 ms for
+//! `Oz` and `Oz-profile`: `-Oz`'s inliner and function merging compile
+//! candidates with Cranelift to measure them. So the ten standard
+//! configurations check about 2 programs per second, `Oz` alone 9,
+//! `Cranelift` alone 70 to 80. A worker starts once per
+//! [`worker::REQUESTS_PER_WORKER`] requests and per run that ends its
+//! process (about one program in six traps at the default trap
+//! probability); one `exec-*` child per run cost a process start and a
+//! front end per configuration instead. AOT costs about 1.5 times the JIT
+//! per configuration, the CLIF checks about 150 ms per program (each pass
+//! alone, the same measuring passes).
 
 pub mod clif_check;
+pub mod commands;
 pub mod exec;
 pub mod negative;
 pub mod planted;
 pub mod shrink;
+pub mod worker;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::gen::{generate_from_seed, GenConfig, GeneratedProgram};
@@ -47,9 +80,11 @@ use pare_frontend::tir::{Program, TRAP_EXIT_STATUS};
 use rayon::prelude::*;
 
 use clif_check::ClifStats;
+use commands::JitPhases;
 use exec::{run_with_timeout, Captured};
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
+use worker::{Lease, WorkerPool};
 
 /// Time limit of each run while shrinking.
 const SHRINK_TIMEOUT: Duration = Duration::from_secs(3);
@@ -251,6 +286,51 @@ impl PassConfig {
         self.level.flag()
     }
 
+    /// The arguments of `parec-tools exec-jit` running `files` in this
+    /// configuration, with `profile` (the program's own; see
+    /// [`PassConfig::profile`]) if it uses one.
+    pub fn exec_jit_args(
+        &self,
+        profile: Option<&Path>,
+        files: &[PathBuf],
+    ) -> Result<Vec<String>, String> {
+        self.exec_args("exec-jit", profile, files)
+    }
+
+    /// `command` (`exec-jit`, `exec-aot`) with this configuration's level,
+    /// passes and profile, and `files`.
+    fn exec_args(
+        &self,
+        command: &str,
+        profile: Option<&Path>,
+        files: &[PathBuf],
+    ) -> Result<Vec<String>, String> {
+        let mut args = vec![
+            command.to_string(),
+            self.level_arg().to_string(),
+            self.passes_arg(),
+        ];
+        if let Some(profile) = profile {
+            args.extend(["--profile-use".to_string(), path_arg(profile)?]);
+        }
+        for file in files {
+            args.push(path_arg(file)?);
+        }
+        Ok(args)
+    }
+
+    /// The arguments of `parec-tools exec-aot` building `files` to `exe`.
+    fn exec_aot_args(
+        &self,
+        profile: Option<&Path>,
+        files: &[PathBuf],
+        exe: &Path,
+    ) -> Result<Vec<String>, String> {
+        let mut args = self.exec_args("exec-aot", profile, files)?;
+        args.extend(["-o".to_string(), path_arg(exe)?]);
+        Ok(args)
+    }
+
     /// The `--passes` argument.
     fn passes_arg(&self) -> String {
         let names: Vec<&str> = self.passes.iter().map(|p| p.name()).collect();
@@ -261,6 +341,13 @@ impl PassConfig {
     fn short_name(&self) -> &str {
         self.name.split('=').next().unwrap_or(&self.name)
     }
+}
+
+/// A path as a command argument of a worker request (which is text).
+fn path_arg(path: &Path) -> Result<String, String> {
+    path.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the path `{}` is not UTF-8", path.display()))
 }
 
 /// Merges configurations with the same level and passes (names joined by `=`).
@@ -309,6 +396,36 @@ impl Outcome {
         self == other
     }
 
+    /// The outcome of a finished process: an `exec-*` command's (run by a
+    /// worker or as a child) when `parec_command`, where a status of 1 or
+    /// 70 with an `error:` line on stderr is parec failing, not the
+    /// program; else an executable's.
+    pub fn of_process(c: Captured, parec_command: bool) -> Outcome {
+        let stderr = String::from_utf8_lossy(&c.stderr);
+        let trap = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("trap: "))
+            .map(str::to_string);
+        let status = match c.status {
+            None => Status::TimedOut,
+            Some(s) => {
+                let code = parec::link::exit_code(s);
+                let parec_error = stderr.lines().any(|l| l.starts_with("error: "));
+                if parec_command && (code == 1 || code == 70) && parec_error {
+                    Status::Failed(stderr.trim_end().to_string())
+                } else {
+                    Status::Exited(code)
+                }
+            }
+        };
+        Outcome {
+            status,
+            stdout: c.stdout,
+            trap,
+        }
+    }
+
     fn failed(why: String) -> Outcome {
         Outcome {
             status: Status::Failed(why),
@@ -341,6 +458,8 @@ pub struct Execution {
     pub config: String,
     pub outcome: Outcome,
     pub time: Duration,
+    /// Where the time of a JIT run that returned from `main` went.
+    pub phases: Option<JitPhases>,
 }
 
 /// Everything learnt about one program.
@@ -431,10 +550,41 @@ pub struct CampaignReport {
     pub reproducers: Vec<PathBuf>,
     pub clif: ClifStats,
     /// Total time and count of executions per executor and configuration.
-    pub times: Vec<(Executor, String, Duration, usize)>,
+    pub times: Vec<ExecutionTimes>,
+    /// Where the time of the JIT runs that returned from `main` went.
+    pub jit_phases: PhaseTotals,
+    /// Worker processes started (at the start, after a run that ended its
+    /// worker, and every [`worker::REQUESTS_PER_WORKER`] requests).
+    pub worker_starts: usize,
     pub wall: Duration,
     /// The negative programs' totals (their failures are in `failures` too).
     pub negative: negative::NegativeReport,
+}
+
+/// The executions of one executor in one configuration.
+#[derive(Clone, Debug)]
+pub struct ExecutionTimes {
+    pub executor: Executor,
+    pub config: String,
+    /// Their wall time, summed (request to outcome, one thread).
+    pub time: Duration,
+    pub runs: usize,
+}
+
+/// JIT phases summed over runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseTotals {
+    pub phases: JitPhases,
+    pub runs: usize,
+}
+
+impl PhaseTotals {
+    fn add(&mut self, p: &JitPhases) {
+        self.phases.front_end += p.front_end;
+        self.phases.compile += p.compile;
+        self.phases.run += p.run;
+        self.runs += 1;
+    }
 }
 
 impl CampaignReport {
@@ -461,15 +611,17 @@ impl CampaignReport {
         )
     }
 
-    /// Programs per second of each executor (one thread; summed over its configurations).
+    /// Runs per second of each executor (one thread; summed over its
+    /// configurations), where a JIT run's time went, worker starts, and
+    /// programs per second of wall time.
     pub fn rates(&self) -> String {
         let mut s = String::new();
         for executor in Executor::ALL {
             let (time, runs) = self
                 .times
                 .iter()
-                .filter(|t| t.0 == executor)
-                .fold((Duration::ZERO, 0), |(t, n), x| (t + x.2, n + x.3));
+                .filter(|t| t.executor == executor)
+                .fold((Duration::ZERO, 0), |(t, n), x| (t + x.time, n + x.runs));
             if runs > 0 {
                 let _ = write!(
                     s,
@@ -479,9 +631,21 @@ impl CampaignReport {
                 );
             }
         }
+        if self.jit_phases.runs > 0 {
+            let per_run = |d: Duration| d.as_secs_f64() * 1e3 / self.jit_phases.runs as f64;
+            let p = &self.jit_phases.phases;
+            let _ = write!(
+                s,
+                "jit run: front end {:.1} ms, compile {:.1} ms, main {:.1} ms on average; ",
+                per_run(p.front_end),
+                per_run(p.compile),
+                per_run(p.run)
+            );
+        }
         let _ = write!(
             s,
-            "overall {:.2} programs/s wall",
+            "{} workers started; overall {:.2} programs/s wall",
+            self.worker_starts,
             self.programs as f64 / self.wall.as_secs_f64().max(1e-9)
         );
         s
@@ -491,12 +655,12 @@ impl CampaignReport {
 /// The differential runner.
 #[derive(Clone, Debug)]
 pub struct Runner {
-    /// The `parec-tools` binary whose `exec-*` commands run the programs.
+    /// The `parec-tools` binary whose `worker` command runs the programs.
     pub tools: PathBuf,
     /// Executors compared with the interpreter (the interpreter always runs).
     pub executors: Vec<Executor>,
     pub configs: Vec<PassConfig>,
-    /// Time limit of each child process.
+    /// Time limit of each run and each build.
     pub timeout: Duration,
     /// Run the CLIF-level checks too.
     pub clif_checks: bool,
@@ -505,16 +669,26 @@ pub struct Runner {
     pub shrink_tests: usize,
     /// Reduce and save at most this many failing programs per campaign.
     pub max_reproducers: usize,
-    /// Extra environment variables of child processes.
+    /// Extra environment variables of the worker processes.
     pub child_env: Vec<(String, String)>,
     /// Negative programs a campaign checks besides the positive ones (seeds
     /// `seed..seed + negative`; 0: none).
     pub negative: u64,
+    /// Programs a campaign checks at once, each with a worker process (0:
+    /// one per core).
+    pub jobs: usize,
+    /// AOT runs for the programs whose seed is a multiple of this (1: every
+    /// program); the other executors run for all.
+    pub aot_every: u64,
+    /// The workers, started on first use with `tools` and `child_env` and
+    /// shared by the runner's clones.
+    workers: Arc<OnceLock<WorkerPool>>,
 }
 
 impl Runner {
-    /// A runner with every executor, the standard configurations, CLIF checks
-    /// and shrinking, running programs with the `parec-tools` binary `tools`.
+    /// A runner with every executor, the standard configurations, CLIF checks,
+    /// shrinking and AOT for every program, one program per core at a time,
+    /// running programs with the `parec-tools` binary `tools`.
     pub fn new(tools: PathBuf) -> Runner {
         Runner {
             tools,
@@ -527,6 +701,28 @@ impl Runner {
             max_reproducers: 3,
             child_env: Vec::new(),
             negative: 0,
+            jobs: 0,
+            aot_every: 1,
+            workers: Arc::default(),
+        }
+    }
+
+    /// The worker processes.
+    pub fn workers(&self) -> &WorkerPool {
+        self.workers
+            .get_or_init(|| WorkerPool::new(self.tools.clone(), self.child_env.clone()))
+    }
+
+    /// Whether the program of `seed` runs AOT (see [`Runner::aot_every`]).
+    pub fn samples_aot(&self, seed: u64) -> bool {
+        seed.is_multiple_of(self.aot_every.max(1))
+    }
+
+    /// The number of programs checked at once.
+    fn job_count(&self) -> usize {
+        match self.jobs {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
         }
     }
 
@@ -549,13 +745,20 @@ impl Runner {
     /// to stderr when `verbose`.
     pub fn campaign(&self, seed: u64, count: u64, out: &Path, verbose: bool) -> CampaignReport {
         let start = Instant::now();
-        let results: Vec<CaseResult> = (seed..seed.saturating_add(count))
-            .into_par_iter()
-            .map(|s| {
-                let program = generate_from_seed(s, &self.gen);
-                self.check_case(&format!("seed {s}"), program, s)
-            })
-            .collect();
+        let starts_before = self.workers().started();
+        let check = |s: u64| {
+            let program = generate_from_seed(s, &self.gen);
+            self.check_case(&format!("seed {s}"), program, s)
+        };
+        let seeds = seed..seed.saturating_add(count);
+        // Results come back in seed order whatever the number of threads.
+        let results: Vec<CaseResult> = match rayon::ThreadPoolBuilder::new()
+            .num_threads(self.job_count())
+            .build()
+        {
+            Ok(pool) => pool.install(|| seeds.into_par_iter().map(check).collect()),
+            Err(_) => seeds.into_par_iter().map(check).collect(),
+        };
         let mut report = CampaignReport {
             programs: results.len(),
             ..CampaignReport::default()
@@ -594,6 +797,7 @@ impl Runner {
             report.reproducers.extend(neg.reproducers.iter().cloned());
             report.negative = neg;
         }
+        report.worker_starts = self.workers().started() - starts_before;
         report.wall = start.elapsed();
         report
     }
@@ -605,21 +809,31 @@ impl Runner {
         report.clif.accumulate(&r.clif);
         let all = r.reference.iter().chain(&r.executions);
         for e in all {
+            if let Some(phases) = &e.phases {
+                report.jit_phases.add(phases);
+            }
             match report
                 .times
                 .iter_mut()
-                .find(|t| t.0 == e.executor && t.1 == e.config)
+                .find(|t| t.executor == e.executor && t.config == e.config)
             {
                 Some(t) => {
-                    t.2 += e.time;
-                    t.3 += 1;
+                    t.time += e.time;
+                    t.runs += 1;
                 }
-                None => report.times.push((e.executor, e.config.clone(), e.time, 1)),
+                None => report.times.push(ExecutionTimes {
+                    executor: e.executor,
+                    config: e.config.clone(),
+                    time: e.time,
+                    runs: 1,
+                }),
             }
         }
     }
 
-    /// Runs one program everywhere and compares. `seed` seeds the CLIF checks' arguments.
+    /// Runs one program everywhere and compares. `seed` seeds the CLIF
+    /// checks' arguments and decides whether AOT runs
+    /// ([`Runner::samples_aot`]).
     pub fn check_case(&self, label: &str, program: GeneratedProgram, seed: u64) -> CaseResult {
         let mut result = CaseResult {
             label: label.to_string(),
@@ -669,12 +883,17 @@ impl Runner {
                 return result;
             }
         };
+        let executors: Vec<Executor> = self
+            .executors
+            .iter()
+            .copied()
+            .filter(|&e| e != Executor::Interp && (e != Executor::Aot || self.samples_aot(seed)))
+            .collect();
+        // One worker for the whole program: it lowers the program once.
+        let mut lease = self.workers().lease();
         for config in &self.configs {
-            for &executor in &self.executors {
-                if executor == Executor::Interp {
-                    continue;
-                }
-                let execution = self.execute(executor, config, &files, dir.path());
+            for &executor in &executors {
+                let execution = self.execute(&mut lease, executor, config, &files, dir.path());
                 result.executions.push(execution);
             }
         }
@@ -690,73 +909,95 @@ impl Runner {
         result
     }
 
-    /// Runs the program in `files` with a compiled executor.
-    fn execute(
+    /// Runs the program in `files` (written to `dir`, where the runs may
+    /// leave files) with `executor` in `config`, on the worker of `lease`.
+    pub fn execute(
         &self,
+        lease: &mut Lease,
         executor: Executor,
         config: &PassConfig,
         files: &[PathBuf],
         dir: &Path,
     ) -> Execution {
         let start = Instant::now();
-        let outcome = match executor {
-            Executor::Interp => self.interp_child(files),
-            Executor::Jit => self.jit(config, files, dir),
-            Executor::Aot => self.aot(config, files, dir),
+        let (outcome, phases) = match executor {
+            Executor::Interp => (self.interp_in_worker(lease, files), None),
+            Executor::Jit => self.jit(lease, config, files, dir),
+            Executor::Aot => (self.aot(lease, config, files, dir), None),
         };
         Execution {
             executor,
             config: config.name.clone(),
             outcome,
             time: start.elapsed(),
+            phases,
         }
     }
 
-    /// A command running the tools binary, with [`Runner::child_env`].
-    fn tools_command(&self) -> Command {
-        let mut cmd = Command::new(&self.tools);
-        cmd.envs(self.child_env.iter().map(|(k, v)| (k, v)));
-        cmd
-    }
-
-    /// The interpreter as a child process (for programs that may not terminate).
-    fn interp_child(&self, files: &[PathBuf]) -> Outcome {
-        let mut cmd = self.tools_command();
-        cmd.arg("exec-interp").args(files);
-        program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
-    }
-
-    fn jit(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
-        let mut cmd = self.tools_command();
-        cmd.arg("exec-jit")
-            .arg(config.level_arg())
-            .arg(config.passes_arg());
-        if config.profile {
-            match self.own_profile(files, dir) {
-                Ok(profile) => cmd.arg("--profile-use").arg(profile),
-                Err(failed) => return failed,
-            };
+    /// Runs the `exec-*` command `args` on the worker of `lease`; the
+    /// outcome and, for a JIT run that returned, its phases.
+    fn run_command(
+        &self,
+        lease: &mut Lease,
+        args: Result<Vec<String>, String>,
+    ) -> (Outcome, Option<JitPhases>) {
+        let args = match args {
+            Ok(args) => args,
+            Err(why) => return (Outcome::failed(why), None),
+        };
+        match lease.run(&args, self.timeout) {
+            Ok(run) => (Outcome::of_process(run.captured, true), run.phases),
+            Err(e) => (Outcome::failed(format!("{e:#}")), None),
         }
-        cmd.args(files);
-        program_outcome(run_with_timeout(&mut cmd, self.timeout), true)
+    }
+
+    /// The interpreter in a worker, for programs that may not terminate
+    /// (shrinking candidates).
+    fn interp_in_worker(&self, lease: &mut Lease, files: &[PathBuf]) -> Outcome {
+        let args = std::iter::once(Ok("exec-interp".to_string()))
+            .chain(files.iter().map(|f| path_arg(f)))
+            .collect();
+        self.run_command(lease, args).0
+    }
+
+    fn jit(
+        &self,
+        lease: &mut Lease,
+        config: &PassConfig,
+        files: &[PathBuf],
+        dir: &Path,
+    ) -> (Outcome, Option<JitPhases>) {
+        let profile = match config.profile {
+            true => match self.own_profile(lease, files, dir) {
+                Ok(profile) => Some(profile),
+                Err(failed) => return (failed, None),
+            },
+            false => None,
+        };
+        self.run_command(lease, config.exec_jit_args(profile.as_deref(), files))
     }
 
     /// The program's profile from its own run, made once per program in
     /// `dir` (`exec-jit --profile-generate`). A program that traps or
     /// exits writes its profile too; a run that wrote none is the failed
     /// outcome returned.
-    fn own_profile(&self, files: &[PathBuf], dir: &Path) -> Result<PathBuf, Outcome> {
+    fn own_profile(
+        &self,
+        lease: &mut Lease,
+        files: &[PathBuf],
+        dir: &Path,
+    ) -> Result<PathBuf, Outcome> {
         let path = dir.join("own.prof");
         if path.exists() {
             return Ok(path);
         }
-        let mut cmd = self.tools_command();
-        cmd.arg("exec-jit")
-            .arg("-O2")
-            .arg("--profile-generate")
-            .arg(&path)
-            .args(files);
-        let outcome = program_outcome(run_with_timeout(&mut cmd, self.timeout), true);
+        let args = ["exec-jit", "-O2", "--profile-generate"]
+            .into_iter()
+            .map(|a| Ok(a.to_string()))
+            .chain(std::iter::once(path_arg(&path)))
+            .chain(files.iter().map(|f| path_arg(f)))
+            .collect();
+        let (outcome, _) = self.run_command(lease, args);
         match path.exists() {
             true => Ok(path),
             false => Err(Outcome::failed(format!(
@@ -766,33 +1007,43 @@ impl Runner {
         }
     }
 
-    fn aot(&self, config: &PassConfig, files: &[PathBuf], dir: &Path) -> Outcome {
+    fn aot(
+        &self,
+        lease: &mut Lease,
+        config: &PassConfig,
+        files: &[PathBuf],
+        dir: &Path,
+    ) -> Outcome {
         let exe = dir.join(format!("prog-{}", config.short_name()));
-        let mut build = self.tools_command();
-        build
-            .arg("exec-aot")
-            .arg(config.level_arg())
-            .arg(config.passes_arg());
-        if config.profile {
-            match self.own_profile(files, dir) {
-                Ok(profile) => build.arg("--profile-use").arg(profile),
+        let profile = match config.profile {
+            true => match self.own_profile(lease, files, dir) {
+                Ok(profile) => Some(profile),
                 Err(failed) => return failed,
-            };
-        }
-        build.args(files).arg("-o").arg(&exe);
-        match run_with_timeout(&mut build, self.timeout) {
-            Ok(c) if c.status.is_some_and(|s| s.success()) => {}
-            Ok(c) if c.status.is_none() => return Outcome::failed("the build timed out".into()),
-            Ok(c) => {
+            },
+            false => None,
+        };
+        let args = match config.exec_aot_args(profile.as_deref(), files, &exe) {
+            Ok(args) => args,
+            Err(why) => return Outcome::failed(why),
+        };
+        match lease.run(&args, self.timeout) {
+            Ok(build) if build.captured.status.is_some_and(|s| s.success()) => {}
+            Ok(build) if build.captured.status.is_none() => {
+                return Outcome::failed("the build timed out".into())
+            }
+            Ok(build) => {
                 return Outcome::failed(format!(
                     "the build failed: {}",
-                    String::from_utf8_lossy(&c.stderr).trim_end()
+                    String::from_utf8_lossy(&build.captured.stderr).trim_end()
                 ))
             }
-            Err(e) => return Outcome::failed(format!("cannot run {}: {e}", self.tools.display())),
+            Err(e) => return Outcome::failed(format!("{e:#}")),
         }
         let mut run = parec::link::run_command(&exe, parec::target::Target::Aarch64);
-        program_outcome(run_with_timeout(&mut run, self.timeout), false)
+        match run_with_timeout(&mut run, self.timeout) {
+            Ok(captured) => Outcome::of_process(captured, false),
+            Err(e) => Outcome::failed(format!("cannot start the process: {e}")),
+        }
     }
 
     /// Whether `program` still shows the failure of `what` (an execution of
@@ -811,13 +1062,16 @@ impl Runner {
         let Ok(files) = program.write_to_dir(dir.path()) else {
             return false;
         };
-        let reference = self.interp_child(&files);
+        let mut lease = self.workers().lease();
+        let reference = self.interp_in_worker(&mut lease, &files);
         if !matches!(reference.status, Status::Exited(_)) {
             return false;
         }
         match what {
             Some((executor, config)) => {
-                let actual = self.execute(executor, config, &files, dir.path()).outcome;
+                let actual = self
+                    .execute(&mut lease, executor, config, &files, dir.path())
+                    .outcome;
                 let timed_out_before = original.is_some_and(|o| o.status == Status::TimedOut);
                 (actual.status != Status::TimedOut || timed_out_before)
                     && !actual.agrees_with(&reference)
@@ -945,13 +1199,14 @@ impl Runner {
         // Outcomes of the reduced program.
         if let Ok(dir) = tempfile::Builder::new().prefix("parec-repro-").tempdir() {
             if let Ok(paths) = reduced.write_to_dir(dir.path()) {
+                let mut lease = self.workers().lease();
                 let _ = writeln!(
                     s,
                     "\n== interpreter (reduced program) ==\n{}",
-                    self.interp_child(&paths).describe()
+                    self.interp_in_worker(&mut lease, &paths).describe()
                 );
                 if let Some((executor, config)) = what {
-                    let e = self.execute(*executor, config, &paths, dir.path());
+                    let e = self.execute(&mut lease, *executor, config, &paths, dir.path());
                     let _ = writeln!(
                         s,
                         "== {} [{}] (reduced program) ==\n{}",
@@ -1010,38 +1265,7 @@ fn interpret(program: &Program) -> Execution {
             trap,
         },
         time: start.elapsed(),
-    }
-}
-
-/// Turns a finished child into an outcome. With `parec_child`, a status of
-/// 1 or 70 with an `error:` line on stderr is parec failing, not the program.
-fn program_outcome(captured: std::io::Result<Captured>, parec_child: bool) -> Outcome {
-    let c = match captured {
-        Ok(c) => c,
-        Err(e) => return Outcome::failed(format!("cannot start the process: {e}")),
-    };
-    let stderr = String::from_utf8_lossy(&c.stderr);
-    let trap = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("trap: "))
-        .map(str::to_string);
-    let status = match c.status {
-        None => Status::TimedOut,
-        Some(s) => {
-            let code = parec::link::exit_code(s);
-            let parec_error = stderr.lines().any(|l| l.starts_with("error: "));
-            if parec_child && (code == 1 || code == 70) && parec_error {
-                Status::Failed(stderr.trim_end().to_string())
-            } else {
-                Status::Exited(code)
-            }
-        }
-    };
-    Outcome {
-        status,
-        stdout: c.stdout,
-        trap,
+        phases: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! prices the function Cranelift will compile.
 
 use cranelift_codegen::ir::{Block, Function, Inst, InstBuilder, InstructionData};
+use cranelift_codegen::settings::{self, Configurable, Flags};
 use hashbrown::HashMap;
 
 /// What Cranelift's `optimize` does first, done here so that `M` reads
@@ -13,15 +14,28 @@ use hashbrown::HashMap;
 pub fn clean_up(func: &mut Function) {
     let mut context =
         cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+    let flags = steps_without_verifier();
     context.compute_cfg();
     context.compute_domtree();
-    // Neither step can fail: the verifier is off in default flags.
+    // Neither step can fail: the verifier is off in these flags.
     let _ = context.eliminate_unreachable_code(&flags);
     let _ = context.remove_constant_phis(&flags);
     context.func.dfg.resolve_all_aliases();
     *func = context.func;
     simplify_control_flow(func);
+}
+
+/// Flags for Cranelift's clean-up steps with the verifier off: by default
+/// each step verifies the whole function (most of the clean-up's time); the
+/// merger verifies the finished merged function once instead
+/// (`fmerge::verify`), and the pipeline verifies after every pass in tests
+/// and debug builds.
+fn steps_without_verifier() -> Flags {
+    let mut builder = settings::builder();
+    builder
+        .set("enable_verifier", "false")
+        .expect("`enable_verifier` is a Cranelift setting");
+    Flags::new(builder)
 }
 
 /// Removes the blocks the construction leaves that only forward control:
@@ -91,22 +105,32 @@ fn simplify_control_flow(func: &mut Function) {
         }
     }
     // Append single-predecessor blocks to the block that jumps to them.
-    loop {
-        let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
-        let mergeable = func.layout.blocks().find_map(|b| {
-            if b == entry || !func.dfg.block_params(b).is_empty() {
-                return None;
-            }
+    // Appending moves a block's instructions, not its edges: every other
+    // block keeps its predecessors (the same instructions, now in the block
+    // it was appended to), so the blocks to append are known from one CFG,
+    // and each goes to whichever block holds its jump by then. The result
+    // is that of appending them one at a time in any order: each chain of
+    // such blocks ends up, in order, in its first block.
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
+    let appended: Vec<(Inst, Block)> = func
+        .layout
+        .blocks()
+        .filter(|&b| b != entry && func.dfg.block_params(b).is_empty())
+        .filter_map(|b| {
             let mut preds = cfg.pred_iter(b);
             let (Some(pred), None) = (preds.next(), preds.next()) else {
                 return None;
             };
-            (pred.block != b && bare_jump(func, pred.inst) == Some(b))
-                .then_some((pred.block, pred.inst, b))
-        });
-        let Some((into, jump, block)) = mergeable else {
-            break;
+            (pred.block != b && bare_jump(func, pred.inst) == Some(b)).then_some((pred.inst, b))
+        })
+        .collect();
+    for (jump, block) in appended {
+        let Some(into) = func.layout.inst_block(jump) else {
+            continue;
         };
+        if into == block {
+            continue;
+        }
         func.layout.remove_inst(jump);
         let insts: Vec<Inst> = func.layout.block_insts(block).collect();
         for inst in insts {
@@ -117,7 +141,7 @@ fn simplify_control_flow(func: &mut Function) {
     }
     let mut context =
         cranelift_codegen::Context::for_function(std::mem::replace(func, Function::new()));
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+    let flags = steps_without_verifier();
     context.compute_cfg();
     context.compute_domtree();
     let _ = context.eliminate_unreachable_code(&flags);
