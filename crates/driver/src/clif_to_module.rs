@@ -175,17 +175,14 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         for def in &clif.functions {
             let id = self.prepare(clif, &ids, def, &mut ctx)?;
             let name = clif.symbols[def.symbol as usize].name.clone();
-            let isa = self.module.isa();
-            match clif.code_cache() {
-                Some(cache) => cache.compile(&mut ctx, isa).map(|_| ()),
-                None => ctx.compile(isa, &mut Default::default()).map(|_| ()),
-            }
-            .map_err(|e| {
-                anyhow!(
-                    "cannot compile function `{name}`: {}",
-                    describe_module_error(&cranelift_module::ModuleError::Compilation(e.inner))
-                )
-            })?;
+            let cache = clif.code_cache();
+            parec_passes::code_cache::compile(&mut ctx, self.module.isa(), cache.as_deref())
+                .map_err(|e| {
+                    anyhow!(
+                        "cannot compile function `{name}`: {}",
+                        describe_module_error(&cranelift_module::ModuleError::Compilation(e.inner))
+                    )
+                })?;
             self.record_code_relocs(&ctx)?;
             let compiled = ctx
                 .compiled_code()

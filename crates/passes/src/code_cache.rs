@@ -102,10 +102,7 @@ impl CodeCache {
 
     /// Bytes of machine code Cranelift emits for `func`, if it compiles.
     pub fn code_size(&self, func: &Function, isa: &dyn TargetIsa) -> Option<usize> {
-        let mut ctx = Context::for_function(func.clone());
-        self.compile(&mut ctx, isa)
-            .ok()
-            .map(|code| code.code_buffer().len())
+        code_size(func, isa, Some(self))
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -116,18 +113,26 @@ impl CodeCache {
     }
 }
 
+/// Compiles `ctx.func` for `isa` like [`Context::compile`]: through `cache`
+/// when there is one.
+pub fn compile<'c>(
+    ctx: &'c mut Context,
+    isa: &dyn TargetIsa,
+    cache: Option<&CodeCache>,
+) -> Result<&'c CompiledCode, CompileError<'c>> {
+    match cache {
+        Some(cache) => cache.compile(ctx, isa),
+        None => ctx.compile(isa, &mut ControlPlane::default()),
+    }
+}
+
 /// Bytes of machine code Cranelift emits for `func`, if it compiles:
 /// through `cache` when there is one.
 pub fn code_size(func: &Function, isa: &dyn TargetIsa, cache: Option<&CodeCache>) -> Option<usize> {
-    match cache {
-        Some(cache) => cache.code_size(func, isa),
-        None => {
-            let mut ctx = Context::for_function(func.clone());
-            ctx.compile(isa, &mut ControlPlane::default())
-                .ok()
-                .map(|code| code.code_buffer().len())
-        }
-    }
+    let mut ctx = Context::for_function(func.clone());
+    compile(&mut ctx, isa, cache)
+        .ok()
+        .map(|code| code.code_buffer().len())
 }
 
 /// The [`CacheKvStore`] view of a shared cache (Cranelift asks for `&mut`).
