@@ -88,6 +88,13 @@ enum Command {
         /// program.
         #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         aot_every: u64,
+        /// Check each program in N of the configurations, chosen in turn by
+        /// seed (program s: configurations s·N to s·N + N − 1, modulo
+        /// their number), so every configuration checks N in C of the
+        /// programs, C the number of configurations (default: all of them
+        /// for every program)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        configs_per_program: Option<u64>,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
@@ -158,6 +165,7 @@ struct FuzzOptions {
     trap_probability: Option<f64>,
     jobs: Option<u64>,
     aot_every: u64,
+    configs_per_program: Option<u64>,
 }
 
 /// A pass of `--without`, by name.
@@ -192,6 +200,7 @@ fn execute(cli: Cli) -> ExitCode {
             trap_probability,
             jobs,
             aot_every,
+            configs_per_program,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -205,6 +214,7 @@ fn execute(cli: Cli) -> ExitCode {
             trap_probability,
             jobs,
             aot_every,
+            configs_per_program,
         }),
         Command::Bench {
             json,
@@ -259,6 +269,9 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
         runner.jobs = usize::try_from(jobs).unwrap_or(usize::MAX);
     }
     runner.aot_every = opts.aot_every;
+    if let Some(n) = opts.configs_per_program {
+        runner.configs_per_program = usize::try_from(n).unwrap_or(usize::MAX);
+    }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     eprintln!(

@@ -935,6 +935,16 @@ fn figures_json(f: &Figures) -> Value {
 }
 
 /// The report as JSON: the same figures as the table, plus errors.
+/// Stage times in milliseconds as a JSON object keyed by stage.
+fn stages_json(stages: impl IntoIterator<Item = (String, f64)>) -> Value {
+    Value::Object(
+        stages
+            .into_iter()
+            .map(|(stage, ms)| (stage, json!(ms)))
+            .collect(),
+    )
+}
+
 pub fn to_json(report: &Report) -> Value {
     let programs: Vec<Value> = report
         .programs
@@ -956,6 +966,11 @@ pub fn to_json(report: &Report) -> Value {
                         .map(|t| t.as_secs_f64() * 1e3)
                         .collect::<Vec<_>>());
                     v["run_spread"] = json!(cell.run_spread());
+                    v["compile_ms_by_stage"] = stages_json(
+                        cell.stages
+                            .iter()
+                            .map(|(stage, t)| (stage.clone(), t.as_secs_f64() * 1e3)),
+                    );
                     v
                 })
                 .collect();
@@ -971,12 +986,7 @@ pub fn to_json(report: &Report) -> Value {
             v["config"] = json!(config);
             let (stages, total) = report.stage_totals(c);
             v["compile_ms_total"] = json!(total);
-            v["compile_ms_by_stage"] = Value::Object(
-                stages
-                    .into_iter()
-                    .map(|(stage, t)| (stage, json!(t)))
-                    .collect(),
-            );
+            v["compile_ms_by_stage"] = stages_json(stages);
             v
         })
         .collect();
@@ -985,7 +995,7 @@ pub fn to_json(report: &Report) -> Value {
         "compile_runs": report.runs.compile,
         "run_runs": report.runs.run,
         "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
-        "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded",
+        "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
         "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median)",
         "programs": programs,
         "geomean": geomean,

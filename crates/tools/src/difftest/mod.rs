@@ -25,7 +25,11 @@
 //! not depend on scheduling. AOT, a build and a qemu process per
 //! configuration, costs several times the JIT: it runs on a sample of the
 //! programs, those whose seed is a multiple of [`Runner::aot_every`]
-//! (every program by default; `parec-tools fuzz --aot-every K`). Each
+//! (every program by default; `parec-tools fuzz --aot-every K`). The
+//! configurations can be sampled the same way ([`Runner::configs_for`],
+//! `--configs-per-program N`): each program in `N` of them, taken in turn
+//! by seed, so that a campaign checks more programs in the same time and
+//! every configuration still checks `N` in `C` of them. Each
 //! failing program is reduced ([`shrink`]) against its first failing
 //! (executor, configuration) pair, every candidate run through the workers
 //! too (the interpreter there as well, since a candidate may not
@@ -680,6 +684,9 @@ pub struct Runner {
     /// AOT runs for the programs whose seed is a multiple of this (1: every
     /// program); the other executors run for all.
     pub aot_every: u64,
+    /// Configurations each program is checked in ([`Runner::configs_for`]);
+    /// 0 or at least the number of configurations: all of them.
+    pub configs_per_program: usize,
     /// The workers, started on first use with `tools` and `child_env` and
     /// shared by the runner's clones.
     workers: Arc<OnceLock<WorkerPool>>,
@@ -703,6 +710,7 @@ impl Runner {
             negative: 0,
             jobs: 0,
             aot_every: 1,
+            configs_per_program: 0,
             workers: Arc::default(),
         }
     }
@@ -716,6 +724,24 @@ impl Runner {
     /// Whether the program of `seed` runs AOT (see [`Runner::aot_every`]).
     pub fn samples_aot(&self, seed: u64) -> bool {
         seed.is_multiple_of(self.aot_every.max(1))
+    }
+
+    /// The configurations the program of `seed` is checked in: all, or
+    /// [`Runner::configs_per_program`] of them taken in turn by seed
+    /// (program `s`: indices `s·N .. s·N + N` modulo their number `C`), so
+    /// that consecutive seeds cover every configuration equally, each in
+    /// `N` of every `C` programs.
+    pub fn configs_for(&self, seed: u64) -> Vec<&PassConfig> {
+        let count = self.configs.len();
+        let per_program = self.configs_per_program;
+        if per_program == 0 || per_program >= count {
+            return self.configs.iter().collect();
+        }
+        let first = (seed % count as u64) as usize * per_program;
+        let mut chosen: Vec<usize> = (first..first + per_program).map(|i| i % count).collect();
+        // In the list's order, as an unsampled program runs them.
+        chosen.sort_unstable();
+        chosen.into_iter().map(|i| &self.configs[i]).collect()
     }
 
     /// The number of programs checked at once.
@@ -891,7 +917,7 @@ impl Runner {
             .collect();
         // One worker for the whole program: it lowers the program once.
         let mut lease = self.workers().lease();
-        for config in &self.configs {
+        for config in self.configs_for(seed) {
             for &executor in &executors {
                 let execution = self.execute(&mut lease, executor, config, &files, dir.path());
                 result.executions.push(execution);
@@ -1306,6 +1332,30 @@ mod tests {
             assert!(configs.iter().any(|c| c.passes == vec![pass]));
         }
         assert!(configs.iter().any(|c| c.passes == TestPass::all()));
+    }
+
+    #[test]
+    fn sampled_configurations_cover_each_equally() {
+        let mut runner = Runner::new(PathBuf::from("parec-tools"));
+        let count = runner.configs.len();
+        assert_eq!(runner.configs_for(5).len(), count, "all by default");
+        runner.configs_per_program = 3;
+        let mut uses = vec![0; count];
+        for seed in 0..count as u64 {
+            let chosen = runner.configs_for(seed);
+            assert_eq!(chosen.len(), 3);
+            for config in chosen {
+                let i = runner
+                    .configs
+                    .iter()
+                    .position(|c| c.name == config.name)
+                    .unwrap();
+                uses[i] += 1;
+            }
+        }
+        assert_eq!(uses, vec![3; count], "each in 3 of every {count} programs");
+        runner.configs_per_program = count + 1;
+        assert_eq!(runner.configs_for(1).len(), count);
     }
 
     #[test]
