@@ -24,9 +24,9 @@
 //! callers before: the merge is kept only if that is positive. Both numbers
 //! are reported per attempt, so the model's ranking can be judged.
 
+use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::ir::{self, BlockArg, Function, InstructionData, Opcode, Value};
 use cranelift_codegen::isa::TargetIsa;
-use hashbrown::HashMap;
 
 use crate::merge::hash::materialisation_cost;
 
@@ -35,7 +35,7 @@ const FRAME: i64 = 12;
 
 /// The thesis' `c(f)` in estimated aarch64 bytes.
 pub fn estimate(func: &Function) -> i64 {
-    let uses = uses(func);
+    let uses = constant_uses(func);
     let mut total = 0;
     let mut calls = false;
     let mut blocks = func.layout.blocks().peekable();
@@ -58,25 +58,47 @@ pub fn estimate(func: &Function) -> i64 {
     total + if calls { FRAME } else { 0 }
 }
 
-/// Per value, the instructions using it and at which argument position.
-fn uses(func: &Function) -> HashMap<Value, Vec<(Opcode, usize)>> {
-    let mut uses: HashMap<Value, Vec<(Opcode, usize)>> = HashMap::new();
+/// How a constant (an `iconst` result) is used, as far as seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ConstantUses {
+    /// No use yet.
+    #[default]
+    Unused,
+    /// Every use so far takes it as an immediate.
+    Immediate,
+    /// Some use needs it in a register.
+    Register,
+}
+
+/// Per constant, whether every use takes it as an immediate. One walk over
+/// the instructions; nothing is recorded for other values (this runs for
+/// both candidates and the merged function of every attempt).
+fn constant_uses(func: &Function) -> SecondaryMap<Value, ConstantUses> {
+    let mut uses: SecondaryMap<Value, ConstantUses> = SecondaryMap::new();
+    let mut record = |value: Value, use_site: Option<(Opcode, usize)>| {
+        let value = func.dfg.resolve_aliases(value);
+        let Some(imm) = constant(func, value) else {
+            return;
+        };
+        let immediate = use_site.is_some_and(|(opcode, k)| takes_immediate(opcode, k, imm));
+        uses[value] = match (uses[value], immediate) {
+            (ConstantUses::Register, _) | (_, false) => ConstantUses::Register,
+            (_, true) => ConstantUses::Immediate,
+        };
+    };
     for block in func.layout.blocks() {
         for inst in func.layout.block_insts(block) {
             let opcode = func.dfg.insts[inst].opcode();
             for (k, &a) in func.dfg.inst_args(inst).iter().enumerate() {
-                uses.entry(func.dfg.resolve_aliases(a))
-                    .or_default()
-                    .push((opcode, k));
+                record(a, Some((opcode, k)));
             }
             for call in func.dfg.insts[inst]
                 .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
             {
                 for arg in call.args(&func.dfg.value_lists) {
                     if let BlockArg::Value(v) = arg {
-                        uses.entry(func.dfg.resolve_aliases(v))
-                            .or_default()
-                            .push((Opcode::Jump, 0));
+                        // A block argument is a register.
+                        record(v, None);
                     }
                 }
             }
@@ -85,23 +107,36 @@ fn uses(func: &Function) -> HashMap<Value, Vec<(Opcode, usize)>> {
     uses
 }
 
-/// Whether every use of a constant `value` can take it as an immediate:
-/// the second operand of an add, subtract or compare (12 bits) or a shift
-/// amount.
-fn folds_into_uses(uses: &[(Opcode, usize)], value: i64) -> bool {
-    !uses.is_empty()
-        && uses.iter().all(|&(opcode, k)| match opcode {
-            Opcode::Iadd | Opcode::Isub | Opcode::Icmp => k == 1 && (-4095..=4095).contains(&value),
-            Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr => k == 1,
-            _ => false,
-        })
+/// The immediate of `value`, if an `iconst` defines it.
+fn constant(func: &Function, value: Value) -> Option<i64> {
+    match func.dfg.value_def(value) {
+        ir::ValueDef::Result(def, _) => match func.dfg.insts[def] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether argument `k` of `opcode` can take the constant `value` as an
+/// immediate: the second operand of an add, subtract or compare (12 bits)
+/// or a shift amount.
+fn takes_immediate(opcode: Opcode, k: usize, value: i64) -> bool {
+    match opcode {
+        Opcode::Iadd | Opcode::Isub | Opcode::Icmp => k == 1 && (-4095..=4095).contains(&value),
+        Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr => k == 1,
+        _ => false,
+    }
 }
 
 /// One instruction's estimated bytes.
 fn instruction_bytes(
     func: &Function,
     inst: cranelift_codegen::ir::Inst,
-    uses: &HashMap<Value, Vec<(Opcode, usize)>>,
+    uses: &SecondaryMap<Value, ConstantUses>,
 ) -> i64 {
     let data = &func.dfg.insts[inst];
     match *data {
@@ -111,9 +146,11 @@ fn instruction_bytes(
         } => {
             let result = func.dfg.first_result(inst);
             let ty = func.dfg.value_type(result);
-            match uses.get(&result) {
-                Some(u) if folds_into_uses(u, imm.bits()) => 0,
-                _ => i64::from(materialisation_cost(ty, imm.bits())),
+            match uses[result] {
+                ConstantUses::Immediate => 0,
+                ConstantUses::Unused | ConstantUses::Register => {
+                    i64::from(materialisation_cost(ty, imm.bits()))
+                }
             }
         }
         _ => match data.opcode() {
@@ -140,16 +177,7 @@ fn division_bytes(func: &Function, inst: cranelift_codegen::ir::Inst) -> i64 {
     let opcode = func.dfg.insts[inst].opcode();
     let remainder = matches!(opcode, Opcode::Urem | Opcode::Srem);
     let divisor = func.dfg.resolve_aliases(func.dfg.inst_args(inst)[1]);
-    let constant = match func.dfg.value_def(divisor) {
-        ir::ValueDef::Result(def, _) => match func.dfg.insts[def] {
-            InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm,
-            } => Some(imm.bits()),
-            _ => None,
-        },
-        _ => None,
-    };
+    let constant = constant(func, divisor);
     match constant {
         Some(k) if k > 0 && (k as u64).is_power_of_two() => 8,
         Some(_) if remainder => 28,

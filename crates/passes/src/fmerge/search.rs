@@ -10,9 +10,14 @@
 //! bucket. Two functions whose MinHash similarity is `s` share at least one
 //! bucket with probability `p = 1 − (1 − s^r)^b` (Equation 2), so a query
 //! compares a function only with the members of its `b` buckets — at most
-//! [`BUCKET_CAP`] comparisons per bucket, since a few buckets of very common
+//! [`BUCKET_CAP`] members taken per bucket, since a few buckets of very common
 //! shingles collect many functions and would make the search quadratic
-//! again. Candidates whose similarity is below the threshold `t` are
+//! again. Of more than [`COMPARE_BUDGET`] distinct members, only those
+//! sharing the most bands with the query are compared (a departure from
+//! F3M, which compares all: the shared-band count estimates `b·s^r`, and
+//! without the budget a query's comparisons grew with the module until the
+//! buckets filled, 2.9 times from 1,000 to 10,000 functions). Candidates
+//! whose similarity is below the threshold `t` are
 //! dropped; the rest are ranked by similarity, ties by id (ids are given in
 //! name order, so the ranking does not depend on the module's order), and
 //! the first `N` (the exploration threshold) are returned.
@@ -36,8 +41,9 @@
 //! by the thesis' opcode/type-frequency estimate: `O(n)` per query, `O(n²)`
 //! for a module. Kept for the scaling comparison and as an option.
 //!
-//! Cost: building is `O(n·b)`; an LSH query is `O(b · BUCKET_CAP · k)` at
-//! worst, in practice a handful of comparisons.
+//! Cost: building is `O(n·b)`; an LSH query visits at most
+//! `b · BUCKET_CAP` bucket members (counting shared bands) and compares at
+//! most `COMPARE_BUDGET` fingerprints of `k` hashes.
 
 use hashbrown::HashMap;
 
@@ -129,6 +135,36 @@ impl LshParams {
     }
 }
 
+/// Fingerprint comparisons per query at most: of more members of a
+/// query's buckets, those sharing the most bands with it are compared.
+///
+/// The number of bands two functions share estimates `b·s^r`, so the
+/// members sharing the most are the most similar ones, but only roughly:
+/// the budget is many times the exploration threshold, and the exact
+/// MinHash similarity ranks the members it keeps. Without it a query
+/// compares up to `b ·` [`BUCKET_CAP`] members, which grows with the
+/// module until buckets fill (a module of 10,000 functions compared 2.9
+/// times as many per query as one of 1,000); with it, a query costs the
+/// counting of bucket members plus at most this many comparisons.
+pub const COMPARE_BUDGET: usize = 128;
+
+/// A member of a query's buckets and the number of bands it shares with
+/// the query.
+#[derive(Clone, Copy, Debug)]
+struct BandMatch {
+    id: u32,
+    bands: u32,
+}
+
+/// Which query last met an id in its buckets (so each id is taken once
+/// per query, however many bands it shares) and its index in that query's
+/// members.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    query: u32,
+    slot: u32,
+}
+
 /// A ranked candidate: an id of the index and its estimated similarity.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Candidate {
@@ -141,7 +177,6 @@ pub struct Candidate {
 struct Entry {
     minhash: MinHash,
     frequency: Option<OpcodeFrequency>,
-    alive: bool,
 }
 
 /// The ids in one LSH bucket, in insertion order, and how many of them were
@@ -166,8 +201,11 @@ pub struct SearchIndex {
     entries: Vec<Entry>,
     /// `(band, band hash)` → ids, in insertion order.
     buckets: HashMap<(u32, u32), Bucket>,
-    /// Per id, the query that last saw it (deduplicates across bands).
-    seen: Vec<u32>,
+    /// Per id, whether it is still a candidate (apart from `entries`, whose
+    /// fingerprints a query's scan over bucket members does not read).
+    alive: Vec<bool>,
+    /// Per id, the last query that met it and where (see [`Mark`]).
+    marks: Vec<Mark>,
     query: u32,
     /// Fingerprint comparisons made so far.
     pub comparisons: u64,
@@ -187,7 +225,8 @@ impl SearchIndex {
             exploration,
             entries: Vec::new(),
             buckets: HashMap::new(),
-            seen: Vec::new(),
+            alive: Vec::new(),
+            marks: Vec::new(),
             query: 0,
             comparisons: 0,
         }
@@ -208,12 +247,12 @@ impl SearchIndex {
                 self.buckets.entry(key).or_default().ids.push(id as u32);
             }
         }
-        self.entries.push(Entry {
-            minhash,
-            frequency,
-            alive: true,
+        self.entries.push(Entry { minhash, frequency });
+        self.alive.push(true);
+        self.marks.push(Mark {
+            query: u32::MAX,
+            slot: 0,
         });
-        self.seen.push(u32::MAX);
         id
     }
 
@@ -229,10 +268,10 @@ impl SearchIndex {
 
     /// Takes `id` out of every future ranking (it was merged away).
     pub fn remove(&mut self, id: usize) {
-        if !self.entries[id].alive {
+        if !self.alive[id] {
             return;
         }
-        self.entries[id].alive = false;
+        self.alive[id] = false;
         if !self.uses_lsh() {
             return;
         }
@@ -242,8 +281,8 @@ impl SearchIndex {
             };
             bucket.removed += 1;
             if 2 * bucket.removed > bucket.ids.len() {
-                let entries = &self.entries;
-                bucket.ids.retain(|&other| entries[other as usize].alive);
+                let alive = &self.alive;
+                bucket.ids.retain(|&other| alive[other as usize]);
                 bucket.removed = 0;
             }
         }
@@ -251,7 +290,7 @@ impl SearchIndex {
 
     /// Whether `id` is still a candidate.
     pub fn is_alive(&self, id: usize) -> bool {
-        self.entries[id].alive
+        self.alive[id]
     }
 
     fn uses_lsh(&self) -> bool {
@@ -270,40 +309,73 @@ impl SearchIndex {
         found
     }
 
-    /// The members of `id`'s buckets, at most [`BUCKET_CAP`] compared per
-    /// bucket, at or above the threshold.
+    /// The members of `id`'s buckets (at most [`BUCKET_CAP`] new ones
+    /// taken per bucket) at or above the threshold; of more than
+    /// [`COMPARE_BUDGET`] members, only the budget that share the most
+    /// bands with `id` are compared.
     fn lsh_candidates(&mut self, id: usize) -> Vec<Candidate> {
-        self.query = self.query.wrapping_add(1);
-        self.seen[id] = self.query;
+        let members = self.bucket_members(id);
         let mut found = Vec::new();
+        for &BandMatch { id: other, .. } in &members {
+            let similarity = self.entries[id]
+                .minhash
+                .similarity(&self.entries[other as usize].minhash);
+            if similarity >= self.params.threshold {
+                found.push(Candidate {
+                    id: other as usize,
+                    similarity,
+                });
+            }
+        }
+        self.comparisons += members.len() as u64;
+        found
+    }
+
+    /// The live members of `id`'s buckets with the number of bands each
+    /// shares with `id`: per bucket, at most [`BUCKET_CAP`] members not met
+    /// in an earlier bucket are taken. More than [`COMPARE_BUDGET`] are cut
+    /// to the budget, most shared bands first (ties in the order met).
+    fn bucket_members(&mut self, id: usize) -> Vec<BandMatch> {
+        self.query = self.query.wrapping_add(1);
+        self.marks[id].query = self.query;
+        let mut members: Vec<BandMatch> = Vec::new();
         for key in self.band_keys(&self.entries[id].minhash) {
             let Some(bucket) = self.buckets.get(&key) else {
                 continue;
             };
-            let mut compared = 0;
+            let mut taken = 0;
             for &other in &bucket.ids {
-                let other = other as usize;
-                if compared == BUCKET_CAP {
+                if taken == BUCKET_CAP {
                     break;
                 }
-                if self.seen[other] == self.query || !self.entries[other].alive {
+                let o = other as usize;
+                if !self.alive[o] {
                     continue;
                 }
-                self.seen[other] = self.query;
-                compared += 1;
-                let similarity = self.entries[id]
-                    .minhash
-                    .similarity(&self.entries[other].minhash);
-                if similarity >= self.params.threshold {
-                    found.push(Candidate {
-                        id: other,
-                        similarity,
-                    });
+                let mark = &mut self.marks[o];
+                if mark.query == self.query {
+                    if o != id {
+                        members[mark.slot as usize].bands += 1;
+                    }
+                    continue;
                 }
+                *mark = Mark {
+                    query: self.query,
+                    slot: members.len() as u32,
+                };
+                members.push(BandMatch {
+                    id: other,
+                    bands: 1,
+                });
+                taken += 1;
             }
-            self.comparisons += compared as u64;
         }
-        found
+        if members.len() > COMPARE_BUDGET {
+            // Stable: equal counts stay in the order met.
+            members.sort_by(|a, b| b.bands.cmp(&a.bands));
+            members.truncate(COMPARE_BUDGET);
+        }
+        members
     }
 
     /// Every other live function.
@@ -311,7 +383,7 @@ impl SearchIndex {
         let query = &self.entries[id];
         let mut found = Vec::new();
         for (other, entry) in self.entries.iter().enumerate() {
-            if other == id || !entry.alive {
+            if other == id || !self.alive[other] {
                 continue;
             }
             let similarity = match (self.search, &query.frequency, &entry.frequency) {
@@ -349,6 +421,29 @@ mod tests {
         assert!((LshParams::adaptive(100_000).threshold - 0.2).abs() < 1e-12);
         assert_eq!(LshParams::adaptive(20_000_000).threshold, 0.4);
         assert_eq!(LshParams::STATIC.hashes(), 200);
+    }
+
+    #[test]
+    fn a_query_compares_the_budget_sharing_most_bands() {
+        // 400 functions share a third of the query's shingles (about 11 of
+        // 100 bands each), one is a near copy (most bands): all are bucket
+        // members, only the budget is compared, and the copy is among them.
+        let base: Vec<u32> = (0..60).collect();
+        let mut index = SearchIndex::new(Search::LshStatic, 402, 5);
+        let query = index.insert(&base, None);
+        for i in 0..400u32 {
+            let mut f = base.clone();
+            for (j, x) in f.iter_mut().take(30).enumerate() {
+                *x = 10_000 + i * 100 + j as u32;
+            }
+            index.insert(&f, None);
+        }
+        let mut near = base.clone();
+        near[59] = 99_999;
+        let copy = index.insert(&near, None);
+        let found = index.candidates(query);
+        assert_eq!(index.comparisons, COMPARE_BUDGET as u64);
+        assert_eq!(found.first().map(|c| c.id), Some(copy), "{found:?}");
     }
 
     #[test]
