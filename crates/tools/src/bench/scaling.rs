@@ -12,7 +12,9 @@
 //! [`Pass::ALL`] runs alone on a fresh copy of the lowered modules (the
 //! pass's own stage time, verifier off): CLIF passes on CLIF, machine passes
 //! — the outliner — on the code Cranelift generated for them, so every row
-//! times real work. Times are reported in total and per function; the growth
+//! times real work. Sizes below 10,000 functions are measured five times and
+//! each phase's median taken (a phase of a 1,000-function module takes
+//! milliseconds). Times are reported in total and per function; the growth
 //! column is the per-function time at the largest N over that at the smallest,
 //! and a phase whose growth exceeds [`SUPERLINEAR`] is flagged, since every
 //! function has the same size distribution at every N.
@@ -218,7 +220,7 @@ pub fn scaling(sizes: &[usize], search_sizes: &[usize]) -> Result<i32, Failure> 
     sizes.dedup();
     let mut results = Vec::new();
     for &n in &sizes {
-        results.push(measure_size(n)?);
+        results.push(measure_size_median(n)?);
     }
     print!("{}", scaling_markdown(&results));
     if !search_sizes.is_empty() {
@@ -453,6 +455,39 @@ pub fn search_scaling(sizes: &[usize]) -> Result<String> {
     Ok(out)
 }
 
+/// Sizes below this are measured [`SMALL_SIZE_RUNS`] times: a phase of a
+/// 1,000-function module takes milliseconds, and one run of it varies with
+/// the allocator's and the caches' state by more than the growth the table
+/// looks for.
+const SMALL_SIZE: usize = 10_000;
+
+/// Runs per size below [`SMALL_SIZE`] (one at and above it).
+const SMALL_SIZE_RUNS: usize = 5;
+
+/// [`measure_size`], repeated for small sizes: each phase's time is its
+/// median over the runs; peaks, GVN alone and `fmerge`'s figures are those
+/// of the run whose total is the median.
+fn measure_size_median(n: usize) -> Result<SizeTimes> {
+    let runs = if n < SMALL_SIZE { SMALL_SIZE_RUNS } else { 1 };
+    let mut all = (0..runs)
+        .map(|_| measure_size(n))
+        .collect::<Result<Vec<_>>>()?;
+    let total = |r: &SizeTimes| r.phases.iter().map(|p| p.time).sum::<Duration>();
+    all.sort_by_key(total);
+    let phase_medians: Vec<Duration> = (0..all[0].phases.len())
+        .map(|k| {
+            let mut times: Vec<Duration> = all.iter().map(|r| r.phases[k].time).collect();
+            times.sort_unstable();
+            times[times.len() / 2]
+        })
+        .collect();
+    let mut median = all.swap_remove(runs / 2);
+    for (phase, time) in median.phases.iter_mut().zip(phase_medians) {
+        phase.time = time;
+    }
+    Ok(median)
+}
+
 fn measure_size(n: usize) -> Result<SizeTimes> {
     let dir = tempfile::Builder::new()
         .prefix("parec-scaling-")
@@ -644,7 +679,8 @@ fn scaling_markdown(results: &[SizeTimes]) -> String {
     }
     let _ = writeln!(
         out,
-        "\nFunctions counted after lowering (the program's and the runtime's); one run each; \
+        "\nFunctions counted after lowering (the program's and the runtime's); the median of {SMALL_SIZE_RUNS} runs \
+         below {SMALL_SIZE} functions, one run from there; \
          growth above {SUPERLINEAR} is flagged. Peak MB: the most heap bytes live at once during \
          the phase, including what earlier phases left live (a pass row's build starts from a \
          copy of the lowered modules, which the benchmark also keeps: twice the modules); \
