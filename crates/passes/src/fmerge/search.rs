@@ -372,7 +372,7 @@ impl SearchIndex {
         }
         if members.len() > COMPARE_BUDGET {
             // Stable: equal counts stay in the order met.
-            members.sort_by(|a, b| b.bands.cmp(&a.bands));
+            members.sort_by_key(|m| std::cmp::Reverse(m.bands));
             members.truncate(COMPARE_BUDGET);
         }
         members
