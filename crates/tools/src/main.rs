@@ -274,8 +274,12 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
+    let sampled = match runner.configs_per_program {
+        n if n > 0 && n < configs.len() => format!(" ({n} per program, in turn)"),
+        _ => String::new(),
+    };
     eprintln!(
-        "fuzz: seeds {}..{}, executors {}, configurations {}, {} negative programs",
+        "fuzz: seeds {}..{}, executors {}, configurations {}{sampled}, {} negative programs",
         opts.seed,
         opts.seed.saturating_add(opts.count),
         opts.executors,
