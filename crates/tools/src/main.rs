@@ -274,9 +274,9 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
-    let sampled = match runner.configs_per_program {
-        n if n > 0 && n < configs.len() => format!(" ({n} per program, in turn)"),
-        _ => String::new(),
+    let sampled = match runner.samples_configs() {
+        true => format!(" ({} per program, in turn)", runner.configs_per_program),
+        false => String::new(),
     };
     eprintln!(
         "fuzz: seeds {}..{}, executors {}, configurations {}{sampled}, {} negative programs",

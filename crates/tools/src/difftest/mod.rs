@@ -735,16 +735,22 @@ impl Runner {
     /// that consecutive seeds cover every configuration equally, each in
     /// `N` of every `C` programs.
     pub fn configs_for(&self, seed: u64) -> Vec<&PassConfig> {
-        let count = self.configs.len();
-        let per_program = self.configs_per_program;
-        if per_program == 0 || per_program >= count {
+        if !self.samples_configs() {
             return self.configs.iter().collect();
         }
+        let count = self.configs.len();
+        let per_program = self.configs_per_program;
         let first = (seed % count as u64) as usize * per_program;
         let mut chosen: Vec<usize> = (first..first + per_program).map(|i| i % count).collect();
         // In the list's order, as an unsampled program runs them.
         chosen.sort_unstable();
         chosen.into_iter().map(|i| &self.configs[i]).collect()
+    }
+
+    /// Whether programs are checked in only some of the configurations
+    /// ([`Runner::configs_per_program`] is set and below their number).
+    pub fn samples_configs(&self) -> bool {
+        (1..self.configs.len()).contains(&self.configs_per_program)
     }
 
     /// The number of programs checked at once.
