@@ -235,7 +235,9 @@ fn inline_options(
             heat: view.heat(),
             ..crate::target::merge_options(isa)
         };
-        options.keep = merge::planned_members(module, view.plan, &merge_options);
+        let planned = merge::planned(module, view.plan, &merge_options);
+        options.keep = planned.members;
+        options.keep_alike = planned.alike_calls;
     }
     if let Some(shared) = view.shared {
         options.shared = module

@@ -361,3 +361,68 @@ fn loop_calls_stay_direct() {
         .count();
     assert_eq!(hot_remarks, 2);
 }
+
+/// Calls of alike callees in the members of a group (`merge::alike`): the
+/// size inliner inlines them at their hot sites although merging keeps the
+/// members (`InlineOptions::keep`), the members stay alike and still merge,
+/// and the merged body of that group no longer calls anything in its loop.
+/// Calls of callees of different shapes stay calls.
+#[test]
+fn alike_calls_inline_and_still_merge() {
+    use parec_passes::callgraph::References;
+    use parec_passes::inline::{self, InlineOptions, Policy};
+    let case = load(&workspace().join("filetests/merge/alike_calls.clif"), "m");
+    let opts = MergeOptions::default();
+    let planned = merge::planned(&case.module, None, &opts);
+    let pairs = |v: &[(&str, &str)]| -> std::collections::BTreeSet<(String, String)> {
+        v.iter()
+            .map(|&(f, g)| (f.to_string(), g.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        planned.alike_calls,
+        pairs(&[("repeat_add3", "add3"), ("repeat_add5", "add5")])
+    );
+    let members: Vec<&str> = planned.members.iter().map(String::as_str).collect();
+    assert_eq!(
+        members,
+        ["repeat_add3", "repeat_add5", "repeat_dec", "repeat_inc"]
+    );
+
+    let isa = support::aarch64();
+    let mut module = case.module.clone();
+    let options = InlineOptions {
+        keep: planned.members.clone(),
+        keep_alike: planned.alike_calls.clone(),
+        ..InlineOptions::for_policy(Policy::Size)
+    };
+    let inlined = inline::run(&mut module, Some(&*isa), &options);
+    verify_all(&module, "alike_calls (inlined)");
+    assert_eq!(inlined.stats.inlined, 2, "{}", inlined.stats);
+    assert_eq!(inlined.stats.hot_sites, 2, "{}", inlined.stats);
+    let calls = |module: &ClifModule, f: &str| -> Vec<String> {
+        let func = &module.function(f).unwrap().func;
+        References::of(func)
+            .callees()
+            .iter()
+            .map(|&s| module.symbols[s as usize].name.clone())
+            .collect()
+    };
+    assert!(calls(&module, "repeat_add3").is_empty());
+    assert_eq!(calls(&module, "repeat_inc"), ["inc"]);
+
+    let merged = merge::run(&mut module, None, &opts);
+    verify_all(&module, "alike_calls (inlined, merged)");
+    assert_eq!(merged.stats.merged, 4, "both groups still merge");
+    let body = module
+        .functions
+        .iter()
+        .find(|d| module.symbols[d.symbol as usize].name == "repeat_add3.Tgm")
+        .expect("the first group's body");
+    assert!(References::of(&body.func).callees().is_empty());
+    assert_runs_agree(
+        &case,
+        &to_testcase_functions(&case.module),
+        &to_testcase_functions(&module),
+    );
+}

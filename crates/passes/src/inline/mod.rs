@@ -46,6 +46,10 @@
 //!    different callee into each member of a merge group makes the members
 //!    differ, and each then costs its whole body instead of a thunk
 //!    (measured on bench/: 166,592 bytes against 153,536 with the rule).
+//!    The exception is a call every member of the group makes, at the same
+//!    instruction, to a callee of one shape ([`InlineOptions::keep_alike`],
+//!    `crate::merge::alike`): its hot sites are inlined (step 3), each
+//!    member gets its own callee, and the members stay alike.
 //!    Calls within `g`'s own component are never inlined, and inlined
 //!    bodies are not revisited, so recursion is inlined at most one level
 //!    into callers outside the cycle and never without bound.
@@ -130,10 +134,16 @@ pub enum Policy {
 pub struct InlineOptions {
     pub policy: Policy,
     /// Callers left as they are, by name: the functions the constant merger
-    /// will merge (`merge::planned_members`). Inlining into one member of a
+    /// will merge (`merge::planned`). Inlining into one member of a
     /// group makes it differ from the others, and it then costs its whole
     /// body instead of a thunk.
     pub keep: BTreeSet<String>,
+    /// The exception to [`InlineOptions::keep`]: `(caller, callee)` pairs,
+    /// by name, where every member of the caller's merge group calls an
+    /// alike callee at the same instructions (`merge::alike`). The size
+    /// policy inlines their hot sites: each member then inlines its own
+    /// callee and the group stays alike.
+    pub keep_alike: BTreeSet<(String, String)>,
     /// Functions other modules define too, by name (generic instances every
     /// using module emits): the linker keeps one copy of identical ones, so
     /// deleting this module's copy saves nothing. They are inlined only
@@ -165,6 +175,7 @@ impl InlineOptions {
         InlineOptions {
             policy,
             keep: BTreeSet::new(),
+            keep_alike: BTreeSet::new(),
             shared: BTreeSet::new(),
             small_callee_bytes: 96,
             speed: SpeedLimits::default(),
@@ -320,14 +331,24 @@ impl<'m> Inliner<'m> {
         }
         let symbol = self.module.functions[g].symbol;
         let mut by_caller: Vec<(usize, Vec<ir::Inst>)> = Vec::new();
+        let mut alike_kept: Vec<(usize, Vec<ir::Inst>)> = Vec::new();
         for (f, inst) in self.graph.call_sites(symbol) {
-            if members.contains(&f) || self.deleted[f] || self.options.keep.contains(self.name(f)) {
+            if members.contains(&f) || self.deleted[f] {
                 continue;
             }
-            match by_caller.last_mut() {
+            let list = match self.options.keep.contains(self.name(f)) {
+                false => &mut by_caller,
+                true if self.is_alike(f, g) => &mut alike_kept,
+                true => continue,
+            };
+            match list.last_mut() {
                 Some((last, sites)) if *last == f => sites.push(inst),
-                _ => by_caller.push((f, vec![inst])),
+                _ => list.push((f, vec![inst])),
             }
+        }
+        for (caller, sites) in alike_kept {
+            let hot = self.hot_sites(caller, g, &sites);
+            self.inline_hot_sites(g, caller, hot);
         }
         if by_caller.is_empty() {
             return;
@@ -340,6 +361,17 @@ impl<'m> Inliner<'m> {
             Policy::Size => self.decide_for_size(g, by_caller, removable),
             Policy::Speed => self.decide_for_speed(g, by_caller, removable && every_caller),
         }
+    }
+
+    /// Whether `f`, a caller [`InlineOptions::keep`] leaves alone, may have
+    /// its hot calls of `g` inlined: the size policy, and every member of
+    /// its merge group calls an alike callee there.
+    fn is_alike(&self, f: usize, g: usize) -> bool {
+        self.options.policy == Policy::Size
+            && self
+                .options
+                .keep_alike
+                .contains(&(self.name(f).to_string(), self.name(g).to_string()))
     }
 
     /// The size policy (step 3 of the module doc).

@@ -66,6 +66,7 @@
 //! Linear in the size of the module (one hashing walk per function, one
 //! rewrite per merged function) plus `O(n log n)` sorting in combine.
 
+pub mod alike;
 pub mod combine;
 pub mod hash;
 pub mod rewrite;
@@ -239,17 +240,26 @@ fn stable_function(
     (sf, shape)
 }
 
-/// The functions of `module` that [`run`] with `plan` (or, without one, the
-/// module's own summary combined) would merge, by name.
+/// What [`run`] with a plan will do to one module, as passes before
+/// merging need to know it ([`planned`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Planned {
+    /// The functions it would merge, by name.
+    pub members: std::collections::BTreeSet<String>,
+    /// Calls in those functions that inlining may expand and leave the
+    /// members of their group alike ([`alike::alike_calls`]):
+    /// `(caller, callee)` by name.
+    pub alike_calls: std::collections::BTreeSet<(String, String)>,
+}
+
+/// What [`run`] with `plan` (or, without one, the module's own summary
+/// combined) would merge in `module`.
 ///
 /// Passes that run before merging use it to leave group members alike:
 /// inlining a different callee into each member of a group would make the
-/// members differ, and each would then cost its whole body again.
-pub fn planned_members(
-    module: &ClifModule,
-    plan: Option<&MergePlan>,
-    opts: &MergeOptions,
-) -> std::collections::BTreeSet<String> {
+/// members differ, and each would then cost its whole body again; inlining
+/// alike callees into every member does not.
+pub fn planned(module: &ClifModule, plan: Option<&MergePlan>, opts: &MergeOptions) -> Planned {
     let own;
     let plan = match plan {
         Some(plan) => plan,
@@ -258,12 +268,17 @@ pub fn planned_members(
             &own
         }
     };
-    plan.groups
+    let members = plan
+        .groups
         .values()
         .flat_map(|group| &group.members)
         .filter(|(m, _)| *m == module.name)
         .map(|(_, name)| name.clone())
-        .collect()
+        .collect();
+    Planned {
+        members,
+        alike_calls: alike::alike_calls(module, plan.groups.values()),
+    }
 }
 
 /// Phase 3 on one module, with `plan` from cgdata or, without one, the
