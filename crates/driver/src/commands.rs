@@ -118,16 +118,20 @@ fn choose_pipeline(level: OptLevel, passes: Option<&str>) -> Result<Pipeline, Fa
 
 /// `parec run`: JIT-compile and run; returns the program's status.
 pub fn run(files: &[PathBuf], level: OptLevel) -> Result<i32, Failure> {
-    run_with_passes(files, level, None)
+    run_with_passes(files, level, None, &ProfileFlags::default())
 }
 
-/// `parec run --passes LIST`: like [`run`] with an explicit pass list.
+/// `parec run --passes LIST --profile-use FILE`: like [`run`] with an
+/// explicit pass list and the profile the size passes consult, as
+/// `parec build` takes them.
 pub fn run_with_passes(
     files: &[PathBuf],
     level: OptLevel,
     passes: Option<&str>,
+    profile: &ProfileFlags,
 ) -> Result<i32, Failure> {
-    let pipeline = choose_pipeline(level, passes)?;
+    let mut pipeline = choose_pipeline(level, passes)?;
+    pipeline.profile = profile.read()?;
     run_with_pipeline(files, level, pipeline)
 }
 

@@ -45,8 +45,10 @@ enum Command {
         passes: Option<String>,
         /// Count how often every block runs (no parec pass runs) and write
         /// the profile to FILE when the program ends, for `build --profile-use`.
-        #[arg(long, value_name = "FILE", conflicts_with = "passes")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["passes", "profile_use"])]
         profile_generate: Option<PathBuf>,
+        #[command(flatten)]
+        profile: ProfileArgs,
         /// Arguments after `--` (accepted for symmetry; Pare programs have no argv).
         #[arg(last = true)]
         args: Vec<String>,
@@ -435,10 +437,16 @@ fn execute(cli: Cli) -> ExitCode {
             opt,
             passes,
             profile_generate,
+            profile,
             args: _,
         } => match profile_generate {
             Some(out) => commands::run_generating_profile(&files, opt_level(&opt), &out),
-            None => commands::run_with_passes(&files, opt_level(&opt), passes.as_deref()),
+            None => commands::run_with_passes(
+                &files,
+                opt_level(&opt),
+                passes.as_deref(),
+                &profile.flags(),
+            ),
         },
         Command::Interp { files } => commands::interp(&files),
         Command::Build {

@@ -224,6 +224,58 @@ fn an_edited_function_is_reported_and_warn_builds_anyway() {
     assert!(profile_decisions(&remarks).contains(&("stale".into(), "main::never".into())));
 }
 
+/// `parec run --profile-use`: the JIT build consults the profile as
+/// `parec build` does — the program's output is the same, a function edited
+/// since is an error naming it (or, with `warn`, a warning), and a file that
+/// is not a profile is an error naming the file.
+#[test]
+fn run_uses_profiles_as_build_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), LOOP_PROGRAM);
+    let profile = dir.path().join("p.prof");
+    let plain = run(parec().arg("run").arg(&source));
+    assert!(plain.status.success(), "{}", text(&plain.stderr));
+    generated(&source, &profile);
+    let run_with = |extra: &[&str]| {
+        run(parec()
+            .arg("run")
+            .arg(&source)
+            .arg("--profile-use")
+            .arg(&profile)
+            .args(extra))
+    };
+    let o = run_with(&[]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), text(&plain.stdout));
+
+    write_program(dir.path(), &LOOP_PROGRAM.replace("x * 3 + 1", "x * 5 + 1"));
+    let o = run_with(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty(), "nothing runs: {}", text(&o.stdout));
+    assert!(
+        text(&o.stderr).contains("main::never"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run_with(&["--profile-mismatch", "warn"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("warning:"), "{}", text(&o.stderr));
+
+    std::fs::write(&profile, "not a profile").unwrap();
+    let o = run_with(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("p.prof") && !err.contains("panicked"), "{err}");
+    let o = run(parec()
+        .arg("run")
+        .arg(&source)
+        .arg("--profile-use")
+        .arg(&profile)
+        .arg("--profile-generate")
+        .arg(dir.path().join("q.prof")));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+}
+
 /// Runs a build with the profile `bytes` and returns its stderr, checking
 /// that it failed cleanly (status 1, no panic).
 fn build_with_bad_profile(dir: &Path, bytes: &[u8]) -> String {
