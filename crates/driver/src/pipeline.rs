@@ -218,8 +218,9 @@ impl BuildView<'_> {
 
 /// The inliner's options for `module`: callers merging will merge are left
 /// alike, and functions the linker keeps one copy of (merge members, which
-/// become thunks of a shared body, and instances several modules define)
-/// are not deleted for what their body seems to cost.
+/// become thunks of a shared body, instances several modules define, and
+/// functions identical to another of the module's) are not deleted for
+/// what their body seems to cost.
 fn inline_options(
     policy: Policy,
     module: &ClifModule,
@@ -248,7 +249,26 @@ fn inline_options(
             .cloned()
             .collect();
     }
+    options.shared.extend(folded_twins(module));
     options
+}
+
+/// The functions of `module` that the linker folds with another of its
+/// functions (identical code, `fmerge::icf`): deleting one copy saves
+/// nothing while the other stays.
+fn folded_twins(module: &ClifModule) -> Vec<String> {
+    let classes = fmerge::icf::classes(module);
+    let mut members: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for &class in &classes {
+        *members.entry(class).or_default() += 1;
+    }
+    module
+        .functions
+        .iter()
+        .zip(&classes)
+        .filter(|(_, class)| members[class] > 1)
+        .map(|(def, _)| module.symbols[def.symbol as usize].name.clone())
+        .collect()
 }
 
 /// Similar-function merging on `module`, measured in aarch64 bytes (see

@@ -212,10 +212,13 @@ fn class_remark(
     use_: &ProfileUse,
     module: &str,
 ) -> Remark {
-    let treated = match f.decided {
-        Some(Heat::Hot) => "the size passes leave it alone",
-        Some(Heat::Cold) => "the size passes may do anything to it",
-        None => "the passes use their static estimate",
+    let treated = match (f.decided, &f.folds_with) {
+        (Some(Heat::Hot), Some(twin)) => {
+            format!("it folds with the hot `{twin}`, so the size passes leave it alone too")
+        }
+        (Some(Heat::Hot), None) => "the size passes leave it alone".to_string(),
+        (Some(Heat::Cold), _) => "the size passes may do anything to it".to_string(),
+        (None, _) => "the passes use their static estimate".to_string(),
     };
     let t = &use_.thresholds;
     let remark = match f.class {

@@ -224,6 +224,81 @@ fn an_edited_function_is_reported_and_warn_builds_anyway() {
     assert!(profile_decisions(&remarks).contains(&("stale".into(), "main::never".into())));
 }
 
+/// Two instances of one generic function over types of one representation
+/// compile to the same code, which the linker folds. The profile knows one
+/// hot and the other lukewarm; the lukewarm one is treated as hot too (it
+/// folds with it), so both still compile alike and fold.
+const TWINS_PROGRAM: &str = "fn total<T>(xs: T, times: i64) -> i64 {
+    let mut s = 0;
+    for r in 0..times {
+        for i in 0..len(xs) {
+            s += (xs[i] as i64) * (r + 1);
+        }
+    }
+    s
+}
+
+fn main() {
+    let a = new [u8; 64];
+    for i in 0..64 {
+        a[i] = i as u8;
+    }
+    print(total<[u8]>(a, 5000));
+    print(total<str>(\"abc\", 1));
+}
+";
+
+/// The instructions of `function` in a `--emit asm` listing.
+fn listing_of<'a>(asm: &'a str, function: &str) -> Vec<&'a str> {
+    asm.lines()
+        .skip_while(|l| *l != format!("{function}:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+        .collect()
+}
+
+#[test]
+fn a_function_that_folds_with_a_hot_one_is_hot_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = write_program(dir.path(), TWINS_PROGRAM);
+    let profile = dir.path().join("p.prof");
+    generated(&source, &profile);
+    let remarks = dir.path().join("r.json");
+    let asm = dir.path().join("p.s");
+    let o = run(parec()
+        .arg("build")
+        .arg(&source)
+        .arg("--profile-use")
+        .arg(&profile)
+        .arg(format!("--remarks={}", remarks.display()))
+        .args(["--emit", "asm", "-o"])
+        .arg(&asm));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let decisions = profile_decisions(&remarks);
+    assert!(
+        decisions.contains(&("hot".into(), "main::total<[u8]>".into())),
+        "{decisions:?}"
+    );
+    let twin = remarks_of(&remarks)
+        .into_iter()
+        .find(|r| r["pass"] == "profile" && r["function"] == "main::total<str>")
+        .expect("a profile remark for the other instance");
+    assert_eq!(twin["decision"], "lukewarm", "{twin}");
+    assert!(
+        twin.to_string()
+            .contains("folds with the hot `main::total<[u8]>`"),
+        "{twin}"
+    );
+    let asm = std::fs::read_to_string(&asm).unwrap();
+    let hot = listing_of(&asm, "main::total<[u8]>");
+    assert!(!hot.is_empty(), "{asm}");
+    assert_eq!(
+        hot,
+        listing_of(&asm, "main::total<str>"),
+        "the two still fold"
+    );
+}
+
 /// `parec run --profile-use`: the JIT build consults the profile as
 /// `parec build` does — the program's output is the same, a function edited
 /// since is an error naming it (or, with `warn`, a warning), and a file that

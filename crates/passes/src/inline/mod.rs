@@ -32,8 +32,9 @@
 //! connected component: once inlined everywhere, nothing can reach it —
 //! and when deleting it saves its body: it is not one of the functions the
 //! constant merger will merge ([`InlineOptions::keep`]: those will cost a
-//! thunk) nor a generic instance other modules also define
-//! ([`InlineOptions::shared`]: the linker keeps one copy of those anyway).
+//! thunk) nor a function the linker keeps one copy of anyway
+//! ([`InlineOptions::shared`]: a generic instance other modules also
+//! define, or one identical to another function of the module).
 //!
 //! # Algorithm
 //!
@@ -144,10 +145,11 @@ pub struct InlineOptions {
     /// policy inlines their hot sites: each member then inlines its own
     /// callee and the group stays alike.
     pub keep_alike: BTreeSet<(String, String)>,
-    /// Functions other modules define too, by name (generic instances every
-    /// using module emits): the linker keeps one copy of identical ones, so
-    /// deleting this module's copy saves nothing. They are inlined only
-    /// where the body costs no more than the call.
+    /// Functions the linker keeps one copy of, by name: those other modules
+    /// define too (generic instances every using module emits), and those
+    /// identical to another function of this module (instances over types
+    /// of one representation); deleting one copy saves nothing. They are
+    /// inlined only where the body costs no more than the call.
     pub shared: BTreeSet<String>,
     /// Size policy: callees whose machine code is larger than this are only
     /// considered when removable. A direct call with its moves and the

@@ -211,16 +211,20 @@ fn thresholds_follow_the_percentiles() {
 
 #[test]
 fn modes_decide_the_unknown_and_lukewarm() {
+    // Four different functions (identical ones would fold: see
+    // `a_function_folding_with_a_hot_one_is_hot`).
     let text = "function u0:0() tail {
 block0:
     return
 }
 function u0:1() tail {
 block0:
+    v0 = iconst.i64 1
     return
 }
 function u0:2() tail {
 block0:
+    v0 = iconst.i64 2
     return
 }
 function u0:3() tail {
@@ -307,4 +311,43 @@ fn hot_sites_are_calls_in_hot_blocks() {
     let heat = hot_code(&m, &p, &Thresholds::of(&p), ProfileMode::Optimistic);
     assert!(!heat.hot_code.is_hot("f"));
     assert!(!heat.hot_code.is_hot_site("f", call));
+}
+
+/// A function identical to a hot one (the linker folds the two) is hot
+/// too, whatever the profile says of it, and says which one it folds with.
+#[test]
+fn a_function_folding_with_a_hot_one_is_hot() {
+    let text = "function u0:0(i64) -> i64 tail {
+block0(v0: i64):
+    v1 = iadd v0, v0
+    return v1
+}
+function u0:1(i64) -> i64 tail {
+block0(v0: i64):
+    v1 = iadd v0, v0
+    return v1
+}
+function u0:2(i64) -> i64 tail {
+block0(v0: i64):
+    v1 = isub v0, v0
+    return v1
+}";
+    let m = module(text, &["hot", "twin", "other"], &[]);
+    let hash = |i: usize| profile_hash(&m, &m.functions[i].func);
+    let filler = [100u64; 200];
+    let counts: Vec<(&str, u64, &[u64])> = vec![
+        ("hot", hash(0), &[100_000_000]),
+        ("twin", hash(1), &[0]),
+        ("other", hash(2), &[0]),
+        ("filler", 1, &filler),
+    ];
+    let p = profile(&counts);
+    let heat = hot_code(&m, &p, &Thresholds::of(&p), ProfileMode::Optimistic);
+    assert_eq!(heat.hot_code.heat("hot"), Some(Heat::Hot));
+    assert_eq!(heat.hot_code.heat("twin"), Some(Heat::Hot));
+    assert_eq!(heat.hot_code.heat("other"), Some(Heat::Cold));
+    let twin = heat.functions.iter().find(|f| f.name == "twin").unwrap();
+    assert_eq!(twin.class, Class::Cold, "the profile's own class is kept");
+    assert_eq!(twin.folds_with.as_deref(), Some("hot"));
+    assert_eq!(heat.counts.hot, 1, "counts are the profile's classes");
 }
