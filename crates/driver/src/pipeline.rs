@@ -249,7 +249,11 @@ fn inline_options(
             .cloned()
             .collect();
     }
-    options.shared.extend(folded_twins(module));
+    // The speed policy inlines for speed: a twin's single call site is
+    // inlined there whatever the linker would have shared.
+    if policy == Policy::Size {
+        options.shared.extend(folded_twins(module));
+    }
     options
 }
 
