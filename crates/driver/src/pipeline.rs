@@ -261,16 +261,12 @@ fn inline_options(
 /// functions (identical code, `fmerge::icf`): deleting one copy saves
 /// nothing while the other stays.
 fn folded_twins(module: &ClifModule) -> Vec<String> {
-    let classes = fmerge::icf::classes(module);
-    let mut members: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-    for &class in &classes {
-        *members.entry(class).or_default() += 1;
-    }
+    let folds = fmerge::icf::folds_with_another(module);
     module
         .functions
         .iter()
-        .zip(&classes)
-        .filter(|(_, class)| members[class] > 1)
+        .zip(folds)
+        .filter(|&(_, folds)| folds)
         .map(|(def, _)| module.symbols[def.symbol as usize].name.clone())
         .collect()
 }

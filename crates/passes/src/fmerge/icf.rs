@@ -32,6 +32,17 @@ enum Operand {
     Callee(usize),
 }
 
+/// Per function of `module` (by index), whether another function of the
+/// module folds with it: the linker keeps one copy of the two.
+pub fn folds_with_another(module: &ClifModule) -> Vec<bool> {
+    let classes = classes(module);
+    let mut sizes: HashMap<u32, usize> = HashMap::new();
+    for &c in &classes {
+        *sizes.entry(c).or_default() += 1;
+    }
+    classes.iter().map(|c| sizes[c] > 1).collect()
+}
+
 /// Per function of `module` (by index), its folding class.
 pub fn classes(module: &ClifModule) -> Vec<u32> {
     let defined: HashMap<u32, usize> = module

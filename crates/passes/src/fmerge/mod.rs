@@ -455,11 +455,7 @@ impl<'m> Pass<'m> {
         options: &'m FmergeOptions,
     ) -> Pass<'m> {
         let start = Instant::now();
-        let classes = icf::classes(module);
-        let mut class_sizes: HashMap<u32, usize> = HashMap::new();
-        for &c in &classes {
-            *class_sizes.entry(c).or_default() += 1;
-        }
+        let folds = icf::folds_with_another(module);
         let mut folded = 0;
         let mut candidates: Vec<(&str, usize)> = Vec::new();
         let mut hot_remarks = Vec::new();
@@ -473,7 +469,7 @@ impl<'m> Pass<'m> {
                 }
                 continue;
             }
-            if class_sizes[&classes[i]] > 1 {
+            if folds[i] {
                 folded += 1;
                 continue;
             }
