@@ -35,13 +35,18 @@ fn generated(source: &Path, profile: &Path) -> Vec<u8> {
 /// `parec build SOURCE --profile-use PROFILE EXTRA... --remarks=REMARKS`
 /// with objects into `out`.
 fn build_objects(source: &Path, profile: &Path, out: &Path, extra: &[&str]) -> Output {
+    build_emitting(source, profile, "obj", out, extra)
+}
+
+/// `parec build SOURCE --profile-use PROFILE EXTRA --emit EMIT -o OUT`.
+fn build_emitting(source: &Path, profile: &Path, emit: &str, out: &Path, extra: &[&str]) -> Output {
     run(parec()
         .arg("build")
         .arg(source)
         .arg("--profile-use")
         .arg(profile)
         .args(extra)
-        .args(["--emit", "obj", "-o"])
+        .args(["--emit", emit, "-o"])
         .arg(out))
 }
 
@@ -265,14 +270,8 @@ fn a_function_that_folds_with_a_hot_one_is_hot_too() {
     generated(&source, &profile);
     let remarks = dir.path().join("r.json");
     let asm = dir.path().join("p.s");
-    let o = run(parec()
-        .arg("build")
-        .arg(&source)
-        .arg("--profile-use")
-        .arg(&profile)
-        .arg(format!("--remarks={}", remarks.display()))
-        .args(["--emit", "asm", "-o"])
-        .arg(&asm));
+    let remarks_flag = format!("--remarks={}", remarks.display());
+    let o = build_emitting(&source, &profile, "asm", &asm, &[&remarks_flag]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let decisions = profile_decisions(&remarks);
     assert!(
