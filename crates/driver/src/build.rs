@@ -67,6 +67,7 @@ use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
+use pare_frontend::lower::Runtime;
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
@@ -127,6 +128,83 @@ pub struct ModeFlags {
     pub ignore_errors: bool,
     /// `--two-rounds`.
     pub two_rounds: bool,
+}
+
+/// `--runtime`: what the runtime of an executable stands on
+/// (docs/DESIGN.md, "The runtime"). Settled once per build, right after the
+/// front end has read the program ([`RuntimeChoice::settle`]): whether a
+/// program calls C is known only then.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RuntimeChoice {
+    /// Freestanding, unless the program needs the C library (a Pare
+    /// `extern fn`, a `.clif` import no module defines).
+    #[default]
+    Auto,
+    /// Linux system calls alone; a program that calls C is an error.
+    Freestanding,
+    /// The C library, as the JIT.
+    Libc,
+}
+
+impl RuntimeChoice {
+    /// The name `--runtime` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeChoice::Auto => "auto",
+            RuntimeChoice::Freestanding => "freestanding",
+            RuntimeChoice::Libc => "libc",
+        }
+    }
+
+    /// The runtime of a program whose first need of the C library is
+    /// `needs_c` (`None`: it needs none), or that need when the choice is
+    /// freestanding: the caller reports it where it is.
+    pub fn settle<N>(self, needs_c: Option<N>) -> Result<Runtime, N> {
+        match (self, needs_c) {
+            (RuntimeChoice::Libc, _) | (RuntimeChoice::Auto, Some(_)) => Ok(Runtime::Libc),
+            (RuntimeChoice::Auto | RuntimeChoice::Freestanding, None) => Ok(Runtime::Freestanding),
+            (RuntimeChoice::Freestanding, Some(need)) => Err(need),
+        }
+    }
+
+    /// The runtime of an executable of the `.clif` modules `modules`: what
+    /// one of them imports and none defines comes from the C library.
+    pub fn settle_for_modules(self, modules: &[ClifModule]) -> Result<Runtime> {
+        let defined: BTreeSet<&str> = modules
+            .iter()
+            .flat_map(|m| &m.symbols)
+            .filter(|s| s.linkage != Linkage::Import)
+            .map(|s| s.name.as_str())
+            .collect();
+        let outside = modules.iter().find_map(|m| {
+            m.symbols
+                .iter()
+                .find(|s| s.linkage == Linkage::Import && !defined.contains(s.name.as_str()))
+                .map(|s| (m.name.as_str(), s.name.as_str()))
+        });
+        self.settle(outside).map_err(|(module, symbol)| {
+            anyhow!(
+                "module `{module}` uses `{symbol}`, which no module defines, but the build is \
+                 freestanding: --runtime freestanding links no C library (--runtime libc or \
+                 auto, the default, link it)"
+            )
+        })
+    }
+}
+
+impl std::str::FromStr for RuntimeChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RuntimeChoice, String> {
+        [
+            RuntimeChoice::Auto,
+            RuntimeChoice::Freestanding,
+            RuntimeChoice::Libc,
+        ]
+        .into_iter()
+        .find(|r| r.name() == s)
+        .ok_or_else(|| format!("unknown runtime `{s}`; expected auto, freestanding or libc"))
+    }
 }
 
 /// What merging and outlining know of the rest of the program.
@@ -331,6 +409,9 @@ pub struct Build {
     pub units: Units,
     /// How symbols are addressed (`--code-model`; aarch64 objects).
     pub code_model: CodeModel,
+    /// What an executable's runtime stands on (`--runtime`; objects and
+    /// their CLIF). The JIT always stands on the C library.
+    pub runtime: RuntimeChoice,
 }
 
 /// The compilation units the CLIF passes and code generation work on.
@@ -359,6 +440,9 @@ pub struct Output {
     pub times: StageTimes,
     /// With `--profile-use`: what the profile says of each function.
     pub profile_remarks: Vec<Remark>,
+    /// What the runtime among the modules stands on: how the objects are
+    /// linked ([`RuntimeChoice::settle`]).
+    pub runtime: Runtime,
 }
 
 /// One CLIF pass of a compilation and what it did.
@@ -409,13 +493,15 @@ impl Build {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let (modules, read, trap_paths) = self.front_end(input)?;
+        let front = self.front_end(input)?;
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
         }
-        written.check_not_read(&read)?;
+        written.check_not_read(&front.files)?;
         out.times.add("frontend", start.elapsed());
+        out.runtime = front.runtime;
+        let (modules, trap_paths) = (front.modules, front.trap_paths);
         match self.with_profile_heat(&modules, &mut out)? {
             Some(build) => build.after_front_end(modules, trap_paths, out),
             None => self.after_front_end(modules, trap_paths, out),
@@ -585,7 +671,7 @@ impl Build {
             return Err(anyhow!("a plan is made for objects").into());
         };
         let mut out = Output::default();
-        let lowered = frontend::lower_for_aot(paths, target)?;
+        let lowered = frontend::lower_for_aot(paths, target, self.runtime)?;
         outputs.check_not_read(&lowered.files)?;
         let mut modules = lowered.modules;
         let profiled = self.with_profile_heat(&modules, &mut out)?;
@@ -600,6 +686,7 @@ impl Build {
             codegen_shared: codegen::shared_functions(&modules),
             near_symbols: self.code_model.near_symbols(&modules),
             heat: this.pipeline.heat.as_ref().clone(),
+            runtime: lowered.runtime.name().to_string(),
         })
     }
 
@@ -611,6 +698,7 @@ impl Build {
             passes: self.pipeline.names(),
             two_rounds: matches!(self.mode, BuildMode::TwoRounds { .. }),
             code_model: self.code_model.name().to_string(),
+            runtime: self.runtime.name().to_string(),
             profile: self.pipeline.profile.as_ref().map(|p| p.plan_profile()),
         }
     }
@@ -635,13 +723,22 @@ impl Build {
         plan.check_flags(&self.plan_flags(target))?;
         let mut out = Output::default();
         let start = Instant::now();
-        let lowered = frontend::lower_one_for_aot(paths, target, module)?;
+        let lowered = frontend::lower_one_for_aot(paths, target, self.runtime, module)?;
         outputs.check_not_read(&lowered.files)?;
         if lowered.names != plan.modules {
             return Err(anyhow!(
                 "the plan is for a program with the modules {}, not {}; run `parec plan` again",
                 plan.modules.join(", "),
                 lowered.names.join(", ")
+            )
+            .into());
+        }
+        if lowered.runtime.name() != plan.runtime {
+            return Err(anyhow!(
+                "the plan is for a program whose runtime stands on {}, this one's stands on {}; \
+                 run `parec plan` again",
+                plan.runtime,
+                lowered.runtime.name()
             )
             .into());
         }
@@ -668,6 +765,7 @@ impl Build {
         out.objects = vec![object];
         out.times.add_codegen(&out.objects);
         out.modules = modules;
+        out.runtime = lowered.runtime;
         Ok(ModuleBuild {
             output: out,
             summary: passes.published,
@@ -696,22 +794,47 @@ impl Build {
     }
 
     /// The front end: Pare sources lowered for the backend, or the modules
-    /// as given; the source files it read; and the shared trap paths code
-    /// generation must complete the code with, if the lowering used them
-    /// (never for given modules: their traps stay traps).
-    fn front_end(&self, input: Input) -> Result<FrontEndOutput, Failure> {
-        let (mut modules, files, trap_paths) = match input {
+    /// as given (with the runtime module when their executable is
+    /// freestanding: its entry point and exit); the source files it read;
+    /// the shared trap paths code generation must complete the code with, if
+    /// the lowering used them (never for given modules: their traps stay
+    /// traps); and what the runtime stands on, settled here, the one place
+    /// that knows whether the program calls C.
+    fn front_end(&self, input: Input) -> Result<FrontEnd, Failure> {
+        let mut front = match input {
             Input::Pare(paths) => {
                 let lowered = match self.backend {
                     Backend::Jit => frontend::lower_for_jit(&paths)?,
-                    _ => frontend::lower_for_aot(&paths, self.target())?,
+                    _ => frontend::lower_for_aot(&paths, self.target(), self.runtime)?,
                 };
-                (lowered.modules, lowered.files, lowered.trap_paths)
+                FrontEnd {
+                    modules: lowered.modules,
+                    files: lowered.files,
+                    trap_paths: lowered.trap_paths,
+                    runtime: lowered.runtime,
+                }
             }
-            Input::Modules(modules) => (modules, Vec::new(), None),
+            Input::Modules(mut modules) => {
+                let runtime = match self.backend {
+                    Backend::Objects(target) | Backend::Clif(Some(target)) => {
+                        let runtime = self.runtime.settle_for_modules(&modules)?;
+                        if runtime == Runtime::Freestanding {
+                            modules.push(frontend::runtime_module(target, runtime));
+                        }
+                        runtime
+                    }
+                    Backend::Jit | Backend::Clif(None) => Runtime::Libc,
+                };
+                FrontEnd {
+                    modules,
+                    files: Vec::new(),
+                    trap_paths: None,
+                    runtime,
+                }
+            }
         };
-        share_code_cache(&mut modules);
-        Ok((modules, files, trap_paths))
+        share_code_cache(&mut front.modules);
+        Ok(front)
     }
 }
 
@@ -732,7 +855,13 @@ fn share_code_cache(modules: &mut [ClifModule]) {
 }
 
 /// What [`Build::front_end`] gives the later stages.
-type FrontEndOutput = (Vec<ClifModule>, Vec<PathBuf>, Option<TrapPaths>);
+struct FrontEnd {
+    modules: Vec<ClifModule>,
+    /// The source files read.
+    files: Vec<PathBuf>,
+    trap_paths: Option<TrapPaths>,
+    runtime: Runtime,
+}
 
 /// Runs `pass` on every module, `jobs` at a time; the outcomes are summed
 /// in module order.

@@ -104,6 +104,37 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
             })?;
             self.record_code_relocs(&ctx)?;
         }
+        self.define_raw_functions(clif)
+    }
+
+    /// Defines the functions `clif` gives as machine code
+    /// ([`ClifModule::raw_functions`]), which must have been
+    /// [`declare`](Self::declare)d.
+    pub fn define_raw_functions(&mut self, clif: &ClifModule) -> Result<()> {
+        let ids = self.symbol_ids(clif)?;
+        for raw in &clif.raw_functions {
+            let name = &clif.symbols[raw.symbol as usize].name;
+            let FuncOrDataId::Func(id) = ids[raw.symbol as usize] else {
+                bail!("`{name}` is defined as a function but declared as data");
+            };
+            let mut relocs = Vec::with_capacity(raw.relocs.len());
+            for r in &raw.relocs {
+                let target = &clif.symbols[r.target as usize].name;
+                if !is_call_reloc(r.kind) {
+                    self.address_significant.insert(target.clone());
+                }
+                let target = module_name(ids[r.target as usize]);
+                relocs.push(ModuleReloc {
+                    offset: r.offset,
+                    kind: r.kind,
+                    name: ModuleRelocTarget::user(target.namespace, target.index),
+                    addend: r.addend,
+                });
+            }
+            self.module
+                .define_function_bytes(id, u64::from(raw.align), &raw.bytes, &relocs)
+                .map_err(|e| anyhow!("cannot define `{name}`: {}", describe_module_error(&e)))?;
+        }
         Ok(())
     }
 
@@ -631,6 +662,25 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
             }
         }
         *definitions.entry(data.symbol).or_default() += 1;
+    }
+    for raw in &clif.raw_functions {
+        let sym = symbol(raw.symbol)?;
+        if !matches!(sym.kind, SymbolKind::Function(_)) {
+            bail!(
+                "`{}` is defined as a function but declared as data",
+                sym.name
+            );
+        }
+        if !raw.align.is_power_of_two() {
+            bail!("function `{}` has alignment {}, not a power of two", sym.name, raw.align);
+        }
+        for reloc in &raw.relocs {
+            symbol(reloc.target)?;
+            if reloc.offset as usize >= raw.bytes.len() {
+                bail!("function `{}` has a relocation at {} past its end", sym.name, reloc.offset);
+            }
+        }
+        *definitions.entry(raw.symbol).or_default() += 1;
     }
     for (i, sym) in clif.symbols.iter().enumerate() {
         let count = definitions.get(&(i as u32)).copied().unwrap_or(0);

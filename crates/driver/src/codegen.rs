@@ -128,8 +128,8 @@ impl std::str::FromStr for CodeModel {
 }
 
 /// An estimate, from above, of the bytes `modules` put in the linked
-/// image: [`BYTES_PER_CLIF_INSTRUCTION`] per CLIF instruction, plus every
-/// data object. It depends only on the CLIF (after the CLIF passes), so a
+/// image: [`BYTES_PER_CLIF_INSTRUCTION`] per CLIF instruction, plus the
+/// raw functions' bytes and every data object. It depends only on the CLIF (after the CLIF passes), so a
 /// whole build and the plan of a separate one decide alike.
 pub fn estimated_image_bytes(modules: &[ClifModule]) -> u64 {
     let code: u64 = modules
@@ -137,12 +137,17 @@ pub fn estimated_image_bytes(modules: &[ClifModule]) -> u64 {
         .flat_map(|m| &m.functions)
         .map(|def| def.func.dfg.num_insts() as u64 * BYTES_PER_CLIF_INSTRUCTION)
         .sum();
+    let raw: u64 = modules
+        .iter()
+        .flat_map(|m| &m.raw_functions)
+        .map(|def| def.bytes.len() as u64)
+        .sum();
     let data: u64 = modules
         .iter()
         .flat_map(|m| &m.data)
         .map(|d| d.bytes.len() as u64 + d.align)
         .sum();
-    code + data
+    code + raw + data
 }
 
 /// What the outliner of one module knows about the rest of the build.
@@ -414,6 +419,9 @@ pub fn emit_module(
     let start = Instant::now();
     let parec_relocs = definer
         .define_machine_code(&lowered.compiled, &code.functions, &code.outlined, &targets)
+        .with_context(in_module)?;
+    definer
+        .define_raw_functions(module)
         .with_context(in_module)?;
     let address_significant: Vec<String> = definer
         .address_significant()

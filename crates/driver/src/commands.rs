@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
 
-use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
+use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, RuntimeChoice, Units};
 use crate::clif_file::ClifFile;
 use crate::codegen::CodeModel;
 use crate::codegen::{self, CompiledObject};
 use crate::io_error;
-use crate::link::{self, Icf};
+use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
 use crate::profile::{self, ProfileFlags};
@@ -60,6 +60,10 @@ pub struct BuildOptions {
     pub code_model: CodeModel,
     /// `--profile-use`, `--profile-mode`, `--profile-mismatch`.
     pub profile: ProfileFlags,
+    /// What the executable's runtime stands on (`--runtime`).
+    pub runtime: RuntimeChoice,
+    /// Leave the executable's symbol tables out (`-s`/`--strip`).
+    pub strip: bool,
 }
 
 /// The kind of the input files.
@@ -167,6 +171,7 @@ pub fn jit_build(pipeline: Pipeline, level: OptLevel) -> Build {
         jobs: available_jobs(),
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Libc,
     }
 }
 
@@ -301,6 +306,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
         jobs: opts.jobs,
         units: opts.units,
         code_model: opts.code_model,
+        runtime: opts.runtime,
     };
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {
@@ -346,7 +352,13 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
-            link_objects(&output.objects, out, opts.target, opts.icf)?;
+            let link = LinkOptions {
+                target: opts.target,
+                icf: opts.icf,
+                runtime: output.runtime,
+                strip: opts.strip,
+            };
+            link_objects(&output.objects, out, &link)?;
             let remarks = opts.remarks || opts.remarks_file.is_some();
             report_merging(&output, &build.mode, out, remarks)?;
         }
@@ -358,15 +370,14 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
 pub fn link_objects(
     objects: &[CompiledObject],
     out: &Path,
-    target: Target,
-    icf: Icf,
+    link: &LinkOptions,
 ) -> anyhow::Result<()> {
     let tmp = tempfile::Builder::new()
         .prefix("parec-")
         .tempdir()
         .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
     let paths = write_object_files(tmp.path(), objects)?;
-    link::link_executable(&paths, out, target, icf)
+    link::link_executable(&paths, out, link)
 }
 
 /// After linking: what the linker made of merging, when the build merged

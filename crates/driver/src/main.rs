@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use parec::actions::{self, ActionFlags, CompileOptions};
-use parec::build::{ModeFlags, Units};
+use parec::build::{ModeFlags, RuntimeChoice, Units};
 use parec::codegen::CodeModel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
@@ -113,6 +113,15 @@ enum Command {
         /// the linker checks), or `auto` (tiny for small programs).
         #[arg(long, default_value = "auto", value_parser = parse_code_model)]
         code_model: CodeModel,
+        /// What the executable's runtime stands on: `freestanding` (Linux
+        /// system calls, no C library), `libc` (the C library), or `auto`
+        /// (freestanding unless the program calls C through `extern fn`).
+        #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+        runtime: RuntimeChoice,
+        /// Leave the executable's symbol tables out (smaller files; `parec
+        /// size` then knows no function).
+        #[arg(short = 's', long)]
+        strip: bool,
         #[command(flatten)]
         profile: ProfileArgs,
     },
@@ -169,6 +178,9 @@ enum Command {
         target: Target,
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
+        /// Leave the executable's symbol tables out.
+        #[arg(short = 's', long)]
+        strip: bool,
     },
     /// Write a Ninja build file that builds the program with `parec plan`,
     /// `compile`, `cgdata merge` and `link` (the bytes of `parec build`).
@@ -186,6 +198,9 @@ enum Command {
         two_rounds: bool,
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
+        /// Leave the executable's symbol tables out.
+        #[arg(short = 's', long)]
+        strip: bool,
         /// The executable's name (default: the root module's name).
         #[arg(long)]
         exe: Option<String>,
@@ -285,6 +300,10 @@ struct ActionArgs {
     /// `parec build --code-model`).
     #[arg(long, default_value = "auto", value_parser = parse_code_model)]
     code_model: CodeModel,
+    /// What the runtime stands on: `auto`, `freestanding` or `libc` (as
+    /// `parec build --runtime`).
+    #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+    runtime: RuntimeChoice,
     /// The profile flags, as `parec build` takes them (the plan records
     /// the profile's content; every compile must use the same).
     #[command(flatten)]
@@ -299,6 +318,7 @@ impl ActionArgs {
             passes: self.passes.clone(),
             two_rounds,
             code_model: self.code_model,
+            runtime: self.runtime,
             profile: self.profile.flags(),
         }
     }
@@ -356,6 +376,10 @@ fn parse_icf(s: &str) -> Result<Icf, String> {
 }
 
 fn parse_code_model(s: &str) -> Result<CodeModel, String> {
+    s.parse()
+}
+
+fn parse_runtime(s: &str) -> Result<RuntimeChoice, String> {
     s.parse()
 }
 
@@ -466,6 +490,8 @@ fn execute(cli: Cli) -> ExitCode {
             outline_stats,
             lto,
             code_model,
+            runtime,
+            strip,
             profile,
         } => {
             let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
@@ -500,6 +526,8 @@ fn execute(cli: Cli) -> ExitCode {
                 },
                 code_model,
                 profile: profile.flags(),
+                runtime,
+                strip,
             })
         }
         Command::Size {
@@ -554,6 +582,7 @@ fn execute(cli: Cli) -> ExitCode {
             level: opt_level(&flags.opt),
             passes: flags.passes,
             code_model: flags.code_model,
+            runtime: flags.runtime,
             profile: flags.profile.flags(),
         }),
         Command::Link {
@@ -561,13 +590,15 @@ fn execute(cli: Cli) -> ExitCode {
             out,
             target,
             icf,
-        } => actions::link(&objects, &out, target, icf),
+            strip,
+        } => actions::link(&objects, &out, target, icf, strip),
         Command::Ninja {
             files,
             out,
             flags,
             two_rounds,
             icf,
+            strip,
             exe,
             parec,
         } => parec::ninja::generate(&parec::ninja::NinjaOptions {
@@ -575,6 +606,7 @@ fn execute(cli: Cli) -> ExitCode {
             out,
             flags: flags.flags(two_rounds),
             icf,
+            strip,
             exe,
             parec,
         }),

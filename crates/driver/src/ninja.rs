@@ -40,6 +40,7 @@ use parec_passes::profile::ProfileMode;
 use crate::actions::ActionFlags;
 use crate::codegen::CodeModel;
 use crate::frontend::{self, SourceModule};
+use crate::build::RuntimeChoice;
 use crate::link::Icf;
 use crate::outputs::Outputs;
 use crate::profile::MismatchPolicy;
@@ -53,6 +54,8 @@ pub struct NinjaOptions {
     pub out: PathBuf,
     pub flags: ActionFlags,
     pub icf: Icf,
+    /// Leave the executable's symbol tables out (`-s`).
+    pub strip: bool,
     /// The executable's name in the build directory (default: the root
     /// module's name).
     pub exe: Option<String>,
@@ -283,6 +286,9 @@ impl NinjaFile<'_> {
         if flags.code_model != CodeModel::default() {
             common.push(format!("--code-model={}", flags.code_model.name()));
         }
+        if flags.runtime != RuntimeChoice::default() {
+            common.push(format!("--runtime={}", flags.runtime.name()));
+        }
         common.extend(self.profile_flags());
         let _ = writeln!(s, "parec = {}", shell_word(&parec));
         let _ = writeln!(s, "program = {}", files.join(" "));
@@ -313,11 +319,12 @@ impl NinjaFile<'_> {
             );
         }
         let icf = self.opts.icf.name();
+        let strip = if self.opts.strip { " -s" } else { "" };
         rule(
             &mut s,
             "link",
             &format!(
-                "$parec link $in -o $out --target {} --icf {icf}",
+                "$parec link $in -o $out --target {} --icf {icf}{strip}",
                 flags.target.triple()
             ),
             "LINK $out",
@@ -443,6 +450,9 @@ impl NinjaFile<'_> {
             args.push("--two-rounds".into());
         }
         args.push(format!("--icf {}", self.opts.icf.name()));
+        if self.opts.strip {
+            args.push("-s".into());
+        }
         if let Some(exe) = &self.opts.exe {
             args.push(format!("--exe {}", shell_word(exe)));
         }

@@ -32,7 +32,7 @@ use cranelift_interpreter::step::{step, ControlFlow};
 use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
-use crate::build::{Backend, Build, BuildMode, Input, Units};
+use crate::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
 use crate::clif_file::ClifFile;
 use crate::clif_header;
 use crate::codegen::CodeModel;
@@ -86,6 +86,8 @@ pub fn opt(
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        // The file's module alone: no freestanding runtime joins it.
+        runtime: RuntimeChoice::Libc,
     };
     let output = build
         .run(Input::Modules(vec![file.module.clone()]))

@@ -6,7 +6,7 @@
 mod support;
 
 use pare_frontend::lower::{
-    lower_module, lower_program, runtime_module, string_literal_name, verify_module,
+    lower_module, lower_program, runtime_module, string_literal_name, verify_module, Runtime,
 };
 use pare_frontend::tir::{ModuleId, Program};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
@@ -271,19 +271,23 @@ fn compiles_for_aarch64_and_x86_64() {
             "aarch64-unknown-linux-gnu" => pare_frontend::lower::Arch::Aarch64,
             _ => pare_frontend::lower::Arch::X86_64,
         };
-        let cfg = pare_frontend::lower::LowerConfig {
-            pointer_type: isa.pointer_type(),
-            c_call_conv: isa.default_call_conv(),
-            arch,
-            traps: pare_frontend::lower::TrapLowering::for_objects(arch),
-        };
-        for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
-            for def in &m.functions {
-                let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
-                let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-                ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
-                    panic!("{triple}: {}: {e:?}", m.symbols[def.symbol as usize].name)
-                });
+        for runtime in [Runtime::Libc, Runtime::Freestanding] {
+            let cfg = pare_frontend::lower::LowerConfig {
+                pointer_type: isa.pointer_type(),
+                c_call_conv: isa.default_call_conv(),
+                arch,
+                traps: pare_frontend::lower::TrapLowering::for_objects(arch),
+                runtime,
+            };
+            for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
+                for def in &m.functions {
+                    let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
+                    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+                    ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
+                        let name = &m.symbols[def.symbol as usize].name;
+                        panic!("{triple} {runtime:?}: {name}: {e:?}")
+                    });
+                }
             }
         }
     }

@@ -96,7 +96,8 @@ pub struct CallGraph {
     defined: BTreeMap<u32, usize>,
     /// Per function, what its body mentions.
     refs: Vec<References>,
-    /// Per symbol mentioned by a data object's relocation: true.
+    /// Per symbol mentioned by a data object's relocation or a raw
+    /// function's ([`ClifModule::raw_reloc_targets`]): true.
     in_data: BTreeSet<u32>,
     /// Per symbol, the functions calling it directly.
     callers: BTreeMap<u32, BTreeSet<usize>>,
@@ -118,10 +119,12 @@ impl CallGraph {
             .iter()
             .map(|def| References::of(&def.func))
             .collect();
+        // Functions defined by machine code refer to symbols as data does.
         let in_data = module
             .data
             .iter()
             .flat_map(|d| d.relocs.iter().map(|r| r.target))
+            .chain(module.raw_reloc_targets())
             .collect();
         let mut graph = CallGraph {
             defined,

@@ -106,6 +106,7 @@ pub fn check_program(
         ),
         arch: lower::Arch::host().unwrap_or(lower::Arch::X86_64),
         traps: lower::TrapLowering::Call,
+        runtime: lower::Runtime::Libc,
     };
     check_module(&lower::lower_program(program, &cfg), passes, seed)
 }
