@@ -45,10 +45,13 @@
 //!   `pare_flush` (also when it is full) writes it out with `pare_write`
 //!   (the `write` loop: a partial write continues with the rest, `EINTR`
 //!   retries, any other error or a write of nothing fails) and traps
-//!   `write error on stdout` on failure. As the C library does, stdout is
-//!   line-buffered on a terminal (`pare_init` asks the kernel with
-//!   `ioctl(1, TCGETS)`; a piece of output holding a newline is then
-//!   written at once) and fully buffered otherwise. `pare_trap` writes
+//!   `write error on stdout` on failure. Output to a pipe or a file is
+//!   fully buffered, as the C library buffers it; on a terminal
+//!   (`pare_init` asks the kernel with `ioctl(1, TCGETS)`) every piece of
+//!   output is written at once. The C library buffers a terminal by lines:
+//!   the lines a program prints appear at the same moments, a partial line
+//!   (`print_str` without a newline) sooner. One check of a flag costs
+//!   less code than looking for newlines. `pare_trap` writes
 //!   what is buffered without checking, then its line to stderr (fd 2,
 //!   unbuffered).
 //! - **memory** comes from `mmap` (anonymous, private: zeroed by the
@@ -98,9 +101,10 @@
 //! error of a C function writing to stdout (`putchar`) counts. `pare_trap`
 //! flushes without checking: its own message is the one to report.
 //!
-//! Data objects (all local): `.rt.true`, `.rt.false`, the concatenated trap
-//! lines `.rt.trap_text` ("trap: <message>\n" per [`TrapKind`], then a line
-//! for unknown codes) and `.rt.trap_index`, an array of `(offset: u8, len:
+//! Data objects (all local): `.rt.bools` ("false\ntrue\n"), `.rt.trap_prefix`
+//! ("trap: "), the concatenated ends of the trap lines `.rt.trap_text`
+//! ("<message>\n" per [`TrapKind`], then one for unknown codes) and
+//! `.rt.trap_index`, an array of `(offset: u8, len:
 //! u8)` into the text, one per code (read-only); freestanding, the
 //! writable, zeroed `.rt.state` ([`STATE_SIZE`] bytes).
 
@@ -178,13 +182,13 @@ pub const HEAP_CHUNK: i64 = 1 << 20;
 pub const LARGE_ALLOCATION: i64 = 128 << 10;
 
 /// The layout of the freestanding runtime's state `.rt.state`: bytes
-/// buffered for stdout, whether stdout is line-buffered (a terminal), the
+/// buffered for stdout, whether stdout is a terminal (then unbuffered), the
 /// next free heap byte and the end of the current chunk, the `stack_t` and
 /// the kernel `struct sigaction` `pare_init` passes to the kernel, the
 /// buffer and the alternate signal stack (16-byte aligned). The words code
 /// reads often come first, within reach of a load's immediate offset.
 const STATE_OUT_LEN: i32 = 0;
-const STATE_LINE_BUFFERED: i32 = 8;
+const STATE_TERMINAL: i32 = 8;
 const STATE_HEAP_NEXT: i32 = 16;
 const STATE_HEAP_END: i32 = 24;
 const STATE_STACK_T: i64 = 32;
@@ -427,7 +431,12 @@ impl Helper {
     fn signature(self, cfg: &LowerConfig) -> ir::Signature {
         let ptr = AbiParam::new(cfg.pointer_type);
         let size = AbiParam::new(types::I64);
-        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        // `pare_out` tail-calls itself: `tail`, Cranelift's convention.
+        let call_conv = match self {
+            Helper::Out => CallConv::Tail,
+            Helper::Write | Helper::Map => cfg.c_call_conv,
+        };
+        let mut sig = ir::Signature::new(call_conv);
         let (params, returns) = match self {
             Helper::Write => (vec![size, ptr, size], vec![size]),
             Helper::Out => (vec![ptr, size], vec![]),
@@ -883,7 +892,8 @@ impl RtFn<'_, '_> {
                 self.call_libc(Libc::Exit, &[status]);
             }
             Runtime::Freestanding => {
-                let status = self.b.ins().sextend(types::I64, status);
+                // The kernel reads the low 8 bits.
+                let status = self.b.ins().uextend(types::I64, status);
                 self.syscall(Sys::ExitGroup, &[status]);
             }
         }
@@ -996,24 +1006,16 @@ impl RtFn<'_, '_> {
         self.b.ins().return_(&[]);
     }
 
-    /// Writes `true\n` or `false\n`.
+    /// Writes `true\n` or `false\n`: from `.rt.bools` (`false\ntrue\n`),
+    /// the 6 bytes at 0 or the 5 at 6, chosen without a branch.
     fn print_bool(&mut self, value: Value) {
-        let yes = self.b.create_block();
-        let no = self.b.create_block();
-        let output = self.b.create_block();
-        let text = self.b.append_block_param(output, self.cfg.pointer_type);
-        let len = self.b.append_block_param(output, types::I64);
-        self.b.ins().brif(value, yes, &[], no, &[]);
-        for (block, word) in [(yes, "true\n"), (no, "false\n")] {
-            self.b.switch_to_block(block);
-            self.b.seal_block(block);
-            let name = format!(".rt.{}", word.trim_end());
-            let addr = self.constant_data(&name, word.as_bytes(), 1);
-            let n = self.iconst(word.len() as i64);
-            self.b.ins().jump(output, &[addr.into(), n.into()]);
-        }
-        self.b.switch_to_block(output);
-        self.b.seal_block(output);
+        let words = b"false\ntrue\n";
+        let table = self.constant_data(".rt.bools", words, 1);
+        let value = self.b.ins().uextend(types::I64, value);
+        let offset = self.b.ins().imul_imm_s(value, 6);
+        let text = self.b.ins().iadd(table, offset);
+        let six = self.iconst(6);
+        let len = self.b.ins().isub(six, value);
         self.write_stdout(text, len);
         self.b.ins().return_(&[]);
     }
@@ -1112,11 +1114,14 @@ impl RtFn<'_, '_> {
         self.b.ins().return_(&[from]);
     }
 
-    /// Flushes stdout, writes `trap: <message>\n` to stderr (the message is
-    /// looked up in a table; unknown codes get a generic line) and exits with
-    /// status 101.
+    /// Flushes stdout, writes `trap: <message>\n` to stderr (the prefix,
+    /// then the message and newline, looked up in a table; unknown codes
+    /// get a generic message) and exits with status 101.
     fn trap(&mut self, code: Value) {
         self.flush_stdout_unchecked();
+        let prefix = self.constant_data(".rt.trap_prefix", TRAP_PREFIX.as_bytes(), 1);
+        let prefix_len = self.iconst(TRAP_PREFIX.len() as i64);
+        self.write_stderr(prefix, prefix_len);
         let (text, index) = trap_tables();
         let known = TrapKind::ALL.len() as i64;
         let in_range = self
@@ -1201,7 +1206,7 @@ impl RtFn<'_, '_> {
     /// plain `SIGSEGV`, as without memory in the libc flavour.
     fn init_freestanding(&mut self) {
         let state = self.state();
-        // stdout is line-buffered when it is a terminal: TCGETS succeeds.
+        // stdout is unbuffered when it is a terminal: TCGETS succeeds.
         let stdout = self.iconst(1);
         let tcgets = self.iconst(TCGETS);
         let termios = self.b.ins().iadd_imm_u(state, STATE_OUT);
@@ -1210,7 +1215,7 @@ impl RtFn<'_, '_> {
         let terminal = self.b.ins().uextend(types::I64, terminal);
         self.b
             .ins()
-            .store(TRUSTED, terminal, state, STATE_LINE_BUFFERED);
+            .store(TRUSTED, terminal, state, STATE_TERMINAL);
 
         let stack = self.b.ins().iadd_imm_u(state, STATE_STACK_T);
         let alt_stack = self.b.ins().iadd_imm_u(state, STATE_ALT_STACK);
@@ -1327,77 +1332,67 @@ impl RtFn<'_, '_> {
     }
 
     /// `pare_out(bytes, len)`: appends `len` bytes to stdout's buffer, a
-    /// byte at a time (output comes in short pieces), flushing it whenever
-    /// it is full, and once more after them if stdout is a terminal and
-    /// they hold a newline. Traps `write error on stdout` when a write
-    /// fails.
+    /// byte at a time (output comes in short pieces). What does not fit
+    /// waits for a flush of the full buffer and goes to a tail call of
+    /// itself (not a loop: the flush stays a call, out of the copy's way).
+    /// On a terminal, the buffer is then written out. Traps `write error on
+    /// stdout` when a write fails.
     fn out(&mut self, bytes: Value, len: Value) {
         let state = self.state();
         let used = self.b.ins().load(types::I64, TRUSTED, state, STATE_OUT_LEN);
+        let capacity = self.iconst(OUT_BUFFER);
+        let room = self.b.ins().isub(capacity, used);
+        let count = self.b.ins().umin(len, room);
         let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
+        let dest = self.b.ins().iadd(buffer, used);
+
+        // Copy `count` bytes.
         let next = self.b.create_block();
         let i = self.b.append_block_param(next, types::I64);
-        let at = self.b.append_block_param(next, types::I64);
-        let zero = self.iconst(0);
-        self.b.ins().jump(next, &[zero.into(), used.into()]);
-
-        // Copy byte `i` to `buffer[at]`, unless the buffer is full.
-        self.b.switch_to_block(next);
-        let copied = self.b.create_block();
-        let room = self.b.create_block();
-        let all = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
-        self.b.ins().brif(all, copied, &[], room, &[]);
-        self.b.switch_to_block(room);
-        let full = self.b.create_block();
         let copy = self.b.create_block();
-        let is_full = self.b.ins().icmp_imm_u(IntCC::Equal, at, OUT_BUFFER);
-        self.b.ins().brif(is_full, full, &[], copy, &[]);
+        let copied = self.b.create_block();
+        let zero = self.iconst(0);
+        self.b.ins().jump(next, &[zero.into()]);
+        self.b.switch_to_block(next);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, count);
+        self.b.ins().brif(more, copy, &[], copied, &[]);
         self.b.switch_to_block(copy);
         let from = self.b.ins().iadd(bytes, i);
         let byte = self.b.ins().load(types::I8, TRUSTED, from, 0);
-        let to = self.b.ins().iadd(buffer, at);
+        let to = self.b.ins().iadd(dest, i);
         self.b.ins().store(TRUSTED, byte, to, 0);
         let i_next = self.b.ins().iadd_imm_u(i, 1);
-        let at_next = self.b.ins().iadd_imm_u(at, 1);
-        self.b.ins().jump(next, &[i_next.into(), at_next.into()]);
-        self.b.switch_to_block(full);
-        self.b.ins().store(TRUSTED, at, state, STATE_OUT_LEN);
-        self.call_runtime(RuntimeFn::Flush, &[]);
-        let empty = self.iconst(0);
-        self.b.ins().jump(next, &[i.into(), empty.into()]);
+        self.b.ins().jump(next, &[i_next.into()]);
 
         self.b.switch_to_block(copied);
-        self.b.ins().store(TRUSTED, at, state, STATE_OUT_LEN);
-        // Line-buffered: a newline among the bytes (looked for from the
-        // end, where `print` puts it) writes the buffer out.
-        let line_buffered = self
+        let used_now = self.b.ins().iadd(used, count);
+        self.b.ins().store(TRUSTED, used_now, state, STATE_OUT_LEN);
+        let rest = self.b.create_block();
+        let all = self.b.create_block();
+        let left = self.b.ins().isub(len, count);
+        self.b.ins().brif(left, rest, &[], all, &[]);
+
+        // The buffer is full: write it out, then the rest.
+        self.b.switch_to_block(rest);
+        self.call_runtime(RuntimeFn::Flush, &[]);
+        let rest_bytes = self.b.ins().iadd(bytes, count);
+        let sym = self.clif.declare(
+            Helper::Out.name(),
+            SymbolKind::Function(Helper::Out.signature(&self.cfg)),
+            Linkage::Import,
+        );
+        let callee = self.imports.func(self.b.func, self.clif, sym);
+        self.b.ins().return_call(callee, &[rest_bytes, left]);
+
+        // On a terminal, output is written at once.
+        self.b.switch_to_block(all);
+        let terminal = self
             .b
             .ins()
-            .load(types::I64, TRUSTED, state, STATE_LINE_BUFFERED);
-        let scan = self.b.create_block();
-        let scan_at = self.b.append_block_param(scan, types::I64);
-        let done = self.b.create_block();
+            .load(types::I64, TRUSTED, state, STATE_TERMINAL);
         let flush = self.b.create_block();
-        self.b
-            .ins()
-            .brif(line_buffered, scan, &[len.into()], done, &[]);
-        self.b.switch_to_block(scan);
-        let look = self.b.create_block();
-        self.b.ins().brif(scan_at, look, &[], done, &[]);
-        self.b.switch_to_block(look);
-        let index = self.b.ins().iadd_imm_s(scan_at, -1);
-        let at = self.b.ins().iadd(bytes, index);
-        let byte = self.b.ins().load(types::I8, TRUSTED, at, 0);
-        let is_newline = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::Equal, byte, i64::from(b'\n'));
-        self.b
-            .ins()
-            .brif(is_newline, flush, &[], scan, &[index.into()]);
+        let done = self.b.create_block();
+        self.b.ins().brif(terminal, flush, &[], done, &[]);
         self.b.switch_to_block(flush);
         self.call_runtime(RuntimeFn::Flush, &[]);
         self.b.ins().jump(done, &[]);
@@ -1422,17 +1417,18 @@ impl RtFn<'_, '_> {
     }
 }
 
-/// The trap lines (one per [`TrapKind`] code, then one for unknown codes)
-/// and their `(offset, len)` index, a byte each (the text is shorter than
-/// 256 bytes: checked here).
+/// What every trap line starts with.
+const TRAP_PREFIX: &str = "trap: ";
+
+/// The rest of the trap lines, `<message>\n` (one per [`TrapKind`] code,
+/// then one for unknown codes), and their `(offset, len)` index, a byte
+/// each (the text is shorter than 256 bytes: checked here).
 fn trap_tables() -> (Vec<u8>, Vec<u8>) {
     let byte = |n: usize| u8::try_from(n).expect("the trap lines fit in 256 bytes");
     let mut text = Vec::new();
     let mut index = Vec::new();
-    let lines = TrapKind::ALL
-        .iter()
-        .map(|k| format!("trap: {}\n", k.message()));
-    for line in lines.chain(std::iter::once("trap: unknown trap\n".to_string())) {
+    let lines = TrapKind::ALL.iter().map(|k| format!("{}\n", k.message()));
+    for line in lines.chain(std::iter::once("unknown trap\n".to_string())) {
         index.push(byte(text.len()));
         index.push(byte(line.len()));
         text.extend_from_slice(line.as_bytes());
