@@ -1333,11 +1333,19 @@ impl RtFn<'_, '_> {
 
     /// `pare_out(bytes, len)`: appends `len` bytes to stdout's buffer, a
     /// byte at a time (output comes in short pieces). What does not fit
-    /// waits for a flush of the full buffer and goes to a tail call of
-    /// itself (not a loop: the flush stays a call, out of the copy's way).
-    /// On a terminal, the buffer is then written out. Traps `write error on
-    /// stdout` when a write fails.
+    /// waits for a flush of the full buffer and goes round again: on
+    /// aarch64 by a tail call of itself, so that the flush is no call in a
+    /// loop, which the size inliner copies as hot (x86_64 tail calls need
+    /// frame pointers: a loop there). On a terminal, the buffer is then
+    /// written out. Traps `write error on stdout` when a write fails.
     fn out(&mut self, bytes: Value, len: Value) {
+        let start = self.b.create_block();
+        let ptr = self.cfg.pointer_type;
+        let bytes_param = self.b.append_block_param(start, ptr);
+        let len_param = self.b.append_block_param(start, types::I64);
+        self.b.ins().jump(start, &[bytes.into(), len.into()]);
+        self.b.switch_to_block(start);
+        let (bytes, len) = (bytes_param, len_param);
         let state = self.state();
         let used = self.b.ins().load(types::I64, TRUSTED, state, STATE_OUT_LEN);
         let capacity = self.iconst(OUT_BUFFER);
@@ -1376,13 +1384,20 @@ impl RtFn<'_, '_> {
         self.b.switch_to_block(rest);
         self.call_runtime(RuntimeFn::Flush, &[]);
         let rest_bytes = self.b.ins().iadd(bytes, count);
-        let sym = self.clif.declare(
-            Helper::Out.name(),
-            SymbolKind::Function(Helper::Out.signature(&self.cfg)),
-            Linkage::Import,
-        );
-        let callee = self.imports.func(self.b.func, self.clif, sym);
-        self.b.ins().return_call(callee, &[rest_bytes, left]);
+        match self.cfg.arch {
+            Arch::Aarch64 => {
+                let sym = self.clif.declare(
+                    Helper::Out.name(),
+                    SymbolKind::Function(Helper::Out.signature(&self.cfg)),
+                    Linkage::Import,
+                );
+                let callee = self.imports.func(self.b.func, self.clif, sym);
+                self.b.ins().return_call(callee, &[rest_bytes, left]);
+            }
+            Arch::X86_64 => {
+                self.b.ins().jump(start, &[rest_bytes.into(), left.into()]);
+            }
+        }
 
         // On a terminal, output is written at once.
         self.b.switch_to_block(all);
