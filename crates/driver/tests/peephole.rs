@@ -32,6 +32,7 @@ fn listings(passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>
         jobs: 1,
         units: Units::PerModule,
         code_model,
+        runtime: Default::default(),
     };
     let output = build
         .run(Input::Pare(vec![example()]))

@@ -229,6 +229,7 @@ fn library_build(files: Vec<PathBuf>, mode: BuildMode) -> Output {
         jobs: 2,
         units: Units::PerModule,
         code_model: Default::default(),
+        runtime: Default::default(),
     }
     .run(Input::Pare(files))
     .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))
@@ -453,6 +454,7 @@ fn merge_remarks_agree_with_a_stale_plan() {
             jobs: 1,
             units: Units::PerModule,
             code_model: Default::default(),
+            runtime: Default::default(),
         }
         .run(Input::Pare(vec![path]))
         .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))

@@ -52,6 +52,7 @@ fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
         jobs: 1,
         units: Units::PerModule,
         code_model: Default::default(),
+        runtime: Default::default(),
     };
     let output = build
         .run(input)

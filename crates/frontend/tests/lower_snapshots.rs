@@ -6,7 +6,8 @@
 mod support;
 
 use pare_frontend::lower::{
-    lower_module, lower_program, runtime_module, string_literal_name, verify_module, Runtime,
+    lower_module, lower_program, runtime_module, string_literal_name, verify_module, Arch,
+    LowerConfig, Runtime, ENTRY_POINT,
 };
 use pare_frontend::tir::{ModuleId, Program};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
@@ -153,7 +154,6 @@ fn runtime_symbols() {
         "exit",
         "sigaltstack",
         "sigaction",
-        "signal",
         "stdout",
         "stderr",
     ] {
@@ -164,6 +164,71 @@ fn runtime_symbols() {
         rt.symbols[rt.symbol_index("stdout").unwrap() as usize].kind,
         SymbolKind::Data { .. }
     ));
+}
+
+/// The freestanding runtime imports only `main` (which `pare_start`
+/// calls): no C library. Its system-call primitive and entry point are
+/// machine code for the target, its helpers local CLIF functions.
+#[test]
+fn freestanding_runtime_symbols() {
+    for (arch, raw) in [
+        (Arch::Aarch64, vec!["pare_syscall", "pare_start"]),
+        (
+            Arch::X86_64,
+            vec!["pare_syscall", "pare_start", "pare_sigreturn"],
+        ),
+    ] {
+        let cfg = LowerConfig {
+            arch,
+            runtime: Runtime::Freestanding,
+            ..snapshot_config()
+        };
+        let rt = runtime_module(&cfg);
+        verify_module(&rt).unwrap();
+        let imports: Vec<&str> = rt
+            .symbols
+            .iter()
+            .filter(|s| s.linkage == Linkage::Import)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(imports, ["main"], "{arch:?}");
+        let defined: Vec<&str> = rt
+            .raw_functions
+            .iter()
+            .map(|f| rt.symbols[f.symbol as usize].name.as_str())
+            .collect();
+        assert_eq!(defined, raw, "{arch:?}");
+        let start = &rt.symbols[rt.symbol_index(ENTRY_POINT).unwrap() as usize];
+        assert_eq!(start.linkage, Linkage::Export);
+        for helper in ["pare_write", "pare_out", "pare_map", "pare_syscall"] {
+            let s = &rt.symbols[rt.symbol_index(helper).unwrap() as usize];
+            assert_eq!(s.linkage, Linkage::Local, "{helper}");
+        }
+        // Every relocation of the machine code names a call of `main` or
+        // `pare_exit` inside its bytes.
+        for f in &rt.raw_functions {
+            for r in &f.relocs {
+                assert!((r.offset as usize) < f.bytes.len());
+                let target = rt.symbols[r.target as usize].name.as_str();
+                assert!(["main", "pare_exit"].contains(&target), "{target}");
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshots_of_the_freestanding_runtime() {
+    let cfg = LowerConfig {
+        runtime: Runtime::Freestanding,
+        ..snapshot_config()
+    };
+    let rt = runtime_module(&cfg);
+    assert_clif!("freestanding_out", snapshot(&rt, "pare_out"));
+    assert_clif!("freestanding_write", snapshot(&rt, "pare_write"));
+    assert_clif!("freestanding_flush", snapshot(&rt, "pare_flush"));
+    assert_clif!("freestanding_alloc", snapshot(&rt, "pare_alloc"));
+    assert_clif!("freestanding_init", snapshot(&rt, "pare_init"));
+    assert_clif!("freestanding_trap", snapshot(&rt, "pare_trap"));
 }
 
 /// The symbol table as `linkage name` lines, in order.

@@ -65,7 +65,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
-use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
 use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
@@ -546,7 +546,14 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compi
             (objects, Compile { time, stages })
         }
     };
-    link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
+    let options = link::LinkOptions {
+        target: Target::Aarch64,
+        icf: Icf::All,
+        // Pare programs stand on what `--runtime auto` chooses; C twins on libc.
+        runtime: link::runtime_of_objects(&objects)?,
+        strip: false,
+    };
+    link::link_executable(&objects, exe, &options)?;
     Ok(compile)
 }
 
@@ -601,6 +608,7 @@ fn compile_pare(
         jobs: 1,
         units,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Auto,
     };
     let start = Instant::now();
     let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {

@@ -27,7 +27,7 @@ use pare_frontend::lower::{self, LowerConfig};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
-use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
 use parec::codegen::CodeModel;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
@@ -144,6 +144,7 @@ fn check_pass(
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Libc,
     };
     let after = match build.run(Input::Modules(vec![before.clone()])) {
         Ok(mut output) => output.modules.remove(0),
