@@ -819,7 +819,11 @@ impl Build {
                     Backend::Objects(target) | Backend::Clif(Some(target)) => {
                         let runtime = self.runtime.settle_for_modules(&modules)?;
                         if runtime == Runtime::Freestanding {
-                            modules.push(frontend::runtime_module(target, runtime));
+                            // With the settings the files ask for: a build
+                            // compiles every module with one set.
+                            let mut module = frontend::runtime_module(target, runtime);
+                            module.settings = common_settings(&modules)?;
+                            modules.push(module);
                         }
                         runtime
                     }

@@ -403,8 +403,9 @@ fn clif_text(modules: &[ClifModule], clif_files: Option<&[ClifFile]>) -> String 
     for (i, module) in modules.iter().enumerate() {
         text.push_str(&format!("; module {}\n", module.name));
         for def in &module.functions {
-            let func = match clif_files {
-                Some(files) => files[i].restore_names(&def.func),
+            // Modules past the files' are the runtime's (a freestanding build).
+            let func = match clif_files.and_then(|files| files.get(i)) {
+                Some(file) => file.restore_names(&def.func),
                 None => def.func.clone(),
             };
             let name = module

@@ -466,3 +466,138 @@ fn fuzz_and_bench_forward_to_parec_tools() {
         assert_eq!(seen.lines().collect::<Vec<_>>(), expected);
     }
 }
+
+/// The file `parec build -s` writes for `examples/hello.pare` (at most
+/// 2 KiB on aarch64: issue 30) and what it prints, for both targets; the
+/// layout of freestanding executables: code and read-only data in one
+/// read-only, executable segment, data in one writable one, never both,
+/// a stack that is not executable, no interpreter, no `.comment`, notes or
+/// `.eh_frame`, the entry at `pare_start`; `-s` drops the symbol tables.
+#[test]
+fn freestanding_executables_are_small_and_never_writable_and_executable() {
+    let root = support::workspace_root();
+    let hello = root.join("examples/hello.pare");
+    let expected = std::fs::read_to_string(root.join("examples/hello.out")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (target, limit) in [("aarch64", 2048), ("x86_64", 2560)] {
+        let triple = format!("{target}-unknown-linux-gnu");
+        let [full, stripped] = ["", "-s"].map(|strip| {
+            let exe = dir.path().join(format!("hello-{target}{strip}"));
+            let o = run(parec()
+                .arg("build")
+                .arg(&hello)
+                .args(["--target", &triple, "-o"])
+                .arg(&exe)
+                .args((!strip.is_empty()).then_some(strip)));
+            assert!(o.status.success(), "{target}: {}", stderr(&o));
+            exe
+        });
+        let size = std::fs::metadata(&stripped).unwrap().len();
+        assert!(size <= limit, "{target}: hello is {size} bytes");
+        for exe in [&full, &stripped] {
+            let o = match target {
+                "aarch64" => run(Command::new("qemu-aarch64-static").arg(exe)),
+                _ => run(&mut Command::new(exe)),
+            };
+            assert_eq!(stdout(&o), expected, "{target}");
+            assert_eq!(o.status.code(), Some(0));
+        }
+        let bytes = std::fs::read(&full).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let entry = file
+            .symbols()
+            .find(|s| s.name() == Ok("pare_start"))
+            .expect("pare_start");
+        assert_eq!(file.entry(), entry.address(), "{target}");
+        assert!(file.symbols().any(|s| s.name() == Ok("pare_syscall")));
+        check_freestanding_layout(&bytes, target);
+        let bytes = std::fs::read(&stripped).unwrap();
+        check_freestanding_layout(&bytes, target);
+        let file = object::File::parse(&*bytes).unwrap();
+        assert!(file.section_by_name(".symtab").is_none(), "{target}: -s keeps symbols");
+    }
+}
+
+/// See [`freestanding_executables_are_small_and_never_writable_and_executable`].
+fn check_freestanding_layout(bytes: &[u8], target: &str) {
+    use object::read::elf::{FileHeader as _, ProgramHeader as _};
+    use object::elf;
+    let header = elf::FileHeader64::<object::Endianness>::parse(bytes).unwrap();
+    let endian = header.endian().unwrap();
+    let mut loads = Vec::new();
+    let mut stack = None;
+    for ph in header.program_headers(endian, bytes).unwrap() {
+        let flags = ph.p_flags(endian);
+        match ph.p_type(endian) {
+            elf::PT_LOAD => loads.push(flags),
+            elf::PT_GNU_STACK => stack = Some(flags),
+            other => panic!("{target}: program header of type {other:#x}"),
+        }
+    }
+    let (w, x) = (elf::PF_W, elf::PF_X);
+    assert!(loads.iter().all(|f| f & w == 0 || f & x == 0), "{target}: {loads:?}");
+    assert_eq!(loads.iter().filter(|&&f| f & x != 0).count(), 1, "{target}");
+    assert!(loads.len() <= 2, "{target}: {loads:?}");
+    assert_eq!(stack.map(|f| f & x), Some(0), "{target}: executable stack");
+    let file = object::File::parse(bytes).unwrap();
+    for section in file.sections() {
+        let name = section.name().unwrap();
+        assert!(
+            !matches!(name, ".comment" | ".interp" | ".dynamic")
+                && !name.starts_with(".note")
+                && !name.starts_with(".eh_frame"),
+            "{target}: section {name}"
+        );
+    }
+}
+
+/// A `.clif` program that needs no C library links freestanding: the
+/// runtime joins it for its entry and exit (`main`'s status).
+#[test]
+fn clif_programs_without_imports_link_freestanding() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("status.clif");
+    std::fs::write(
+        &source,
+        "function %main() -> i32 system_v {\nblock0:\n    v0 = iconst.i32 42\n    return v0\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("status");
+    let o = run(parec().arg("build").arg(&source).arg("-o").arg(&exe));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+    assert_eq!(o.status.code(), Some(42));
+    let bytes = std::fs::read(&exe).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    assert!(file.symbols().any(|s| s.name() == Ok("pare_start")));
+}
+
+/// `--runtime freestanding` for a program that calls C is an error naming
+/// the C function and where it is declared (or imported).
+#[test]
+fn freestanding_builds_of_programs_that_call_c_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("c.pare");
+    std::fs::write(
+        &source,
+        "fn main() {\n    print(putchar(65));\n}\nextern fn putchar(c: i32) -> i32;\n",
+    )
+    .unwrap();
+    for input in [source, data("hello.clif")] {
+        let o = run(parec()
+            .arg("build")
+            .arg(&input)
+            .args(["--runtime", "freestanding", "-o"])
+            .arg(dir.path().join("exe")));
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("putchar"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("freestanding"), "{}", stderr(&o));
+        assert!(!dir.path().join("exe").exists());
+    }
+    let o = run(parec()
+        .arg("build")
+        .arg(dir.path().join("c.pare"))
+        .args(["--runtime", "freestanding", "-o"])
+        .arg(dir.path().join("exe")));
+    assert!(stderr(&o).contains("c.pare:4:1"), "{}", stderr(&o));
+}
