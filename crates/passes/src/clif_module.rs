@@ -144,8 +144,10 @@ pub struct ClifModule {
     pub returns_nonnull: BTreeSet<String>,
     /// Functions, by symbol name, whose code depends on the target machine
     /// and not only on the source (a signal handler reading the machine's
-    /// `ucontext`): a profile made on one machine cannot name them on
-    /// another, so profiles leave them out (`crate::profile`).
+    /// `ucontext`; a runtime standing on the operating system alone, where
+    /// the profiled run stood on the C library): a profile made on one
+    /// machine cannot name them on another, so profiles leave them out
+    /// (`crate::profile`).
     pub target_specific: BTreeSet<String>,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
     names: Index<str>,

@@ -46,8 +46,8 @@ use parec_passes::clif_module::ClifModule;
 
 use super::memory::{self, Region};
 use super::{
-    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, Runtime, RuntimeFn,
-    TrapLowering, CHECKED_KINDS,
+    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, TrapLowering,
+    CHECKED_KINDS,
 };
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
@@ -239,11 +239,10 @@ impl<'p> FnLower<'_, '_, 'p> {
             };
             // The C library flushes stdout after `main` without reporting
             // errors; the runtime flushes first and traps on a write error.
-            // (Freestanding, `main` returns to `pare_start`, which passes
-            // its status to `pare_exit`: that flush checks.)
-            if self.mb.cfg.runtime == Runtime::Libc {
-                self.call_runtime(RuntimeFn::Flush, &[]);
-            }
+            // (Freestanding, `pare_exit` flushes again, finding nothing: a
+            // program's own code is the same CLIF whatever its runtime
+            // stands on, so that the JIT's profiles name it.)
+            self.call_runtime(RuntimeFn::Flush, &[]);
             self.b.ins().return_(&[status]);
         } else {
             let rets: Vec<Value> = value.into_iter().collect();

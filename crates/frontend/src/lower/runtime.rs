@@ -489,6 +489,16 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
     define(&mut clif, FAULT_HANDLER, handler, func);
     // It reads the stack pointer at the machine's offset in `ucontext`.
     clif.target_specific.insert(FAULT_HANDLER.to_string());
+    if cfg.runtime == Runtime::Freestanding {
+        // Profiles come from the JIT, whose runtime stands on the C
+        // library: they cannot name the freestanding runtime's functions.
+        for f in RuntimeFn::ALL {
+            clif.target_specific.insert(f.name().to_string());
+        }
+        for h in helpers {
+            clif.target_specific.insert(h.name().to_string());
+        }
+    }
     for &h in helpers {
         let symbol = clif.symbol_index(h.name()).unwrap_or_default();
         let func = build_function(&mut clif, cfg, Entry::Helper(h), symbol);
