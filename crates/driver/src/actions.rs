@@ -38,7 +38,8 @@ use anyhow::anyhow;
 use parec_passes::cgdata::CgData;
 use parec_passes::outline::global::OutlineTree;
 
-use crate::build::{Backend, Build, BuildMode, CgDataInput, RuntimeChoice, Units};
+use crate::build::{Backend, Build, BuildMode, CgDataInput, Units};
+use crate::runtime::RuntimeChoice;
 use crate::codegen::CodeModel;
 use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::Outputs;

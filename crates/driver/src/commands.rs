@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
 
-use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, RuntimeChoice, Units};
+use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
+use crate::runtime::RuntimeChoice;
 use crate::clif_file::ClifFile;
 use crate::codegen::CodeModel;
 use crate::codegen::{self, CompiledObject};

@@ -21,7 +21,7 @@ use pare_frontend::{LoadError, LoadStage};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::traps::TrapPaths;
 
-use crate::build::RuntimeChoice;
+use crate::runtime::RuntimeChoice;
 use crate::target::Target;
 use crate::Failure;
 

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use parec::actions::{self, ActionFlags, CompileOptions};
-use parec::build::{ModeFlags, RuntimeChoice, Units};
+use parec::build::{ModeFlags, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;

@@ -40,7 +40,7 @@ use parec_passes::profile::ProfileMode;
 use crate::actions::ActionFlags;
 use crate::codegen::CodeModel;
 use crate::frontend::{self, SourceModule};
-use crate::build::RuntimeChoice;
+use crate::runtime::RuntimeChoice;
 use crate::link::Icf;
 use crate::outputs::Outputs;
 use crate::profile::MismatchPolicy;

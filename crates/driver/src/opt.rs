@@ -32,7 +32,8 @@ use cranelift_interpreter::step::{step, ControlFlow};
 use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
-use crate::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
+use crate::build::{Backend, Build, BuildMode, Input, Units};
+use crate::runtime::RuntimeChoice;
 use crate::clif_file::ClifFile;
 use crate::clif_header;
 use crate::codegen::CodeModel;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use clap::{Parser, Subcommand};
-use parec::build::RuntimeChoice;
+use parec::runtime::RuntimeChoice;
 use parec::pipeline::{available_passes, Pass};
 use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};

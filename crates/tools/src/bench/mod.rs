@@ -65,7 +65,8 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
-use parec::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};

@@ -52,7 +52,8 @@ use std::time::{Duration, Instant};
 
 use crate::heap::StagePeak;
 use anyhow::{anyhow, Result};
-use parec::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::frontend;
 use parec::io_error::reason as io_reason;

@@ -27,7 +27,8 @@ use pare_frontend::lower::{self, LowerConfig};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
-use parec::build::{Backend, Build, BuildMode, Input, RuntimeChoice, Units};
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;

@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
-use parec::build::{Input, ModeFlags, RuntimeChoice, Units};
+use parec::build::{Input, ModeFlags, Units};
+use parec::runtime::RuntimeChoice;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::target::{OptLevel, Target};

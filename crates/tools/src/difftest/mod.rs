@@ -89,7 +89,7 @@ use rayon::prelude::*;
 use clif_check::ClifStats;
 use commands::JitPhases;
 use exec::{run_with_timeout, Captured};
-use parec::build::RuntimeChoice;
+use parec::runtime::RuntimeChoice;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
 use worker::{Lease, WorkerPool};
