@@ -14,7 +14,7 @@ use anyhow::anyhow;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cranelift_codegen::ir::types;
 use pare_frontend::interp::{self, Exit};
-use pare_frontend::lower::{self, Arch, LowerConfig, Runtime, TrapLowering};
+use pare_frontend::lower::{self, Arch, CFunction, LowerConfig, Runtime, TrapLowering};
 use pare_frontend::source::{Diagnostic, Diagnostics, SourceMap};
 use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
 use pare_frontend::{LoadError, LoadStage};
@@ -291,16 +291,22 @@ pub fn runtime_module(target: Target, runtime: Runtime) -> ClifModule {
 }
 
 /// What the runtime of `program`'s executable stands on, as `choice` asks:
-/// the C library for a program that declares an `extern fn` (under
-/// `auto`), Linux alone otherwise. Asking for a freestanding build of a
-/// program that calls C is an error located at its first `extern fn`.
+/// the C library for a program that declares an `extern fn` the
+/// freestanding runtime does not define ([`CFunction`]; under `auto`),
+/// Linux alone otherwise. Asking for a freestanding build of a program
+/// that needs the C library is an error located at the first such `extern
+/// fn`.
 pub fn settle_runtime(
     choice: RuntimeChoice,
     program: &Program,
     sources: &SourceMap,
 ) -> Result<Runtime, Failure> {
-    choice.settle(program.externs.first()).map_err(|first| {
-        let others = program.externs.len() - 1;
+    let mut needs_c = program
+        .externs
+        .iter()
+        .filter(|e| CFunction::named(&e.name).is_none());
+    choice.settle(needs_c.next()).map_err(|first| {
+        let others = needs_c.count();
         let mut diagnostic = Diagnostic::error(
             first.span,
             format!(
@@ -308,10 +314,11 @@ pub fn settle_runtime(
                 first.name
             ),
         )
-        .with_label("a C function")
+        .with_label("a C function the freestanding runtime does not define")
         .with_note(
-            "--runtime freestanding links no C library; --runtime libc (or auto, the \
-             default) links programs that call C against it",
+            "--runtime freestanding links no C library (its runtime defines only putchar, \
+             getchar, abs, labs and exit); --runtime libc (or auto, the default) links \
+             programs that call other C functions against it",
         );
         if others > 0 {
             diagnostic = diagnostic.with_note(format!("and {others} more `extern fn`"));

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use anyhow::{anyhow, Result};
-use pare_frontend::lower::Runtime;
+use pare_frontend::lower::{CFunction, Runtime};
 use parec_passes::clif_module::{ClifModule, Linkage};
 
 /// `--runtime`: what the runtime of an executable stands on
@@ -23,7 +23,10 @@ use parec_passes::clif_module::{ClifModule, Linkage};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RuntimeChoice {
     /// Freestanding, unless the program needs the C library (a Pare
-    /// `extern fn`, a `.clif` import no module defines).
+    /// `extern fn`, a `.clif` import no module defines, that the
+    /// freestanding runtime does not define either: it defines `putchar`,
+    /// `getchar`, `abs`, `labs` and `exit`, the C functions the reference
+    /// interpreter implements).
     #[default]
     Auto,
     /// Linux system calls alone; a program that calls C is an error.
@@ -54,7 +57,8 @@ impl RuntimeChoice {
     }
 
     /// The runtime of an executable of the `.clif` modules `modules`: what
-    /// one of them imports and none defines comes from the C library.
+    /// one of them imports, none defines and the freestanding runtime does
+    /// not define either ([`CFunction`]) comes from the C library.
     pub fn settle_for_modules(self, modules: &[ClifModule]) -> Result<Runtime> {
         let defined: BTreeSet<&str> = modules
             .iter()
@@ -62,17 +66,18 @@ impl RuntimeChoice {
             .filter(|s| s.linkage != Linkage::Import)
             .map(|s| s.name.as_str())
             .collect();
+        let needs_c = |name: &str| !defined.contains(name) && CFunction::named(name).is_none();
         let outside = modules.iter().find_map(|m| {
             m.symbols
                 .iter()
-                .find(|s| s.linkage == Linkage::Import && !defined.contains(s.name.as_str()))
+                .find(|s| s.linkage == Linkage::Import && needs_c(&s.name))
                 .map(|s| (m.name.as_str(), s.name.as_str()))
         });
         self.settle(outside).map_err(|(module, symbol)| {
             anyhow!(
-                "module `{module}` uses `{symbol}`, which no module defines, but the build is \
-                 freestanding: --runtime freestanding links no C library (--runtime libc or \
-                 auto, the default, link it)"
+                "module `{module}` uses `{symbol}`, which neither a module nor the freestanding \
+                 runtime defines, but the build is freestanding: --runtime freestanding links no \
+                 C library (--runtime libc or auto, the default, link it)"
             )
         })
     }

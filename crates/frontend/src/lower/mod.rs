@@ -52,7 +52,7 @@ use parec_passes::clif_module::{ClifModule, DataDef, DataReloc, FunctionDef, Lin
 
 use crate::tir::{self, FuncId, GlobalId, GlobalInit, ModuleId, Program, Ty};
 
-pub use runtime::{runtime_module, ENTRY_POINT};
+pub use runtime::{runtime_module, CFunction, ENTRY_POINT};
 
 /// Target facts the lowering needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

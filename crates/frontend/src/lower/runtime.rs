@@ -275,6 +275,7 @@ pub(super) fn libc_exit() -> &'static str {
 /// The Linux system calls of the freestanding runtime.
 #[derive(Clone, Copy)]
 enum Sys {
+    Read,
     Write,
     ExitGroup,
     Mmap,
@@ -287,6 +288,8 @@ impl Sys {
     /// The system call's number on `arch` (the generic table on aarch64).
     fn number(self, arch: Arch) -> i64 {
         match (self, arch) {
+            (Sys::Read, Arch::Aarch64) => 63,
+            (Sys::Read, Arch::X86_64) => 0,
             (Sys::Write, Arch::Aarch64) => 64,
             (Sys::Write, Arch::X86_64) => 1,
             (Sys::ExitGroup, Arch::Aarch64) => 94,
@@ -448,6 +451,64 @@ impl Helper {
     }
 }
 
+/// The C functions the freestanding runtime defines itself, with their C
+/// meaning: those the reference interpreter implements too (docs/
+/// LANGUAGE.md, "Declarations"), so that a program whose `extern fn`s are
+/// among them needs no C library. `putchar` writes into the runtime's
+/// stdout buffer, so its output interleaves with `print`'s; `exit` is
+/// `pare_exit` (stdout flushed and checked, as the builtin `exit` and the
+/// interpreter do it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CFunction {
+    Putchar,
+    Getchar,
+    Abs,
+    Labs,
+    Exit,
+}
+
+impl CFunction {
+    pub const ALL: [CFunction; 5] = [
+        CFunction::Putchar,
+        CFunction::Getchar,
+        CFunction::Abs,
+        CFunction::Labs,
+        CFunction::Exit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CFunction::Putchar => "putchar",
+            CFunction::Getchar => "getchar",
+            CFunction::Abs => "abs",
+            CFunction::Labs => "labs",
+            CFunction::Exit => "exit",
+        }
+    }
+
+    /// The C function called `name`, if the freestanding runtime defines it.
+    pub fn named(name: &str) -> Option<CFunction> {
+        CFunction::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// `int putchar(int)`, `int getchar(void)`, `int abs(int)`, `long
+    /// labs(long)`, `void exit(int)`.
+    fn signature(self, cfg: &LowerConfig) -> ir::Signature {
+        let int = AbiParam::new(types::I32).sext();
+        let long = AbiParam::new(types::I64);
+        let mut sig = ir::Signature::new(cfg.c_call_conv);
+        let (params, returns) = match self {
+            CFunction::Putchar | CFunction::Abs => (vec![int], vec![int]),
+            CFunction::Getchar => (vec![], vec![int]),
+            CFunction::Labs => (vec![long], vec![long]),
+            CFunction::Exit => (vec![int], vec![]),
+        };
+        sig.params = params;
+        sig.returns = returns;
+        sig
+    }
+}
+
 /// The name of the freestanding runtime's state.
 const STATE: &str = ".rt.state";
 
@@ -479,6 +540,15 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
     }
     if cfg.runtime == Runtime::Freestanding {
         define_raw_functions(&mut clif, cfg);
+        for f in CFunction::ALL {
+            let symbol = clif.declare(
+                f.name(),
+                SymbolKind::Function(f.signature(cfg)),
+                Linkage::Export,
+            );
+            let func = build_function(&mut clif, cfg, Entry::C(f), symbol);
+            define(&mut clif, f.name(), symbol, func);
+        }
     }
     for f in RuntimeFn::ALL {
         let symbol = clif.symbol_index(f.name()).unwrap_or_default();
@@ -497,6 +567,9 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
         }
         for h in helpers {
             clif.target_specific.insert(h.name().to_string());
+        }
+        for f in CFunction::ALL {
+            clif.target_specific.insert(f.name().to_string());
         }
     }
     for &h in helpers {
@@ -587,6 +660,8 @@ enum Entry {
     TrapPath(TrapKind),
     /// A local function of the freestanding runtime.
     Helper(Helper),
+    /// A C function the freestanding runtime defines.
+    C(CFunction),
 }
 
 /// `void pare_on_fault(int signal, siginfo_t *info, void *ucontext)`.
@@ -608,6 +683,7 @@ fn build_function(
         Entry::FaultHandler => fault_handler_signature(cfg),
         Entry::TrapPath(_) => trap_path_signature(),
         Entry::Helper(h) => h.signature(cfg),
+        Entry::C(f) => f.signature(cfg),
     };
     let mut func = ir::Function::with_name_signature(ClifModule::func_name(symbol), signature);
     let mut fctx = FunctionBuilderContext::new();
@@ -639,6 +715,10 @@ fn build_function(
         Entry::Helper(Helper::Write) => rt.write_loop(params[0], params[1], params[2]),
         Entry::Helper(Helper::Out) => rt.out(params[0], params[1]),
         Entry::Helper(Helper::Map) => rt.map(params[0]),
+        Entry::C(CFunction::Putchar) => rt.putchar(params[0]),
+        Entry::C(CFunction::Getchar) => rt.getchar(),
+        Entry::C(CFunction::Abs | CFunction::Labs) => rt.abs(params[0]),
+        Entry::C(CFunction::Exit) => rt.exit(params[0]),
     }
     rt.b.seal_all_blocks();
     drop(rt);
@@ -1286,6 +1366,63 @@ impl RtFn<'_, '_> {
     fn flush(&mut self) {
         self.flush_stdout_checked();
         self.b.ins().return_(&[]);
+    }
+
+    // ---- the C functions of the freestanding runtime -----------------------
+
+    /// `int putchar(int c)`: writes `(unsigned char) c` to stdout, through
+    /// the runtime's buffer; returns it. (A failed write traps `write error
+    /// on stdout`, as every output of a Pare program does.)
+    fn putchar(&mut self, c: Value) {
+        let byte = self.b.ins().ireduce(types::I8, c);
+        let slot = self
+            .b
+            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
+        let at = self.b.ins().stack_addr(self.cfg.pointer_type, slot, 0);
+        self.b.ins().store(TRUSTED, byte, at, 0);
+        let one = self.iconst(1);
+        self.call_helper(Helper::Out, &[at, one]);
+        let written = self.b.ins().uextend(types::I32, byte);
+        self.b.ins().return_(&[written]);
+    }
+
+    /// `int getchar(void)`: the next byte of stdin (`read`, one byte at a
+    /// time: no input is read ahead), or -1 at its end or on an error;
+    /// `EINTR` reads again.
+    fn getchar(&mut self) {
+        let slot = self
+            .b
+            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
+        let again = self.b.create_block();
+        let got = self.b.create_block();
+        let not_got = self.b.create_block();
+        let none = self.b.create_block();
+        self.b.ins().jump(again, &[]);
+        self.b.switch_to_block(again);
+        let at = self.b.ins().stack_addr(self.cfg.pointer_type, slot, 0);
+        let stdin = self.iconst(0);
+        let one = self.iconst(1);
+        let read = self.syscall(Sys::Read, &[stdin, at, one]);
+        let is_one = self.b.ins().icmp_imm_u(IntCC::Equal, read, 1);
+        self.b.ins().brif(is_one, got, &[], not_got, &[]);
+        self.b.switch_to_block(got);
+        let byte = self.b.ins().uload8(types::I32, TRUSTED, at, 0);
+        self.b.ins().return_(&[byte]);
+        self.b.switch_to_block(not_got);
+        let interrupted = self.b.ins().icmp_imm_s(IntCC::Equal, read, -EINTR);
+        self.b.ins().brif(interrupted, again, &[], none, &[]);
+        self.b.switch_to_block(none);
+        let eof = self.b.ins().iconst(types::I32, -1);
+        self.b.ins().return_(&[eof]);
+    }
+
+    /// `int abs(int)` and `long labs(long)`: the magnitude (the most
+    /// negative value is its own, as two's complement wraps).
+    fn abs(&mut self, x: Value) {
+        let negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, x, 0);
+        let negated = self.b.ins().ineg(x);
+        let magnitude = self.b.ins().select(negative, negated, x);
+        self.b.ins().return_(&[magnitude]);
     }
 
     // ---- the freestanding helpers ------------------------------------------
