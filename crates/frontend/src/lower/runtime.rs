@@ -63,6 +63,11 @@
 //!   (docs/LANGUAGE.md).
 //! - **exit** is `exit_group`, after `pare_flush` (`pare_exit`) or the
 //!   unchecked flush (`pare_trap`).
+//! - **C functions**: `putchar`, `getchar`, `abs`, `labs` and `exit`
+//!   ([`CFunction`]), the C functions the reference interpreter
+//!   implements, are defined here with their C meaning, so a program whose
+//!   `extern fn`s are among them needs no C library; `putchar` writes into
+//!   the stdout buffer, so its output interleaves with `print`'s.
 //! - **signals**: `sigaltstack` and `rt_sigaction` with the kernel's
 //!   `struct sigaction` ([`KERNEL_SIGACTION_SIZE`]: handler, flags,
 //!   restorer, an 8-byte mask, on both targets), which is not glibc's.
