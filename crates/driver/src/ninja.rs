@@ -26,6 +26,11 @@
 //! profile), so touching it reruns them all, and a rewritten profile
 //! changes the plan (which records its content hash).
 //!
+//! The flags every action shares (`--target`, `-O`, `--passes`,
+//! `--code-model`, `--runtime`) go to the plan and every compile; `--icf`
+//! and `-s` to the link, which finds what the runtime stands on in the
+//! objects, as `parec build` links them.
+//!
 //! Paths in the file are relative to its directory (the build directory,
 //! where `ninja` runs): sources as seen from there, outputs inside it. The
 //! parec binary is named by the path it was run as, or `--parec`.

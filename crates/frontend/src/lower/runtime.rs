@@ -106,12 +106,12 @@
 //! error of a C function writing to stdout (`putchar`) counts. `pare_trap`
 //! flushes without checking: its own message is the one to report.
 //!
-//! Data objects (all local): `.rt.bools` ("false\ntrue\n"), `.rt.trap_prefix`
-//! ("trap: "), the concatenated ends of the trap lines `.rt.trap_text`
-//! ("<message>\n" per [`TrapKind`], then one for unknown codes) and
-//! `.rt.trap_index`, an array of `(offset: u8, len:
-//! u8)` into the text, one per code (read-only); freestanding, the
-//! writable, zeroed `.rt.state` ([`STATE_SIZE`] bytes).
+//! Data objects (all local): read-only `.rt.bools` ("false\ntrue\n"),
+//! `.rt.trap_prefix` ("trap: "), the concatenated ends of the trap lines
+//! `.rt.trap_text` ("<message>\n" per [`TrapKind`], then one for unknown
+//! codes) and `.rt.trap_index`, an array of `(offset: u8, len: u8)` into
+//! the text, one per code; freestanding, the writable, zeroed `.rt.state`
+//! ([`STATE_SIZE`] bytes).
 
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::condcodes::IntCC;
