@@ -6,10 +6,10 @@
 //! ([`Runtime`], settled by the build):
 //!
 //! **Freestanding** (no C library): the objects alone, entered at the
-//! runtime's `pare_start`, laid out by [`FREESTANDING_SCRIPT`]:
+//! runtime's `_start`, laid out by [`FREESTANDING_SCRIPT`]:
 //!
 //! ```text
-//! ld.lld-19 -m aarch64linux -static -o OUT OBJS --icf=all -e pare_start --gc-sections \
+//! ld.lld-19 -m aarch64linux -static -o OUT OBJS --icf=all -e _start --gc-sections \
 //!     --build-id=none -z norelro [--strip-all] -T freestanding.ld
 //! ```
 //!

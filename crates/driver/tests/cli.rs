@@ -479,7 +479,7 @@ fn fuzz_and_bench_forward_to_parec_tools() {
 /// layout of freestanding executables: code and read-only data in one
 /// read-only, executable segment, data in one writable one, never both,
 /// a stack that is not executable, no interpreter, no `.comment`, notes or
-/// `.eh_frame`, the entry at `pare_start`; `-s` drops the symbol tables.
+/// `.eh_frame`, the entry at `_start`; `-s` drops the symbol tables.
 #[test]
 fn freestanding_executables_are_small_and_never_writable_and_executable() {
     let root = support::workspace_root();
@@ -513,8 +513,8 @@ fn freestanding_executables_are_small_and_never_writable_and_executable() {
         let file = object::File::parse(&*bytes).unwrap();
         let entry = file
             .symbols()
-            .find(|s| s.name() == Ok("pare_start"))
-            .expect("pare_start");
+            .find(|s| s.name() == Ok("_start"))
+            .expect("_start");
         assert_eq!(file.entry(), entry.address(), "{target}");
         assert!(file.symbols().any(|s| s.name() == Ok("pare_syscall")));
         check_freestanding_layout(&bytes, target);
@@ -576,7 +576,7 @@ fn clif_programs_without_imports_link_freestanding() {
     assert_eq!(o.status.code(), Some(42));
     let bytes = std::fs::read(&exe).unwrap();
     let file = object::File::parse(&*bytes).unwrap();
-    assert!(file.symbols().any(|s| s.name() == Ok("pare_start")));
+    assert!(file.symbols().any(|s| s.name() == Ok("_start")));
 }
 
 /// `--runtime freestanding` for a program that calls a C function the

@@ -166,16 +166,16 @@ fn runtime_symbols() {
     ));
 }
 
-/// The freestanding runtime imports only `main` (which `pare_start`
+/// The freestanding runtime imports only `main` (which `_start`
 /// calls): no C library. Its system-call primitive and entry point are
 /// machine code for the target, its helpers local CLIF functions.
 #[test]
 fn freestanding_runtime_symbols() {
     for (arch, raw) in [
-        (Arch::Aarch64, vec!["pare_syscall", "pare_start"]),
+        (Arch::Aarch64, vec!["pare_syscall", "_start"]),
         (
             Arch::X86_64,
-            vec!["pare_syscall", "pare_start", "pare_sigreturn"],
+            vec!["pare_syscall", "_start", "pare_sigreturn"],
         ),
     ] {
         let cfg = LowerConfig {

@@ -1,7 +1,8 @@
 //! The passes' unit of work: a CLIF module.
 //!
 //! A [`ClifModule`] is one compilation unit: the functions it defines (as
-//! `ir::Function`s), the data objects it defines, and a symbol table naming
+//! `ir::Function`s, and the few a language runtime gives as machine code,
+//! [`RawFunctionDef`]), the data objects it defines, and a symbol table naming
 //! everything those refer to, each with its linkage. It knows nothing of the
 //! source language; the Pare lowering, `.clif` files and the tests all build
 //! one, and the driver hands it to cranelift-jit or cranelift-object.

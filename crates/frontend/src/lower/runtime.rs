@@ -34,11 +34,12 @@
 //! has no system-call instruction. It passes four arguments, and -1 and 0
 //! as the fifth and sixth: the runtime's calls take at most four, but
 //! `mmap`, whose anonymous mappings want no file (-1) at offset 0 (only
-//! arguments a call passes cost code at its every call site). The process starts at `pare_start`, machine code too (it
-//! receives the stack the kernel built, not a call): it calls `main` and
-//! passes its status to `pare_exit` (`bl main; bl pare_exit`; x86_64 `call
-//! main; mov edi, eax; call pare_exit`: the kernel leaves `rsp` 16-byte
-//! aligned, as a call expects). Everything else is CLIF:
+//! arguments a call passes cost code at its every call site). The process
+//! starts at `_start`, machine code too (it receives the stack the kernel
+//! built, not a call): it calls `main` and passes its status to
+//! `pare_exit` (`bl main; bl pare_exit`; x86_64 `call main; mov edi, eax;
+//! call pare_exit`: the kernel leaves `rsp` 16-byte aligned, as a call
+//! expects). Everything else is CLIF:
 //!
 //! - **stdout** is a buffer of [`OUT_BUFFER`] bytes in the runtime's state
 //!   ([`STATE_SIZE`] zeroed bytes, `.bss`): `pare_out` appends to it,
@@ -320,7 +321,7 @@ enum Raw {
     /// `pare_syscall(a0, a1, a2, a3, number) -> i64`: the system call
     /// (fifth and sixth arguments -1 and 0).
     Syscall,
-    /// `pare_start`: the process's entry point.
+    /// `_start`: the process's entry point.
     Start,
     /// `pare_sigreturn`: a signal handler's return (x86_64 only).
     Sigreturn,
@@ -330,7 +331,7 @@ impl Raw {
     fn name(self) -> &'static str {
         match self {
             Raw::Syscall => "pare_syscall",
-            Raw::Start => "pare_start",
+            Raw::Start => "_start",
             Raw::Sigreturn => "pare_sigreturn",
         }
     }
@@ -352,7 +353,7 @@ impl Raw {
         sig
     }
 
-    /// `pare_start` is the entry point the linker is told of; the others
+    /// `_start` is the entry point the linker is told of; the others
     /// are the runtime's own.
     fn linkage(self) -> Linkage {
         match self {
@@ -364,7 +365,7 @@ impl Raw {
 
 /// The name of the freestanding runtime's entry point: the executable's
 /// entry (`ld.lld -e`).
-pub const ENTRY_POINT: &str = "pare_start";
+pub const ENTRY_POINT: &str = "_start";
 
 /// The machine code of `raw` for `arch`: its bytes, and its calls as
 /// `(offset, kind, callee, addend)`.
