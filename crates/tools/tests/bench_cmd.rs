@@ -198,21 +198,13 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
             .unwrap_or_else(|_| panic!("{} column {k} of {row:?}", configs[c]))
     };
     for row in &rows {
-        for c in 0..configs.len() {
+        for (c, config) in configs.iter().enumerate() {
             let (file, stripped, vs_musl) =
                 (figure(row, c, 0), figure(row, c, 1), figure(row, c, 2));
-            assert!(
-                stripped > 0.0 && stripped <= file,
-                "{} in {row:?}",
-                configs[c]
-            );
+            assert!(stripped > 0.0 && stripped <= file, "{config} in {row:?}");
             if row[0] != "largest" {
                 let expected = stripped / figure(row, musl, 1);
-                assert!(
-                    (vs_musl - expected).abs() < 0.001,
-                    "{} in {row:?}",
-                    configs[c]
-                );
+                assert!((vs_musl - expected).abs() < 0.001, "{config} in {row:?}");
             }
         }
         // The twins are built stripped: their own anchor.
