@@ -418,14 +418,14 @@ fn header_u16(file: &[u8], at: usize) -> u64 {
     u64::from(u16::from_le_bytes([file[at], file[at + 1]]))
 }
 
+/// File part `name` of a report, if it has bytes.
+fn file_part<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
+    group(&report["file"], "parts", name)
+}
+
 /// The bytes of file part `name` in a report (0 if it has none).
 fn part(report: &Value, name: &str) -> u64 {
-    report["file"]["parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .map_or(0, bytes)
+    file_part(report, name).map_or(0, bytes)
 }
 
 /// The file parts of `path` add up to its size, and the header tables
@@ -471,12 +471,7 @@ fn check_file_bytes(dir: &Path, path: &str, stripped: bool) -> Value {
             .iter()
             .map(|f| f["name"].as_str().unwrap())
             .collect();
-        let code = report["file"]["parts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == "code")
-            .unwrap();
+        let code = file_part(&report, "code").unwrap();
         let mut sections: Vec<&str> = code["sections"]
             .as_array()
             .unwrap()
@@ -536,12 +531,7 @@ fn file_bytes_add_up_stripped_and_unstripped() {
         std::fs::metadata(dir.join("prog.stripped")).unwrap().len() as i64,
     );
     assert_eq!(diff["file"]["delta"].as_i64().unwrap(), new - old);
-    let symbols = diff["file_parts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "symbol table")
-        .unwrap();
+    let symbols = group(&diff, "file_parts", "symbol table").unwrap();
     assert_eq!(symbols["change"], "vanished", "{symbols}");
     let parts_delta: i64 = diff["file_parts"]
         .as_array()
@@ -561,49 +551,44 @@ fn file_bytes_add_up_stripped_and_unstripped() {
 fn freestanding_executable_without_libc() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("start.s"),
-        "\t.text
-\t.globl _start
-\t.type _start, %function
-_start:
-\tbl main
-\tmov x8, #94
-\tb pare_syscall
-\t.size _start, .-_start
-\t.globl pare_syscall
-\t.type pare_syscall, %function
-pare_syscall:
-\tsvc #0
-\tret
-\t.size pare_syscall, .-pare_syscall
-\t.globl pare_print_str
-\t.type pare_print_str, %function
-pare_print_str:
-\tmov x2, x1
-\tmov x1, x0
-\tmov x0, #1
-\tmov x8, #64
-\tb pare_syscall
-\t.size pare_print_str, .-pare_print_str
-\t.globl main
-\t.type main, %function
-main:
-\tstp x29, x30, [sp, #-16]!
-\tadrp x0, message
-\tadd x0, x0, :lo12:message
-\tmov x1, #6
-\tbl pare_print_str
-\tmov x0, #0
-\tldp x29, x30, [sp], #16
-\tret
-\t.size main, .-main
-\t.section .rodata
-message:
-\t.ascii \"hello\\n\"
-",
-    )
-    .unwrap();
+    let mut source = String::from("\t.text\n");
+    for (name, body) in [
+        ("_start", &["bl main", "mov x8, #94", "b pare_syscall"][..]),
+        ("pare_syscall", &["svc #0", "ret"]),
+        (
+            "pare_print_str",
+            &[
+                "mov x2, x1",
+                "mov x1, x0",
+                "mov x0, #1",
+                "mov x8, #64",
+                "b pare_syscall",
+            ],
+        ),
+        (
+            "main",
+            &[
+                "stp x29, x30, [sp, #-16]!",
+                "adrp x0, message",
+                "add x0, x0, :lo12:message",
+                "mov x1, #6",
+                "bl pare_print_str",
+                "mov x0, #0",
+                "ldp x29, x30, [sp], #16",
+                "ret",
+            ],
+        ),
+    ] {
+        source.push_str(&format!(
+            "\t.globl {name}\n\t.type {name}, %function\n{name}:\n"
+        ));
+        for instruction in body {
+            source.push_str(&format!("\t{instruction}\n"));
+        }
+        source.push_str(&format!("\t.size {name}, .-{name}\n"));
+    }
+    source.push_str("\t.section .rodata\nmessage:\n\t.ascii \"hello\\n\"\n");
+    std::fs::write(dir.join("start.s"), source).unwrap();
     tool(
         dir,
         "clang-19",
