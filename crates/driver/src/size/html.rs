@@ -3,8 +3,8 @@
 //! One self-contained page (no network: the script and style are inline):
 //! a header with the totals, the parts of the file with their bytes (every
 //! file byte in one, [`super::file`]), a legend of the kinds with their
-//! colours and bytes, and the treemap — modules, inside them generics (all instances of
-//! one generic function) and functions — drawn by `treemap.js` from the
+//! colours and bytes, and the treemap — modules, inside them generics (all
+//! instances of one generic function) and functions — drawn by `treemap.js` from the
 //! report's own functions, embedded as JSON. A function's area is its
 //! bytes with shared (folded) blocks split evenly among the functions
 //! sharing them (module doc of [`super`], "Attribution"), so the areas tile
