@@ -193,8 +193,9 @@ enum Command {
         #[arg(long)]
         parec: Option<PathBuf>,
     },
-    /// Where the bytes of an executable or objects went: per function,
-    /// module, generic and kind; or the changes from another build.
+    /// Where the bytes of an executable or objects went: every file byte
+    /// by part (headers, code, data, symbols, ...), every code byte per
+    /// function, module, generic and kind; or the changes from another build.
     Size {
         /// One executable, or objects (a directory: the .o files in it).
         #[arg(required = true)]
