@@ -1,13 +1,19 @@
 //! The files a command writes, checked against the files it reads.
 //!
-//! parec never writes over one of its inputs: an executable, an object
-//! directory, assembly, CLIF or cgdata whose path names a source file, an
-//! imported module, a `.clif` file or a `--cgdata-use` file is refused, and
-//! so are two outputs of one command that name the same file. Files are
-//! compared by identity, not by spelling: on Unix two paths are the same
-//! file when they have the same device and inode (so symbolic links, `./x`
-//! and `x`, and hard links all count); elsewhere their canonical paths are
-//! compared. A path that does not exist yet is no input.
+//! parec never writes over one of its inputs: every file a command writes
+//! (an executable, an object directory, assembly, CLIF, cgdata, remarks, a
+//! plan, a profile, a size page, a build file and what that build will
+//! write) whose path names a file the command reads (a source file, an
+//! imported module, a `.clif` file, an object or executable it measures,
+//! a `--cgdata-use`, `--profile-use` or plan file) is refused, and so are
+//! two outputs of one command that name the same file, or an output file
+//! that another output would need as its directory. Files are compared by
+//! identity, not by spelling: on Unix two paths are the same file when
+//! they have the same device and inode (so symbolic links, `./x` and `x`,
+//! and hard links all count); elsewhere their canonical paths are
+//! compared. A path that does not exist yet is no input; two such paths
+//! are compared by where they will be (the canonical directory that
+//! exists, joined with the rest).
 //!
 //! The checks run in two steps, both before anything is written:
 //!
@@ -30,6 +36,10 @@ pub enum OutputKind {
     File,
     /// A directory of files (`--emit obj`), created with its parents.
     Directory,
+    /// A file a later step writes (an action of the build file `parec
+    /// ninja` writes): its directory is created then, so it need not
+    /// exist now.
+    Later,
 }
 
 /// One path a command will write.
@@ -56,6 +66,11 @@ impl Outputs {
     /// Adds an output directory named by `flag`.
     pub fn directory(&mut self, path: &Path, flag: &'static str) {
         self.add(path, flag, OutputKind::Directory);
+    }
+
+    /// Adds a file a later step writes, named by `what`.
+    pub fn later(&mut self, path: &Path, what: &'static str) {
+        self.add(path, what, OutputKind::Later);
     }
 
     fn add(&mut self, path: &Path, flag: &'static str, kind: OutputKind) {
@@ -99,6 +114,27 @@ impl Outputs {
                 );
             }
         }
+        self.check_nesting()
+    }
+
+    /// No output file is the directory another output is written in.
+    fn check_nesting(&self) -> Result<()> {
+        for file in self.planned.iter().filter(|o| o.kind != OutputKind::Directory) {
+            let Some(at) = planned_location(&file.path) else {
+                continue;
+            };
+            for other in &self.planned {
+                if planned_location(&other.path).is_some_and(|o| o != at && o.starts_with(&at)) {
+                    bail!(
+                        "{} `{}` is the directory of {} `{}`; it cannot be a file too",
+                        file.flag,
+                        file.path.display(),
+                        other.flag,
+                        other.path.display()
+                    );
+                }
+            }
+        }
         Ok(())
     }
 
@@ -126,6 +162,11 @@ fn check_writable(output: &PlannedOutput) -> Result<()> {
         bail!("{}: the output path is empty", output.flag);
     }
     match output.kind {
+        OutputKind::Later => {
+            if path.is_dir() {
+                bail!("{} `{shown}` is a directory", output.flag);
+            }
+        }
         OutputKind::File => {
             if path.is_dir() {
                 bail!("{} `{shown}` is a directory", output.flag);
@@ -184,11 +225,20 @@ fn same_path(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Where a path that may not exist yet will be: its canonical directory
-/// joined with its file name.
+/// Where a path that may not exist yet will be: its deepest existing
+/// directory, canonical, joined with the names below it.
 fn planned_location(path: &Path) -> Option<PathBuf> {
-    let dir = parent_dir(path).canonicalize().ok()?;
-    Some(dir.join(path.file_name()?))
+    let mut names = vec![path.file_name()?];
+    let mut dir = parent_dir(path);
+    let mut location = loop {
+        if let Ok(existing) = dir.canonicalize() {
+            break existing;
+        }
+        names.push(dir.file_name()?);
+        dir = parent_dir(dir);
+    };
+    location.extend(names.iter().rev());
+    Some(location)
 }
 
 /// What identifies an existing file (after following symbolic links).
