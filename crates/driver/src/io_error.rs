@@ -156,6 +156,41 @@ pub fn stderr_failed() -> bool {
     STDERR_FAILED.load(Ordering::Relaxed)
 }
 
+/// The process's exit status for a command that ended with `status`: 1
+/// instead of 0 if a write to stderr failed (the message is lost, the
+/// command did not do all it should).
+pub fn exit_status(status: u8) -> u8 {
+    if status == 0 && stderr_failed() {
+        1
+    } else {
+        status
+    }
+}
+
+/// Prints clap's help, version or error (in colour on a terminal) through
+/// [`write_stdout`] and [`eprint`], whose failures are reported (clap's own
+/// printing ignores them); returns the exit status: clap's, or 1 if the
+/// help could not be written.
+pub fn report_clap(e: &clap::Error) -> u8 {
+    use std::io::IsTerminal as _;
+    let rendered = e.render();
+    let text = |terminal: bool| match terminal {
+        true => rendered.ansi().to_string(),
+        false => rendered.to_string(),
+    };
+    if e.use_stderr() {
+        eprint(&text(std::io::stderr().is_terminal()));
+        return e.exit_code() as u8;
+    }
+    match write_stdout(text(std::io::stdout().is_terminal()).as_bytes()) {
+        Ok(()) => e.exit_code() as u8,
+        Err(err) => {
+            eprintln(format_args!("error: {err:#}"));
+            1
+        }
+    }
+}
+
 /// Puts `/dev/null` on each standard descriptor that is closed, in the
 /// direction that fails (see the module doc). Runs before the Rust
 /// runtime starts (`main.rs`), so it may only make system calls.

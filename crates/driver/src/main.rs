@@ -498,33 +498,9 @@ fn main() -> ExitCode {
                 ICE_STATUS
             }
         },
-        Err(e) => report_clap(&e),
+        Err(e) => io_error::report_clap(&e),
     };
-    // What parec meant to say on stderr is lost: a success is a failure.
-    if status == 0 && io_error::stderr_failed() {
-        return ExitCode::from(1);
-    }
-    ExitCode::from(status)
-}
-
-/// Prints clap's help, version or error through parec's writers (clap's
-/// own ignore a failed write); returns the exit status.
-fn report_clap(e: &clap::Error) -> u8 {
-    let text = e.render();
-    if e.use_stderr() {
-        let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        io_error::eprint(&if colour { text.ansi().to_string() } else { text.to_string() });
-        return e.exit_code() as u8;
-    }
-    let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let text = if colour { text.ansi().to_string() } else { text.to_string() };
-    match io_error::write_stdout(text.as_bytes()) {
-        Ok(()) => e.exit_code() as u8,
-        Err(err) => {
-            io_error::eprintln(format_args!("error: {err:#}"));
-            1
-        }
-    }
+    ExitCode::from(io_error::exit_status(status))
 }
 
 /// Runs the command; returns the process's exit status.

@@ -336,7 +336,7 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
         &select_configs(configs(&opts.without), &opts.configs)?,
         Runs::for_options(opts.quick, opts.compile_only),
     )?;
-    print!("{}", markdown(&report));
+    parec::io_error::write_stdout(markdown(&report).as_bytes())?;
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&to_json(&report))
             .map_err(|e| anyhow!("cannot serialize the report: {e}"))?;
@@ -347,10 +347,10 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     for (p, row) in report.cells.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {
             if let Some(error) = &cell.error {
-                eprintln!(
+                parec::io_error::eprintln(format_args!(
                     "error: {} ({}): {error}",
                     report.programs[p], report.configs[c]
-                );
+                ));
                 failed = true;
             }
         }
