@@ -25,6 +25,7 @@
 //!    files it read: a Pare program's imports are found by the front end,
 //!    so only then is the whole set of inputs known.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -89,11 +90,23 @@ impl Outputs {
     }
 
     /// Before compiling: every output can be written, no two are the same
-    /// file, and none is one of `inputs`.
+    /// file, none is one of `inputs`, and no output file is the directory
+    /// of another output.
+    ///
+    /// Each path is looked up once (its identity if it exists, where it
+    /// will be otherwise), so a build file's thousands of outputs cost
+    /// thousands of lookups, not millions.
     pub fn check(&self, inputs: &[PathBuf]) -> Result<()> {
-        for (i, output) in self.planned.iter().enumerate() {
+        let inputs: Vec<(FileId, &PathBuf)> = inputs
+            .iter()
+            .filter_map(|input| Some((identity(input)?, input)))
+            .collect();
+        let mut by_identity: HashMap<FileId, &PlannedOutput> = HashMap::new();
+        let mut by_location: HashMap<PathBuf, &PlannedOutput> = HashMap::new();
+        for output in &self.planned {
             check_writable(output)?;
-            if let Some(input) = inputs.iter().find(|input| same_file(&output.path, input)) {
+            let id = identity(&output.path);
+            if let Some((_, input)) = inputs.iter().find(|(input, _)| Some(input) == id.as_ref()) {
                 bail!(
                     "{} `{}` is the input `{}`; refusing to overwrite it",
                     output.flag,
@@ -101,10 +114,11 @@ impl Outputs {
                     input.display()
                 );
             }
-            if let Some(other) = self.planned[..i]
-                .iter()
-                .find(|other| same_path(&output.path, &other.path))
-            {
+            let location = planned_location(&output.path);
+            let earlier = id
+                .and_then(|id| by_identity.insert(id, output))
+                .or_else(|| by_location.get(location.as_ref()?).copied());
+            if let Some(other) = earlier {
                 bail!(
                     "{} `{}` and {} `{}` are the same file",
                     other.flag,
@@ -113,29 +127,11 @@ impl Outputs {
                     output.path.display()
                 );
             }
-        }
-        self.check_nesting()
-    }
-
-    /// No output file is the directory another output is written in.
-    fn check_nesting(&self) -> Result<()> {
-        for file in self.planned.iter().filter(|o| o.kind != OutputKind::Directory) {
-            let Some(at) = planned_location(&file.path) else {
-                continue;
-            };
-            for other in &self.planned {
-                if planned_location(&other.path).is_some_and(|o| o != at && o.starts_with(&at)) {
-                    bail!(
-                        "{} `{}` is the directory of {} `{}`; it cannot be a file too",
-                        file.flag,
-                        file.path.display(),
-                        other.flag,
-                        other.path.display()
-                    );
-                }
+            if let Some(location) = location {
+                by_location.insert(location, output);
             }
         }
-        Ok(())
+        check_nesting(&self.planned, &by_location)
     }
 
     /// After the front end: no output is one of the files it `read`.
@@ -152,6 +148,32 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// No output file is the directory another output is written in: each
+/// output's ancestors are looked up among the outputs' locations.
+fn check_nesting(
+    planned: &[PlannedOutput],
+    by_location: &HashMap<PathBuf, &PlannedOutput>,
+) -> Result<()> {
+    for output in planned {
+        let Some(location) = planned_location(&output.path) else {
+            continue;
+        };
+        for ancestor in location.ancestors().skip(1) {
+            match by_location.get(ancestor) {
+                Some(file) if file.kind != OutputKind::Directory => bail!(
+                    "{} `{}` is the directory of {} `{}`; it cannot be a file too",
+                    file.flag,
+                    file.path.display(),
+                    output.flag,
+                    output.path.display()
+                ),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `output` can be created where it is asked for.
@@ -213,18 +235,6 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Whether two paths, existing or not, name the same file: the same file
-/// if both exist, else the same canonical directory and file name.
-fn same_path(a: &Path, b: &Path) -> bool {
-    if same_file(a, b) {
-        return true;
-    }
-    match (planned_location(a), planned_location(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Where a path that may not exist yet will be: its deepest existing
 /// directory, canonical, joined with the names below it.
 fn planned_location(path: &Path) -> Option<PathBuf> {
@@ -241,16 +251,22 @@ fn planned_location(path: &Path) -> Option<PathBuf> {
     Some(location)
 }
 
+/// What identifies an existing file: device and inode on Unix.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
 /// What identifies an existing file (after following symbolic links).
 #[cfg(unix)]
-fn identity(path: &Path) -> Option<(u64, u64)> {
+fn identity(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.dev(), meta.ino()))
 }
 
 #[cfg(not(unix))]
-fn identity(path: &Path) -> Option<PathBuf> {
+fn identity(path: &Path) -> Option<FileId> {
     path.canonicalize().ok()
 }
 
@@ -321,5 +337,28 @@ mod tests {
             .check(&[])
             .unwrap_err();
         assert!(err.to_string().contains("same file"), "{err}");
+        // Paths below a directory that does not exist yet are compared by
+        // where they will be.
+        let later = dir.path().join("obj/m.o");
+        let again = dir.path().join("./obj/./m.o");
+        let err = outputs(&[(&later, OutputKind::Later), (&again, OutputKind::Later)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("same file"), "{err}");
+    }
+
+    #[test]
+    fn an_output_file_may_not_be_another_outputs_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("obj");
+        let below = dir.path().join("obj/sub/m.o");
+        let err = outputs(&[(&below, OutputKind::Later), (&file, OutputKind::Later)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("is the directory of"), "{err}");
+        // A directory output may hold other outputs.
+        outputs(&[(&file, OutputKind::Directory), (&below, OutputKind::Later)])
+            .check(&[])
+            .unwrap();
     }
 }
