@@ -22,9 +22,9 @@ use std::collections::HashMap;
 
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::entity::{PrimaryMap, SecondaryMap};
-use cranelift_codegen::packed_option::ReservedValue;
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName, UserFuncName};
 use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::packed_option::ReservedValue;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 use target_lexicon::Architecture;
@@ -300,9 +300,7 @@ fn close_gaps(func: &mut ir::Function) {
             _ => {}
         });
     }
-    let is_placeholder_gv = |gv: &GlobalValueData| {
-        matches!(gv, GlobalValueData::Symbol { name: ExternalName::TestCase(t), .. } if t.raw().is_empty())
-    };
+    let is_placeholder_gv = |gv: &GlobalValueData| matches!(gv, GlobalValueData::Symbol { name: ExternalName::TestCase(t), .. } if t.raw().is_empty());
     if func.global_values.values().any(is_placeholder_gv) {
         let referenced = referenced_global_values(func);
         let mut kept: PrimaryMap<ir::GlobalValue, GlobalValueData> = PrimaryMap::new();
@@ -335,7 +333,8 @@ fn close_gaps(func: &mut ir::Function) {
 /// values, the stack limit and dynamic types (`symbol %` written in the
 /// file and used is kept, to be reported where it is used).
 fn referenced_global_values(func: &ir::Function) -> std::collections::HashSet<ir::GlobalValue> {
-    let mut used: std::collections::HashSet<ir::GlobalValue> = func.stack_limit.into_iter().collect();
+    let mut used: std::collections::HashSet<ir::GlobalValue> =
+        func.stack_limit.into_iter().collect();
     for gv in func.global_values.values() {
         if let GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } = gv {
             used.insert(*base);
@@ -344,7 +343,8 @@ fn referenced_global_values(func: &ir::Function) -> std::collections::HashSet<ir
     used.extend(func.dfg.dynamic_types.values().map(|ty| ty.dynamic_scale));
     for block in func.layout.blocks() {
         for inst in func.layout.block_insts(block) {
-            if let ir::InstructionData::UnaryGlobalValue { global_value, .. } = func.dfg.insts[inst] {
+            if let ir::InstructionData::UnaryGlobalValue { global_value, .. } = func.dfg.insts[inst]
+            {
                 used.insert(global_value);
             }
         }

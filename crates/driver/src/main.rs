@@ -392,7 +392,11 @@ fn check_flags(cli: &Cli) -> Result<(), clap::Error> {
 /// Cross-module flags (`--two-rounds`, `--cgdata-*`) need a pipeline that
 /// uses cgdata: without one they are bad flags (status 2), as a clap error
 /// (clap cannot see the pipeline the level and `--passes` make).
-fn check_cross_module(cross_module: bool, opt: &str, passes: Option<&str>) -> Result<(), clap::Error> {
+fn check_cross_module(
+    cross_module: bool,
+    opt: &str,
+    passes: Option<&str>,
+) -> Result<(), clap::Error> {
     let pipeline = match passes {
         Some(list) => Pipeline::from_names(list).unwrap_or_else(|_| Pipeline::empty()),
         None => Pipeline::for_level(opt_level(opt)),

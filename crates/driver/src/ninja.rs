@@ -189,7 +189,9 @@ fn executable_name(opts: &NinjaOptions, modules: &[BuildModule]) -> String {
 fn parec_path(opts: &NinjaOptions) -> anyhow::Result<String> {
     let path = match &opts.parec {
         Some(path) => path.clone(),
-        None => std::env::current_exe().map_err(|e| anyhow!("cannot find parec's own path: {e}"))?,
+        None => {
+            std::env::current_exe().map_err(|e| anyhow!("cannot find parec's own path: {e}"))?
+        }
     };
     path.to_str()
         .map(str::to_string)

@@ -379,12 +379,30 @@ fn cross_module_flags_without_their_passes_are_bad_flags() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("m.pare"), "fn main() { print(1); }\n").unwrap();
-    let compile = ["compile", "m.pare", "--module", "m", "--plan", "p.plan", "-o", "m.o"];
+    let compile = [
+        "compile", "m.pare", "--module", "m", "--plan", "p.plan", "-o", "m.o",
+    ];
     for args in [
         vec!["build", "m.pare", "-o", "x", "-O0", "--two-rounds"],
-        vec!["build", "m.pare", "-o", "x", "-O2", "--cgdata-generate", "a.cg"],
+        vec![
+            "build",
+            "m.pare",
+            "-o",
+            "x",
+            "-O2",
+            "--cgdata-generate",
+            "a.cg",
+        ],
         vec!["build", "m.pare", "-o", "x", "-O2", "--cgdata-use", "a.cg"],
-        vec!["build", "m.pare", "-o", "x", "--passes", "gvn", "--two-rounds"],
+        vec![
+            "build",
+            "m.pare",
+            "-o",
+            "x",
+            "--passes",
+            "gvn",
+            "--two-rounds",
+        ],
         vec!["plan", "m.pare", "-o", "p.plan", "-O0", "--two-rounds"],
         vec!["ninja", "m.pare", "-o", "b.ninja", "-O2", "--two-rounds"],
         [&compile[..], &["-O0", "--cgdata-generate", "m.cg"]].concat(),
@@ -392,9 +410,17 @@ fn cross_module_flags_without_their_passes_are_bad_flags() {
     ] {
         let o = run(parec().current_dir(d).args(&args));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).starts_with("error: "), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
-    assert_eq!(std::fs::read_dir(d).unwrap().count(), 1, "something was written");
+    assert_eq!(
+        std::fs::read_dir(d).unwrap().count(),
+        1,
+        "something was written"
+    );
 }
 
 /// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode.

@@ -399,8 +399,21 @@ fn fixture() -> &'static Path {
             std::fs::write(d.join("util.pare"), UTIL).unwrap();
             std::fs::write(d.join("trap.pare"), "fn main() { print(1 / (1 - 1)); }\n").unwrap();
             for (args, what) in [
-                (&["build", "main.pare", "-o", "exe", "--cgdata-generate", "a.cg"][..], "exe"),
-                (&["build", "main.pare", "--emit", "obj", "-o", "objs"], "objs"),
+                (
+                    &[
+                        "build",
+                        "main.pare",
+                        "-o",
+                        "exe",
+                        "--cgdata-generate",
+                        "a.cg",
+                    ][..],
+                    "exe",
+                ),
+                (
+                    &["build", "main.pare", "--emit", "obj", "-o", "objs"],
+                    "objs",
+                ),
                 (&["run", "main.pare", "--profile-generate", "prof"], "prof"),
                 (&["plan", "main.pare", "-o", "program.plan"], "plan"),
             ] {
@@ -456,43 +469,191 @@ fn no_output_of_any_command_may_be_an_input() {
     let before = fixture_contents(d);
     let refuse = "refusing to overwrite it";
     let same = "are the same file";
-    let compile = ["compile", "main.pare", "--module", "main", "--plan", "program.plan"];
+    let compile = [
+        "compile",
+        "main.pare",
+        "--module",
+        "main",
+        "--plan",
+        "program.plan",
+    ];
     let rows: Vec<(Vec<&str>, &str)> = vec![
         // build --remarks=FILE, against every input and the other outputs.
-        (vec!["build", "main.pare", "-o", "x", "--remarks=main.pare"], refuse),
-        (vec!["build", "main.pare", "-o", "x", "--remarks=util.pare"], refuse),
-        (vec!["build", "main.pare", "-o", "x", "--profile-use", "prof", "--remarks=prof"], refuse),
-        (vec!["build", "main.pare", "-o", "x", "--cgdata-use", "a.cg", "--remarks=./a.cg"], refuse),
+        (
+            vec!["build", "main.pare", "-o", "x", "--remarks=main.pare"],
+            refuse,
+        ),
+        (
+            vec!["build", "main.pare", "-o", "x", "--remarks=util.pare"],
+            refuse,
+        ),
+        (
+            vec![
+                "build",
+                "main.pare",
+                "-o",
+                "x",
+                "--profile-use",
+                "prof",
+                "--remarks=prof",
+            ],
+            refuse,
+        ),
+        (
+            vec![
+                "build",
+                "main.pare",
+                "-o",
+                "x",
+                "--cgdata-use",
+                "a.cg",
+                "--remarks=./a.cg",
+            ],
+            refuse,
+        ),
         (vec!["build", "main.pare", "-o", "w", "--remarks=w"], same),
-        (vec!["build", "main.pare", "-o", "x", "--cgdata-generate", "w", "--remarks=w"], same),
-        (vec!["build", "main.pare", "-o", "x", "--profile-use", "prof", "--cgdata-generate", "prof"], refuse),
+        (
+            vec![
+                "build",
+                "main.pare",
+                "-o",
+                "x",
+                "--cgdata-generate",
+                "w",
+                "--remarks=w",
+            ],
+            same,
+        ),
+        (
+            vec![
+                "build",
+                "main.pare",
+                "-o",
+                "x",
+                "--profile-use",
+                "prof",
+                "--cgdata-generate",
+                "prof",
+            ],
+            refuse,
+        ),
         // run --profile-generate.
-        (vec!["run", "main.pare", "--profile-generate", "util.pare"], refuse),
-        (vec!["run", "main.pare", "--profile-generate", "./main.pare"], refuse),
+        (
+            vec!["run", "main.pare", "--profile-generate", "util.pare"],
+            refuse,
+        ),
+        (
+            vec!["run", "main.pare", "--profile-generate", "./main.pare"],
+            refuse,
+        ),
         // plan, compile, link.
         (vec!["plan", "main.pare", "-o", "util.pare"], refuse),
-        (vec!["plan", "main.pare", "-o", "prof", "--profile-use", "prof"], refuse),
+        (
+            vec!["plan", "main.pare", "-o", "prof", "--profile-use", "prof"],
+            refuse,
+        ),
         ([&compile[..], &["-o", "program.plan"]].concat(), refuse),
         ([&compile[..], &["-o", "util.pare"]].concat(), refuse),
-        ([&compile[..], &["--cgdata-generate", "main.pare"]].concat(), refuse),
-        ([&compile[..], &["-o", "x.o", "--cgdata-generate", "x.o"]].concat(), same),
-        (vec!["link", "objs/main.o", "objs/util.o", "objs/pare_runtime.o", "-o", "objs/util.o"], refuse),
+        (
+            [&compile[..], &["--cgdata-generate", "main.pare"]].concat(),
+            refuse,
+        ),
+        (
+            [&compile[..], &["-o", "x.o", "--cgdata-generate", "x.o"]].concat(),
+            same,
+        ),
+        (
+            vec![
+                "link",
+                "objs/main.o",
+                "objs/util.o",
+                "objs/pare_runtime.o",
+                "-o",
+                "objs/util.o",
+            ],
+            refuse,
+        ),
         // ninja: the build file, the executable and what the build writes.
         (vec!["ninja", "main.pare", "-o", "util.pare"], refuse),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "main.pare"], refuse),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "util.pare"], refuse),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "prof", "--profile-use", "prof"], refuse),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "b.ninja"], same),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "program.plan"], same),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj/util.o"], same),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", ".ninja_log"], same),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj"], "is the directory of"),
-        (vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "exe", "--parec", "exe"], refuse),
-        (vec!["ninja", "main.pare", "-o", "objs/b.ninja", "--exe", "../main.pare"], refuse),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "main.pare"],
+            refuse,
+        ),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "util.pare"],
+            refuse,
+        ),
+        (
+            vec![
+                "ninja",
+                "main.pare",
+                "-o",
+                "b.ninja",
+                "--exe",
+                "prof",
+                "--profile-use",
+                "prof",
+            ],
+            refuse,
+        ),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "b.ninja"],
+            same,
+        ),
+        (
+            vec![
+                "ninja",
+                "main.pare",
+                "-o",
+                "b.ninja",
+                "--exe",
+                "program.plan",
+            ],
+            same,
+        ),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj/util.o"],
+            same,
+        ),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", ".ninja_log"],
+            same,
+        ),
+        (
+            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj"],
+            "is the directory of",
+        ),
+        (
+            vec![
+                "ninja",
+                "main.pare",
+                "-o",
+                "b.ninja",
+                "--exe",
+                "exe",
+                "--parec",
+                "exe",
+            ],
+            refuse,
+        ),
+        (
+            vec![
+                "ninja",
+                "main.pare",
+                "-o",
+                "objs/b.ninja",
+                "--exe",
+                "../main.pare",
+            ],
+            refuse,
+        ),
         // size --html: the executable, an object of a directory, --compare's.
         (vec!["size", "exe", "--html", "exe"], refuse),
         (vec!["size", "objs", "--html", "objs/util.o"], refuse),
-        (vec!["size", "objs", "--compare", "exe", "--html", "./exe"], refuse),
+        (
+            vec!["size", "objs", "--compare", "exe", "--html", "./exe"],
+            refuse,
+        ),
         // cgdata merge.
         (vec!["cgdata", "merge", "a.cg", "a.cg"], refuse),
     ];
@@ -572,14 +733,22 @@ fn every_writer_of_stdout_reports_a_closed_or_full_stream() {
         (args(&["build", "--help"]), 1, own),
         (args(&["interp", "main.pare"]), 101, trap),
         (args(&["run", "main.pare"]), 101, trap),
-        ([args(&["run"]), vec![hello.as_os_str()]].concat(), 1, program),
+        (
+            [args(&["run"]), vec![hello.as_os_str()]].concat(),
+            1,
+            program,
+        ),
     ];
     let mut problems = Vec::new();
     for stream in [Stream::Closed, Stream::Full] {
         for (args, status, message) in &rows {
             let o = run_with(parec().current_dir(d).args(args), 1, stream);
             if o.status.code() != Some(*status) || !stderr(&o).starts_with(message) {
-                problems.push(format!("{args:?} {stream:?}: {:?} {}", o.status.code(), stderr(&o)));
+                problems.push(format!(
+                    "{args:?} {stream:?}: {:?} {}",
+                    o.status.code(),
+                    stderr(&o)
+                ));
             }
         }
     }
@@ -601,11 +770,31 @@ fn every_writer_of_stderr_reports_a_closed_or_full_stream() {
     let rows: Vec<(Vec<&std::ffi::OsStr>, i32)> = vec![
         // Successes that print on stderr.
         (args(&["build", "main.pare", "-o", "x1", "--remarks"]), 1),
-        (args(&["build", "main.pare", "-o", "x2", "--outline-stats"]), 1),
+        (
+            args(&["build", "main.pare", "-o", "x2", "--outline-stats"]),
+            1,
+        ),
         (args(&["build", "main.pare", "-o", "x3", "--two-rounds"]), 1),
-        (args(&["build", "main.pare", "-o", "x4", "--cgdata-use", "bad.cg", "--cgdata-ignore-errors"]), 1),
-        ([args(&["opt", "--run"]), vec![arith.as_os_str()]].concat(), 1),
-        ([args(&["opt", "--stats"]), vec![arith.as_os_str()]].concat(), 1),
+        (
+            args(&[
+                "build",
+                "main.pare",
+                "-o",
+                "x4",
+                "--cgdata-use",
+                "bad.cg",
+                "--cgdata-ignore-errors",
+            ]),
+            1,
+        ),
+        (
+            [args(&["opt", "--run"]), vec![arith.as_os_str()]].concat(),
+            1,
+        ),
+        (
+            [args(&["opt", "--stats"]), vec![arith.as_os_str()]].concat(),
+            1,
+        ),
         // Failures and traps keep their status.
         (args(&["build", "missing.pare", "-o", "x5"]), 1),
         (args(&["build", "main.pare"]), 1),
@@ -644,7 +833,16 @@ fn every_file_reader_refuses_an_endless_device_and_a_directory() {
             vec!["run", &pare],
             vec!["interp", &pare],
             vec!["plan", &pare, "-o", "y.plan"],
-            vec!["compile", &pare, "--module", source, "--plan", "program.plan", "-o", "y.o"],
+            vec![
+                "compile",
+                &pare,
+                "--module",
+                source,
+                "--plan",
+                "program.plan",
+                "-o",
+                "y.o",
+            ],
             vec!["ninja", &pare, "-o", "y.ninja"],
             vec!["build", &clif, "-o", "y"],
             vec!["run", &clif],
@@ -656,8 +854,16 @@ fn every_file_reader_refuses_an_endless_device_and_a_directory() {
             vec!["ninja", "main.pare", "-o", "y.ninja", "--profile-use", bad],
             vec!["build", "main.pare", "-o", "y", "--cgdata-use", bad],
             [&compile[..], &["--plan", bad]].concat(),
-            [&compile[..], &["--plan", "program.plan", "--cgdata-use", bad]].concat(),
-            [&compile[..], &["--plan", "program.plan", "--profile-use", bad]].concat(),
+            [
+                &compile[..],
+                &["--plan", "program.plan", "--cgdata-use", bad],
+            ]
+            .concat(),
+            [
+                &compile[..],
+                &["--plan", "program.plan", "--profile-use", bad],
+            ]
+            .concat(),
             vec!["cgdata", "show", bad],
             vec!["cgdata", "merge", "y.cg", bad],
             vec!["size", bad],
@@ -666,7 +872,10 @@ fn every_file_reader_refuses_an_endless_device_and_a_directory() {
         ];
         for args in &rows {
             let mut cmd = parec();
-            cmd.current_dir(d).args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+            cmd.current_dir(d)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
             let child = cmd.spawn().unwrap();
             let o = finish_within(child, Duration::from_secs(30), &format!("{args:?}"));
             let err = stderr(&o);
@@ -674,7 +883,11 @@ fn every_file_reader_refuses_an_endless_device_and_a_directory() {
             // The device is refused for what it is, not after reading
             // until memory runs out (the link reads no object itself).
             let why = source == "dir" || args[0] == "link" || err.contains("not a regular file");
-            if o.status.code() != Some(1) || !named || !why || err.contains("internal compiler error") {
+            if o.status.code() != Some(1)
+                || !named
+                || !why
+                || err.contains("internal compiler error")
+            {
                 problems.push(format!("{args:?}: {:?} {err}", o.status.code()));
             }
         }

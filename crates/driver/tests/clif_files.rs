@@ -357,7 +357,9 @@ fn numbers_a_file_skips_are_closed() {
             .filter(|l| l.starts_with(entity) && l.contains(" = "))
             .map(|l| l.split(" = ").next().unwrap().trim().to_string())
             .collect();
-        let dense: Vec<String> = (0..count).map(|i| format!("{}{i}", entity.trim())).collect();
+        let dense: Vec<String> = (0..count)
+            .map(|i| format!("{}{i}", entity.trim()))
+            .collect();
         assert_eq!(numbers, dense, "{printed}");
     }
     let dir = tempfile::tempdir().unwrap();
@@ -373,7 +375,11 @@ fn a_run_line_with_the_wrong_argument_count_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let add = "function %add(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = iadd v0, v1\n    return v2\n}\n";
     for (call, given) in [("%add(1)", 1), ("%add(1, 2, 3)", 3), ("%add()", 0)] {
-        let file = write(dir.path(), "add.clif", &format!("{add}; run: {call} == 3\n"));
+        let file = write(
+            dir.path(),
+            "add.clif",
+            &format!("{add}; run: {call} == 3\n"),
+        );
         refused(
             &[std::ffi::OsStr::new("opt"), file.as_os_str()],
             &format!("`%add` takes 2 argument(s), the command gives {given}"),

@@ -615,7 +615,11 @@ fn a_deleted_import_regenerates_the_build_file() {
     std::fs::create_dir_all(&src).unwrap();
     let main = src.join("main.pare");
     let util = src.join("util.pare");
-    std::fs::write(&main, "import util;\nfn main() { print(util::twice(21)); }\n").unwrap();
+    std::fs::write(
+        &main,
+        "import util;\nfn main() { print(util::twice(21)); }\n",
+    )
+    .unwrap();
     std::fs::write(&util, "pub fn twice(x: i64) -> i64 { x * 2 }\n").unwrap();
     let build = tmp.path().join("build");
     generate(&main, &build, &[]);
@@ -628,5 +632,8 @@ fn a_deleted_import_regenerates_the_build_file() {
     let reference = tmp.path().join("reference");
     reference_build(&main, &reference, false);
     same_bytes(&build.join("main"), &reference.join("exe"));
-    assert!(actions(&ninja(&build, &[])).is_empty(), "a second run did something");
+    assert!(
+        actions(&ninja(&build, &[])).is_empty(),
+        "a second run did something"
+    );
 }

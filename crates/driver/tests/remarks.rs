@@ -557,8 +557,15 @@ fn schema_decisions() -> BTreeMap<String, BTreeMap<String, String>> {
         let kind = &rule["then"]["properties"]["kind"]["const"];
         for decision in strings(&rule["if"]["properties"]["decision"]["enum"]) {
             let slot = passes[pass].get(&decision).cloned();
-            assert_eq!(slot.as_deref(), Some(""), "{pass}: {decision}: kind rule twice or unlisted");
-            passes.get_mut(pass).unwrap().insert(decision, kind.as_str().unwrap().to_string());
+            assert_eq!(
+                slot.as_deref(),
+                Some(""),
+                "{pass}: {decision}: kind rule twice or unlisted"
+            );
+            passes
+                .get_mut(pass)
+                .unwrap()
+                .insert(decision, kind.as_str().unwrap().to_string());
         }
     }
     passes
@@ -606,6 +613,9 @@ fn a_profiled_build_remarks_validate() {
         );
     }
     for decision in ["hot", "cold"] {
-        assert!(json_decisions(&lines, "profile", decision) > 0, "no profile remark {decision}");
+        assert!(
+            json_decisions(&lines, "profile", decision) > 0,
+            "no profile remark {decision}"
+        );
     }
 }

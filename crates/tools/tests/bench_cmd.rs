@@ -243,7 +243,10 @@ fn help_to_a_closed_or_full_stdout_is_an_error() {
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?} full: {err}");
-        assert!(err.contains("cannot write to stdout: No space left"), "{err}");
+        assert!(
+            err.contains("cannot write to stdout: No space left"),
+            "{err}"
+        );
         let mut closed = Command::new(env!("CARGO_BIN_EXE_parec-tools"));
         closed.args(args);
         // SAFETY: `close` is async-signal-safe; it runs between fork and exec.
@@ -256,6 +259,9 @@ fn help_to_a_closed_or_full_stdout_is_an_error() {
         let o = closed.output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?} closed: {err}");
-        assert!(err.contains("cannot write to stdout: Bad file descriptor"), "{err}");
+        assert!(
+            err.contains("cannot write to stdout: Bad file descriptor"),
+            "{err}"
+        );
     }
 }

@@ -671,7 +671,11 @@ impl<'a> Naming<'a> {
         if let Some(module) = self.named_module(symbol) {
             return module;
         }
-        if let Some(root) = self.root_module.as_ref().filter(|_| symbol.name == names::ENTRY) {
+        if let Some(root) = self
+            .root_module
+            .as_ref()
+            .filter(|_| symbol.name == names::ENTRY)
+        {
             return root.clone();
         }
         // A global without a module in its name: the object around it.
@@ -757,7 +761,11 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
     if let Some(page) = &opts.html {
         outputs.file(page, "--html");
     }
-    let read: Vec<PathBuf> = inputs.iter().chain(compared.iter().flatten()).cloned().collect();
+    let read: Vec<PathBuf> = inputs
+        .iter()
+        .chain(compared.iter().flatten())
+        .cloned()
+        .collect();
     outputs.check(&read)?;
     let report = Report::of_input_files(&inputs)?;
     let text = match &compared {

@@ -206,7 +206,9 @@ pub fn exit_status(result: Result<i32, Failure>) -> u8 {
 
 /// Prints the line that follows a panic's message (status [`ICE_STATUS`]).
 pub fn report_internal_error() {
-    parec::io_error::eprintln(format_args!("error: internal error (a bug in parec; the panic message is above)"));
+    parec::io_error::eprintln(format_args!(
+        "error: internal error (a bug in parec; the panic message is above)"
+    ));
 }
 
 /// `exec-jit`.

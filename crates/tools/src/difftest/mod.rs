@@ -811,11 +811,16 @@ impl Runner {
                 match self.save_reproducer(r, out) {
                     Ok(dir) => {
                         if verbose {
-                            parec::io_error::eprintln(format_args!("reproducer: {}", dir.display()));
+                            parec::io_error::eprintln(format_args!(
+                                "reproducer: {}",
+                                dir.display()
+                            ));
                         }
                         report.reproducers.push(dir);
                     }
-                    Err(e) => parec::io_error::eprintln(format_args!("error: cannot save the reproducer: {e:#}")),
+                    Err(e) => parec::io_error::eprintln(format_args!(
+                        "error: cannot save the reproducer: {e:#}"
+                    )),
                 }
             }
         }

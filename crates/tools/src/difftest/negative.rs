@@ -260,7 +260,9 @@ pub fn campaign(
                     }
                     report.reproducers.push(dir);
                 }
-                Err(e) => parec::io_error::eprintln(format_args!("error: cannot save the reproducer: {e:#}")),
+                Err(e) => parec::io_error::eprintln(format_args!(
+                    "error: cannot save the reproducer: {e:#}"
+                )),
             }
         }
     }
