@@ -1,7 +1,10 @@
-//! The command line must not destroy or hang (issue 18, section 2): no
-//! output over an input, output paths checked before compiling, `-j`
-//! bounded, write errors on stdout reported, `cgdata merge` idempotent on
-//! equal inputs.
+//! The command line must not destroy or hang (issue 18, section 2; issue
+//! 34): no output of any command over any of its inputs, output paths
+//! checked before compiling, `-j` bounded, every write to a closed or full
+//! stdout or stderr reported, every file read with a bound (`/dev/zero`, a
+//! directory), plans checked, `cgdata merge` idempotent on equal inputs.
+//! `PAREC_TEST_BIN=OLD_PAREC` runs them against another build (under
+//! `ulimit -v`: an old parec reads `/dev/zero` until memory runs out).
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -273,55 +276,6 @@ fn libc_sigpipe() -> i32 {
 }
 
 #[test]
-fn parec_reports_its_own_write_errors() {
-    let (dir, _, _) = program();
-    let d = dir.path();
-    let o = to_full_device(
-        parec()
-            .current_dir(d)
-            .args(["build", "main.pare", "--emit", "clif"]),
-    );
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        stderr(&o),
-        "error: cannot write to stdout: No space left on device\n"
-    );
-    let o = run(parec().current_dir(d).args([
-        "build",
-        "main.pare",
-        "-o",
-        "exe",
-        "--cgdata-generate",
-        "a.cg",
-    ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = to_full_device(parec().current_dir(d).args(["cgdata", "show", "a.cg"]));
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("cannot write to stdout"),
-        "{}",
-        stderr(&o)
-    );
-    // A `.clif` program has no Pare runtime: the JIT's flush after `main`
-    // reports the lost output.
-    let hello = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hello.clif");
-    let o = to_full_device(parec().arg("run").arg(&hello));
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert_eq!(
-        stderr(&o),
-        "error: cannot write the program's output: No space left on device\n"
-    );
-    let clif = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/arith.clif");
-    let o = to_full_device(parec().arg("opt").arg(&clif));
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("cannot write to stdout"),
-        "{}",
-        stderr(&o)
-    );
-}
-
-#[test]
 fn cgdata_merge_counts_equal_inputs_once_and_keeps_its_inputs() {
     let (dir, _, _) = program();
     let d = dir.path();
@@ -398,27 +352,14 @@ fn fixture() -> &'static Path {
             std::fs::write(d.join("main.pare"), MAIN).unwrap();
             std::fs::write(d.join("util.pare"), UTIL).unwrap();
             std::fs::write(d.join("trap.pare"), "fn main() { print(1 / (1 - 1)); }\n").unwrap();
-            for (args, what) in [
-                (
-                    &[
-                        "build",
-                        "main.pare",
-                        "-o",
-                        "exe",
-                        "--cgdata-generate",
-                        "a.cg",
-                    ][..],
-                    "exe",
-                ),
-                (
-                    &["build", "main.pare", "--emit", "obj", "-o", "objs"],
-                    "objs",
-                ),
-                (&["run", "main.pare", "--profile-generate", "prof"], "prof"),
-                (&["plan", "main.pare", "-o", "program.plan"], "plan"),
+            for args in [
+                "build main.pare -o exe --cgdata-generate a.cg",
+                "build main.pare --emit obj -o objs",
+                "run main.pare --profile-generate prof",
+                "plan main.pare -o program.plan",
             ] {
-                let o = run(parec().current_dir(d).args(args));
-                assert!(o.status.success(), "{what}: {}", stderr(&o));
+                let o = run(parec().current_dir(d).args(args.split_whitespace()));
+                assert!(o.status.success(), "{args}: {}", stderr(&o));
             }
             for name in ["zero.pare", "zero.clif"] {
                 std::os::unix::fs::symlink("/dev/zero", d.join(name)).unwrap();
@@ -469,197 +410,65 @@ fn no_output_of_any_command_may_be_an_input() {
     let before = fixture_contents(d);
     let refuse = "refusing to overwrite it";
     let same = "are the same file";
-    let compile = [
-        "compile",
-        "main.pare",
-        "--module",
-        "main",
-        "--plan",
-        "program.plan",
-    ];
-    let rows: Vec<(Vec<&str>, &str)> = vec![
+    let compile = "compile main.pare --module main --plan program.plan";
+    let ninja = "ninja main.pare -o b.ninja";
+    let rows: Vec<(String, &str)> = [
         // build --remarks=FILE, against every input and the other outputs.
+        ("build main.pare -o x --remarks=main.pare", refuse),
+        ("build main.pare -o x --remarks=util.pare", refuse),
         (
-            vec!["build", "main.pare", "-o", "x", "--remarks=main.pare"],
+            "build main.pare -o x --profile-use prof --remarks=prof",
             refuse,
         ),
         (
-            vec!["build", "main.pare", "-o", "x", "--remarks=util.pare"],
+            "build main.pare -o x --cgdata-use a.cg --remarks=./a.cg",
             refuse,
         ),
+        ("build main.pare -o w --remarks=w", same),
+        ("build main.pare -o x --cgdata-generate w --remarks=w", same),
         (
-            vec![
-                "build",
-                "main.pare",
-                "-o",
-                "x",
-                "--profile-use",
-                "prof",
-                "--remarks=prof",
-            ],
-            refuse,
-        ),
-        (
-            vec![
-                "build",
-                "main.pare",
-                "-o",
-                "x",
-                "--cgdata-use",
-                "a.cg",
-                "--remarks=./a.cg",
-            ],
-            refuse,
-        ),
-        (vec!["build", "main.pare", "-o", "w", "--remarks=w"], same),
-        (
-            vec![
-                "build",
-                "main.pare",
-                "-o",
-                "x",
-                "--cgdata-generate",
-                "w",
-                "--remarks=w",
-            ],
-            same,
-        ),
-        (
-            vec![
-                "build",
-                "main.pare",
-                "-o",
-                "x",
-                "--profile-use",
-                "prof",
-                "--cgdata-generate",
-                "prof",
-            ],
+            "build main.pare -o x --profile-use prof --cgdata-generate prof",
             refuse,
         ),
         // run --profile-generate.
-        (
-            vec!["run", "main.pare", "--profile-generate", "util.pare"],
-            refuse,
-        ),
-        (
-            vec!["run", "main.pare", "--profile-generate", "./main.pare"],
-            refuse,
-        ),
+        ("run main.pare --profile-generate util.pare", refuse),
+        ("run main.pare --profile-generate ./main.pare", refuse),
         // plan, compile, link.
-        (vec!["plan", "main.pare", "-o", "util.pare"], refuse),
+        ("plan main.pare -o util.pare", refuse),
+        ("plan main.pare -o prof --profile-use prof", refuse),
+        (&format!("{compile} -o program.plan"), refuse),
+        (&format!("{compile} -o util.pare"), refuse),
+        (&format!("{compile} --cgdata-generate main.pare"), refuse),
+        (&format!("{compile} -o x.o --cgdata-generate x.o"), same),
         (
-            vec!["plan", "main.pare", "-o", "prof", "--profile-use", "prof"],
-            refuse,
-        ),
-        ([&compile[..], &["-o", "program.plan"]].concat(), refuse),
-        ([&compile[..], &["-o", "util.pare"]].concat(), refuse),
-        (
-            [&compile[..], &["--cgdata-generate", "main.pare"]].concat(),
-            refuse,
-        ),
-        (
-            [&compile[..], &["-o", "x.o", "--cgdata-generate", "x.o"]].concat(),
-            same,
-        ),
-        (
-            vec![
-                "link",
-                "objs/main.o",
-                "objs/util.o",
-                "objs/pare_runtime.o",
-                "-o",
-                "objs/util.o",
-            ],
+            "link objs/main.o objs/util.o objs/pare_runtime.o -o objs/util.o",
             refuse,
         ),
         // ninja: the build file, the executable and what the build writes.
-        (vec!["ninja", "main.pare", "-o", "util.pare"], refuse),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "main.pare"],
-            refuse,
-        ),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "util.pare"],
-            refuse,
-        ),
-        (
-            vec![
-                "ninja",
-                "main.pare",
-                "-o",
-                "b.ninja",
-                "--exe",
-                "prof",
-                "--profile-use",
-                "prof",
-            ],
-            refuse,
-        ),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "b.ninja"],
-            same,
-        ),
-        (
-            vec![
-                "ninja",
-                "main.pare",
-                "-o",
-                "b.ninja",
-                "--exe",
-                "program.plan",
-            ],
-            same,
-        ),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj/util.o"],
-            same,
-        ),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", ".ninja_log"],
-            same,
-        ),
-        (
-            vec!["ninja", "main.pare", "-o", "b.ninja", "--exe", "obj"],
-            "is the directory of",
-        ),
-        (
-            vec![
-                "ninja",
-                "main.pare",
-                "-o",
-                "b.ninja",
-                "--exe",
-                "exe",
-                "--parec",
-                "exe",
-            ],
-            refuse,
-        ),
-        (
-            vec![
-                "ninja",
-                "main.pare",
-                "-o",
-                "objs/b.ninja",
-                "--exe",
-                "../main.pare",
-            ],
-            refuse,
-        ),
+        ("ninja main.pare -o util.pare", refuse),
+        (&format!("{ninja} --exe main.pare"), refuse),
+        (&format!("{ninja} --exe util.pare"), refuse),
+        (&format!("{ninja} --exe prof --profile-use prof"), refuse),
+        (&format!("{ninja} --exe b.ninja"), same),
+        (&format!("{ninja} --exe program.plan"), same),
+        (&format!("{ninja} --exe obj/util.o"), same),
+        (&format!("{ninja} --exe .ninja_log"), same),
+        (&format!("{ninja} --exe obj"), "is the directory of"),
+        (&format!("{ninja} --exe exe --parec exe"), refuse),
+        ("ninja main.pare -o objs/b.ninja --exe ../main.pare", refuse),
         // size --html: the executable, an object of a directory, --compare's.
-        (vec!["size", "exe", "--html", "exe"], refuse),
-        (vec!["size", "objs", "--html", "objs/util.o"], refuse),
-        (
-            vec!["size", "objs", "--compare", "exe", "--html", "./exe"],
-            refuse,
-        ),
+        ("size exe --html exe", refuse),
+        ("size objs --html objs/util.o", refuse),
+        ("size objs --compare exe --html ./exe", refuse),
         // cgdata merge.
-        (vec!["cgdata", "merge", "a.cg", "a.cg"], refuse),
-    ];
+        ("cgdata merge a.cg a.cg", refuse),
+    ]
+    .iter()
+    .map(|(args, expected)| (args.to_string(), *expected))
+    .collect();
     let mut problems = Vec::new();
     for (args, expected) in &rows {
-        let o = run(parec().current_dir(d).args(args));
+        let o = run(parec().current_dir(d).args(args.split_whitespace()));
         if o.status.code() != Some(1) || !stderr(&o).contains(expected) {
             problems.push(format!("{args:?}: {:?} {}", o.status.code(), stderr(&o)));
         }
@@ -822,58 +631,41 @@ fn every_writer_of_stderr_reports_a_closed_or_full_stream() {
 #[test]
 fn every_file_reader_refuses_an_endless_device_and_a_directory() {
     let d = fixture();
-    let compile = ["compile", "main.pare", "--module", "main", "-o", "y.o"];
+    let compile = "compile main.pare --module main -o y.o";
     let mut problems = Vec::new();
     for (bad, source) in [("/dev/zero", "zero"), ("empty", "dir")] {
-        let pare = format!("{source}.pare");
-        let clif = format!("{source}.clif");
-        let rows: Vec<Vec<&str>> = vec![
+        let rows: Vec<String> = [
             // Sources, Pare and CLIF, in every command that reads them.
-            vec!["build", &pare, "-o", "y"],
-            vec!["run", &pare],
-            vec!["interp", &pare],
-            vec!["plan", &pare, "-o", "y.plan"],
-            vec![
-                "compile",
-                &pare,
-                "--module",
-                source,
-                "--plan",
-                "program.plan",
-                "-o",
-                "y.o",
-            ],
-            vec!["ninja", &pare, "-o", "y.ninja"],
-            vec!["build", &clif, "-o", "y"],
-            vec!["run", &clif],
-            vec!["opt", &clif],
+            format!("build {source}.pare -o y"),
+            format!("run {source}.pare"),
+            format!("interp {source}.pare"),
+            format!("plan {source}.pare -o y.plan"),
+            format!("compile {source}.pare --module {source} --plan program.plan -o y.o"),
+            format!("ninja {source}.pare -o y.ninja"),
+            format!("build {source}.clif -o y"),
+            format!("run {source}.clif"),
+            format!("opt {source}.clif"),
             // Profiles, cgdata, plans, objects and executables.
-            vec!["build", "main.pare", "-o", "y", "--profile-use", bad],
-            vec!["run", "main.pare", "--profile-use", bad],
-            vec!["plan", "main.pare", "-o", "y.plan", "--profile-use", bad],
-            vec!["ninja", "main.pare", "-o", "y.ninja", "--profile-use", bad],
-            vec!["build", "main.pare", "-o", "y", "--cgdata-use", bad],
-            [&compile[..], &["--plan", bad]].concat(),
-            [
-                &compile[..],
-                &["--plan", "program.plan", "--cgdata-use", bad],
-            ]
-            .concat(),
-            [
-                &compile[..],
-                &["--plan", "program.plan", "--profile-use", bad],
-            ]
-            .concat(),
-            vec!["cgdata", "show", bad],
-            vec!["cgdata", "merge", "y.cg", bad],
-            vec!["size", bad],
-            vec!["size", "exe", "--compare", bad],
-            vec!["link", bad, "-o", "y"],
-        ];
+            format!("build main.pare -o y --profile-use {bad}"),
+            format!("run main.pare --profile-use {bad}"),
+            format!("plan main.pare -o y.plan --profile-use {bad}"),
+            format!("ninja main.pare -o y.ninja --profile-use {bad}"),
+            format!("build main.pare -o y --cgdata-use {bad}"),
+            format!("{compile} --plan {bad}"),
+            format!("{compile} --plan program.plan --cgdata-use {bad}"),
+            format!("{compile} --plan program.plan --profile-use {bad}"),
+            format!("cgdata show {bad}"),
+            format!("cgdata merge y.cg {bad}"),
+            format!("size {bad}"),
+            format!("size exe --compare {bad}"),
+            format!("link {bad} -o y"),
+        ]
+        .into();
         for args in &rows {
+            let args: Vec<&str> = args.split_whitespace().collect();
             let mut cmd = parec();
             cmd.current_dir(d)
-                .args(args)
+                .args(&args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
             let child = cmd.spawn().unwrap();
