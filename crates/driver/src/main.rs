@@ -483,6 +483,7 @@ const ICE_STATUS: u8 = 70;
 /// Runs before the Rust runtime starts, which would reopen a closed
 /// standard stream on `/dev/null` where writes succeed: parec occupies it
 /// so that writes fail, as on a closed stream (`parec::io_error`).
+#[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array"]
 static OCCUPY_CLOSED_STREAMS: extern "C" fn() = occupy_closed_streams;

@@ -176,6 +176,7 @@ fn parse_pass(name: &str) -> Result<Pass, String> {
 
 /// Runs before the Rust runtime starts: a closed standard stream stays
 /// one that fails (`parec::io_error`), as in `parec`.
+#[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array"]
 static OCCUPY_CLOSED_STREAMS: extern "C" fn() = occupy_closed_streams;
