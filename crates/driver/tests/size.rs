@@ -619,6 +619,44 @@ fn freestanding_executable_without_libc() {
     assert_eq!(stripped["total"], report["total"]);
 }
 
+/// `main` is the root module's in an executable as in the objects,
+/// whatever module's code the linker placed next to it (it was given the
+/// module of the function after it: `m2`'s, or the runtime's in a
+/// one-module program).
+#[test]
+fn main_is_the_root_modules_in_executables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("r.pare"),
+        "import m2;\nfn main() { print(m2::f(42)); }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("m2.pare"), "pub fn f(x: i64) -> i64 { x * 3 + 1 }\n").unwrap();
+    std::fs::write(d.join("alone.pare"), "fn main() { print(42); }\n").unwrap();
+    for (root, extra) in [("r", &[][..]), ("r", &["--lto"]), ("alone", &[])] {
+        let source = format!("{root}.pare");
+        let exe = format!("{root}{}", extra.join(""));
+        build(
+            d,
+            &[&[source.as_str(), "-o", exe.as_str()][..], extra].concat(),
+        );
+        let report = size_json(d, &[&exe]);
+        assert_eq!(function(&report, "main")["module"], root, "{exe}");
+        let objs = format!("{exe}.objs");
+        build(
+            d,
+            &[
+                &[source.as_str(), "--emit", "obj", "-o", objs.as_str()][..],
+                extra,
+            ]
+            .concat(),
+        );
+        let report = size_json(d, &[&objs]);
+        assert_eq!(function(&report, "main")["module"], root, "{objs}");
+    }
+}
+
 #[test]
 fn bad_inputs_are_errors() {
     let tmp = tempfile::tempdir().unwrap();

@@ -348,3 +348,71 @@ fn bench_scaling_times_every_phase() {
         ]
     );
 }
+
+/// `parec-tools` writes through parec's checked writers (issue 34): its
+/// help to a closed or full stdout is an error (status 1), never lost
+/// output with status 0.
+#[test]
+fn help_to_a_closed_or_full_stdout_is_an_error() {
+    use std::os::unix::process::CommandExt as _;
+    for args in [&["--help"][..], &["bench", "--help"], &["fuzz", "--help"]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_parec-tools"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} full: {err}");
+        assert!(
+            err.contains("cannot write to stdout: No space left"),
+            "{err}"
+        );
+        let mut closed = Command::new(env!("CARGO_BIN_EXE_parec-tools"));
+        closed.args(args);
+        // SAFETY: `close` is async-signal-safe; it runs between fork and exec.
+        unsafe {
+            closed.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        let o = closed.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} closed: {err}");
+        assert!(
+            err.contains("cannot write to stdout: Bad file descriptor"),
+            "{err}"
+        );
+    }
+}
+
+/// `--json` may not name a file of the corpus (issue 34: every output of
+/// every command is checked against its inputs); refused before measuring.
+#[test]
+fn the_json_report_may_not_replace_a_corpus_file() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/checksum");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("checksum");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, copy.join(path.file_name().unwrap())).unwrap();
+    }
+    let main = copy.join("main.pare");
+    let before = std::fs::read(&main).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parec-tools"))
+        .args(["bench", "--quick", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&main)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("refusing to overwrite it"), "{err}");
+    assert_eq!(std::fs::read(&main).unwrap(), before);
+}

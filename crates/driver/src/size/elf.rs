@@ -119,11 +119,14 @@ pub struct Image {
     pub code: Vec<CodeSection>,
     /// Sorted by section, address and name.
     pub symbols: Vec<CodeSymbol>,
+    /// The names of the `STT_FILE` symbols, in symbol table order: in an
+    /// executable, the objects (that had one) in link order.
+    pub files: Vec<String>,
 }
 
 /// Reads `path`: an aarch64 or x86_64 ELF executable or object.
 pub fn read(path: &Path) -> Result<Image> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let bytes = crate::io_error::read_bytes(path)?;
     parse(&path.display().to_string(), &bytes)
 }
 
@@ -182,11 +185,13 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
     }
 
     let mut symbols = Vec::new();
+    let mut files = Vec::new();
     let mut file_name: Option<String> = None;
     for symbol in file.symbols() {
         let symbol_name = symbol.name().unwrap_or("");
         if symbol.kind() == SymbolKind::File {
             file_name = Some(symbol_name.to_string());
+            files.push(symbol_name.to_string());
             continue;
         }
         if symbol.kind() != SymbolKind::Text || !symbol.is_definition() {
@@ -223,6 +228,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
         file: layout,
         code,
         symbols,
+        files,
     })
 }
 

@@ -68,12 +68,16 @@
 //!
 //! Objects: each object is one module (its file name without `.o`).
 //! Executables: a Pare name's module is its first component; `pare_*` is
-//! `pare_runtime`; other functions of the program's code take the object
-//! they came from — the `STT_FILE` symbol before a local symbol (outlined
-//! functions), or, for a global one (`main`), the module of the closest
-//! function before it in the program's code (after it, if none is before):
-//! the linker keeps each object's code together. `libc` is one module,
-//! `(libc)`. A
+//! `pare_runtime`; `main` of a Pare program (one with the runtime) is the
+//! root module's (LANGUAGE.md), whose object parec links first: the first
+//! `STT_FILE` symbol that names a module (cranelift-object writes one per
+//! object, the module's name; C objects are named by their source files,
+//! `crtstuff.c`) other than the runtime's. Other functions of the
+//! program's code take the object they came from — the `STT_FILE` symbol
+//! before a local symbol (outlined functions), or, for a global one (a
+//! `.clif` program's), the module of the closest function before it in the
+//! program's code (after it, if none is before): the linker keeps each
+//! object's code together. `libc` is one module, `(libc)`. A
 //! generic is `module::name` of the instances `module::name<args>`,
 //! their thunks and bodies ([`names`]).
 //!
@@ -119,6 +123,7 @@ use anyhow::{bail, Result};
 use parec_passes::merge::BODY_SUFFIX;
 
 use crate::io_error;
+use crate::outputs::Outputs;
 use elf::{Arch, Image, SectionInfo};
 use traps::{Range, TrapTargets};
 
@@ -319,14 +324,11 @@ impl Report {
     /// The report of `paths`: one executable, or objects (a directory
     /// stands for the `.o` files in it).
     pub fn of_files(paths: &[PathBuf]) -> Result<Report> {
-        let mut files = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                files.extend(elf::objects_in(path)?);
-            } else {
-                files.push(path.clone());
-            }
-        }
+        Report::of_input_files(&input_files(paths)?)
+    }
+
+    /// The report of files (no directories), as [`input_files`] lists them.
+    fn of_input_files(files: &[PathBuf]) -> Result<Report> {
         let images = files
             .iter()
             .map(|p| elf::read(p))
@@ -748,6 +750,20 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// The files `paths` stand for: a directory stands for the `.o` files in
+/// it.
+pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(elf::objects_in(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
 /// The generic of a function name: `module::name` of an instance, its
 /// thunk or body.
 fn generic_of(name: &str) -> Option<String> {
@@ -762,6 +778,8 @@ struct Naming<'a> {
     program_range: BTreeMap<usize, (u64, u64)>,
     /// Executables: whether the C library is linked in (module doc).
     libc: bool,
+    /// Executables of Pare programs: the root module, `main`'s.
+    root_module: Option<String>,
 }
 
 impl<'a> Naming<'a> {
@@ -782,11 +800,22 @@ impl<'a> Naming<'a> {
                 .sections
                 .iter()
                 .any(|s| s.name == ".interp" || s.name == ".dynamic");
+        let pare_program = image
+            .symbols
+            .iter()
+            .any(|s| s.name.starts_with(names::RUNTIME_PREFIX));
+        let root_module = image
+            .files
+            .iter()
+            .find(|f| names::is_module_name(f) && f.as_str() != names::RUNTIME_MODULE)
+            .filter(|_| image.executable && pare_program)
+            .cloned();
         Naming {
             image,
             defined,
             program_range,
             libc,
+            root_module,
         }
     }
 
@@ -823,6 +852,13 @@ impl<'a> Naming<'a> {
         }
         if let Some(module) = self.named_module(symbol) {
             return module;
+        }
+        if let Some(root) = self
+            .root_module
+            .as_ref()
+            .filter(|_| symbol.name == names::ENTRY)
+        {
+            return root.clone();
         }
         // A global without a module in its name: the object around it.
         let same_section = |s: &&elf::CodeSymbol| s.section == symbol.section;
@@ -901,10 +937,26 @@ pub struct SizeOptions {
 /// `parec size`: prints the report (or the comparison) and writes the
 /// page; returns the exit status.
 pub fn command(opts: &SizeOptions) -> Result<i32> {
-    let report = Report::of_files(&opts.inputs)?;
-    let text = match &opts.compare {
+    let inputs = input_files(&opts.inputs)?;
+    let compared = match &opts.compare {
+        Some(other) => Some(input_files(std::slice::from_ref(other))?),
+        None => None,
+    };
+    // The page may not replace a file the report reads.
+    let mut outputs = Outputs::default();
+    if let Some(page) = &opts.html {
+        outputs.file(page, "--html");
+    }
+    let read: Vec<PathBuf> = inputs
+        .iter()
+        .chain(compared.iter().flatten())
+        .cloned()
+        .collect();
+    outputs.check(&read)?;
+    let report = Report::of_input_files(&inputs)?;
+    let text = match &compared {
         Some(other) => {
-            let old = Report::of_files(std::slice::from_ref(other))?;
+            let old = Report::of_input_files(other)?;
             let diff = compare::compare(&old, &report)?;
             if opts.json {
                 json::comparison(&diff)
@@ -915,7 +967,7 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
         None if opts.json => json::report(&report),
         None => text::report(&report, opts.top, opts.all),
     };
-    print!("{text}");
+    io_error::write_stdout(text.as_bytes())?;
     if let Some(path) = &opts.html {
         io_error::write(path, html::page(&report).as_bytes())?;
     }
@@ -1005,6 +1057,7 @@ mod tests {
                 symbol("memcpy", 0x1048, 8),
                 symbol("__libc_start_main", 0x1050, 8),
             ],
+            files: Vec::new(),
         }
     }
 

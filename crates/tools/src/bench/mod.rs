@@ -304,6 +304,18 @@ pub struct Program {
     pub expected: PathBuf,
 }
 
+/// Every file of the programs' directories (sources, C twins, expected
+/// outputs).
+fn corpus_files(programs: &[Program]) -> Vec<PathBuf> {
+    let dirs: std::collections::BTreeSet<&Path> =
+        programs.iter().filter_map(|p| p.main.parent()).collect();
+    dirs.into_iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .collect()
+}
+
 /// The corpus programs in `dir` selected by `filter`, in name order.
 pub fn discover(dir: &Path, filter: &[String]) -> Result<Vec<Program>> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -392,12 +404,18 @@ pub struct Report {
 /// 1 if any cell failed.
 pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     let programs = discover(&opts.dir, &opts.filter)?;
+    if let Some(path) = &opts.json {
+        // The report may not replace a file of the corpus.
+        let mut outputs = parec::outputs::Outputs::default();
+        outputs.file(path, "--json");
+        outputs.check(&corpus_files(&programs))?;
+    }
     let report = measure(
         &programs,
         &select_configs(configs(&opts.without), &opts.configs)?,
         Runs::for_options(opts.quick, opts.compile_only),
     )?;
-    print!("{}", markdown(&report));
+    parec::io_error::write_stdout(markdown(&report).as_bytes())?;
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&to_json(&report))
             .map_err(|e| anyhow!("cannot serialize the report: {e}"))?;
@@ -408,10 +426,10 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     for (p, row) in report.cells.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {
             if let Some(error) = &cell.error {
-                eprintln!(
+                parec::io_error::eprintln(format_args!(
                     "error: {} ({}): {error}",
                     report.programs[p], report.configs[c]
-                );
+                ));
                 failed = true;
             }
         }
