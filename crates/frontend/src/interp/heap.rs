@@ -11,15 +11,16 @@
 //!   interpreter's memory use matches compiled code's;
 //! - a `str` handle `h` names `strs[h - 1]`, read-only bytes.
 //!
-//! Out of memory: an array takes `8 + len * elem_size` bytes (overflow of
-//! that computation traps, as in the runtime's `pare_new_array`) and a
-//! struct 8 bytes per field slot; an allocation the host's allocator
-//! refuses traps `out of memory`, as compiled code traps when the kernel
-//! refuses it memory (`mmap` or `calloc` failing): the interpreter sets no
-//! limit of its own, so a program that allocates more than the host's
-//! memory in total, without touching it, runs as it runs compiled. Arrays
-//! are allocated with `alloc_zeroed`, so untouched pages of a large one
-//! cost nothing, as with `mmap`.
+//! Out of memory: an allocation traps `out of memory` exactly where
+//! compiled code's does — when the array's size `8 + len * elem_size`
+//! overflows (as in the runtime's `pare_new_array`), or when the allocator
+//! refuses the memory, as `mmap` (freestanding) or `calloc` (libc) refuses
+//! it in compiled code. There is no limit of the interpreter's own: a
+//! program the JIT and the executables run (two 3 GB arrays, one of 4 GiB)
+//! runs here too. Each array is one zeroed allocation at its element type's
+//! width, so untouched pages cost nothing, as with `mmap` and `calloc`; the
+//! struct arena grows by a fallible reservation, so a refusal is the trap,
+//! never an abort of the interpreter.
 
 use crate::tir::{TrapKind, Ty};
 use std::alloc::{alloc_zeroed, Layout};
@@ -126,7 +127,7 @@ impl Heap {
     }
 
     /// `new [elem; len]`: traps on a negative length, on a size computation
-    /// that overflows, and when the host has no memory for it.
+    /// that overflows, and when the allocator refuses the memory.
     pub fn new_array(&mut self, elem: &Ty, len: i64) -> Result<i64, TrapKind> {
         if len < 0 {
             return Err(TrapKind::NegativeLength);
@@ -148,7 +149,8 @@ impl Heap {
         Ok(self.arrays.len() as i64)
     }
 
-    /// A global's static array, with the given (normalized) elements.
+    /// A global's static array, with the given (normalized) elements; static
+    /// data is not charged against the heap limit.
     pub fn static_array(&mut self, elem: &Ty, values: &[i64]) -> i64 {
         let elems = match elem {
             Ty::I32 => Elems::Half(values.iter().map(|&v| v as i32).collect()),
