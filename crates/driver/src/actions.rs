@@ -39,13 +39,13 @@ use parec_passes::cgdata::CgData;
 use parec_passes::outline::global::OutlineTree;
 
 use crate::build::{Backend, Build, BuildMode, CgDataInput, Units};
-use crate::runtime::RuntimeChoice;
 use crate::codegen::CodeModel;
 use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::Outputs;
 use crate::pipeline::Pipeline;
 use crate::plan::ProgramPlan;
 use crate::profile::ProfileFlags;
+use crate::runtime::RuntimeChoice;
 use crate::target::{OptLevel, Target};
 use crate::{cgdata_file, io_error, Failure};
 

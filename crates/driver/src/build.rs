@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
+use pare_frontend::lower::Runtime;
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
@@ -67,7 +68,6 @@ use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
-use pare_frontend::lower::Runtime;
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;

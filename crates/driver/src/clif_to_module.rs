@@ -672,12 +672,20 @@ pub fn check_module(clif: &ClifModule) -> Result<()> {
             );
         }
         if !raw.align.is_power_of_two() {
-            bail!("function `{}` has alignment {}, not a power of two", sym.name, raw.align);
+            bail!(
+                "function `{}` has alignment {}, not a power of two",
+                sym.name,
+                raw.align
+            );
         }
         for reloc in &raw.relocs {
             symbol(reloc.target)?;
             if reloc.offset as usize >= raw.bytes.len() {
-                bail!("function `{}` has a relocation at {} past its end", sym.name, reloc.offset);
+                bail!(
+                    "function `{}` has a relocation at {} past its end",
+                    sym.name,
+                    reloc.offset
+                );
             }
         }
         *definitions.entry(raw.symbol).or_default() += 1;

@@ -11,7 +11,6 @@ use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
 
 use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
-use crate::runtime::RuntimeChoice;
 use crate::clif_file::ClifFile;
 use crate::codegen::CodeModel;
 use crate::codegen::{self, CompiledObject};
@@ -20,6 +19,7 @@ use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
 use crate::profile::{self, ProfileFlags};
+use crate::runtime::RuntimeChoice;
 use crate::size::{self, SizeOptions};
 use crate::target::{Machine, OptLevel, Target};
 use crate::{asm, frontend, jit, link_report, remarks, Failure};

@@ -172,9 +172,12 @@ pub fn link_executable(objects: &[PathBuf], out: &Path, opts: &LinkOptions) -> R
         .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
     match opts.runtime {
         Runtime::Libc => with_libc(&mut cmd, objects, opts)?,
-        Runtime::Freestanding => {
-            freestanding(&mut cmd, objects, opts, &scratch.path().join("freestanding.ld"))?
-        }
+        Runtime::Freestanding => freestanding(
+            &mut cmd,
+            objects,
+            opts,
+            &scratch.path().join("freestanding.ld"),
+        )?,
     }
     let output = run_tool(&mut cmd, LLD, "lld-19")?;
     if !output.status.success() {
@@ -259,7 +262,14 @@ fn freestanding(
     crate::io_error::write(script, FREESTANDING_SCRIPT.as_bytes())?;
     cmd.args(objects);
     cmd.arg(opts.icf.flag());
-    cmd.args(["-e", ENTRY_POINT, "--gc-sections", "--build-id=none", "-z", "norelro"]);
+    cmd.args([
+        "-e",
+        ENTRY_POINT,
+        "--gc-sections",
+        "--build-id=none",
+        "-z",
+        "norelro",
+    ]);
     if opts.strip {
         cmd.arg("--strip-all");
     }

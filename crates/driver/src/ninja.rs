@@ -50,10 +50,10 @@ use parec_passes::profile::ProfileMode;
 use crate::actions::ActionFlags;
 use crate::codegen::CodeModel;
 use crate::frontend::{self, SourceModule};
-use crate::runtime::RuntimeChoice;
 use crate::link::Icf;
 use crate::outputs::Outputs;
 use crate::profile::MismatchPolicy;
+use crate::runtime::RuntimeChoice;
 use crate::{io_error, Failure};
 
 /// Options of `parec ninja`.

@@ -41,11 +41,11 @@ use cranelift_reader::{Comparison, RunCommand};
 use parec_passes::clif_module::{count_insts, ClifModule};
 
 use crate::build::{Backend, Build, BuildMode, Input, Units};
-use crate::runtime::RuntimeChoice;
 use crate::clif_file::ClifFile;
 use crate::clif_header;
 use crate::codegen::CodeModel;
 use crate::pipeline::Pipeline;
+use crate::runtime::RuntimeChoice;
 use crate::target::{Machine, OptLevel, Target};
 
 /// Instructions the interpreter may execute per run command.

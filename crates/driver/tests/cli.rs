@@ -575,14 +575,17 @@ fn freestanding_executables_are_small_and_never_writable_and_executable() {
         let bytes = std::fs::read(&stripped).unwrap();
         check_freestanding_layout(&bytes, target);
         let file = object::File::parse(&*bytes).unwrap();
-        assert!(file.section_by_name(".symtab").is_none(), "{target}: -s keeps symbols");
+        assert!(
+            file.section_by_name(".symtab").is_none(),
+            "{target}: -s keeps symbols"
+        );
     }
 }
 
 /// See [`freestanding_executables_are_small_and_never_writable_and_executable`].
 fn check_freestanding_layout(bytes: &[u8], target: &str) {
-    use object::read::elf::{FileHeader as _, ProgramHeader as _};
     use object::elf;
+    use object::read::elf::{FileHeader as _, ProgramHeader as _};
     let header = elf::FileHeader64::<object::Endianness>::parse(bytes).unwrap();
     let endian = header.endian().unwrap();
     let mut loads = Vec::new();
@@ -596,7 +599,10 @@ fn check_freestanding_layout(bytes: &[u8], target: &str) {
         }
     }
     let (w, x) = (elf::PF_W, elf::PF_X);
-    assert!(loads.iter().all(|f| f & w == 0 || f & x == 0), "{target}: {loads:?}");
+    assert!(
+        loads.iter().all(|f| f & w == 0 || f & x == 0),
+        "{target}: {loads:?}"
+    );
     assert_eq!(loads.iter().filter(|&&f| f & x != 0).count(), 1, "{target}");
     assert!(loads.len() <= 2, "{target}: {loads:?}");
     assert_eq!(stack.map(|f| f & x), Some(0), "{target}: executable stack");

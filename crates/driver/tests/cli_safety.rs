@@ -210,7 +210,15 @@ fn write_errors_on_stdout_trap_in_every_executor() {
             let exe = d.join(format!("{program}.{target}.{runtime}"));
             let o = run(parec()
                 .current_dir(d)
-                .args(["build", program, "--target", target, "--runtime", runtime, "-o"])
+                .args([
+                    "build",
+                    program,
+                    "--target",
+                    target,
+                    "--runtime",
+                    runtime,
+                    "-o",
+                ])
                 .arg(&exe));
             assert!(o.status.success(), "{}", stderr(&o));
             let mut cmd = match emulator {

@@ -299,7 +299,14 @@ fn opt_applies_the_size_guard_of_builds() {
             // With the C library no runtime module joins the file's (a
             // freestanding build of a `.clif` program adds one).
             let build = run(parec().arg("build").arg(&path).args([
-                "--passes", "gvn", "--emit", "clif", "--target", target, "--runtime", "libc",
+                "--passes",
+                "gvn",
+                "--emit",
+                "clif",
+                "--target",
+                target,
+                "--runtime",
+                "libc",
             ]));
             assert!(
                 build.status.success(),

@@ -514,7 +514,10 @@ fn file_bytes_add_up_stripped_and_unstripped() {
     // Freestanding: the runtime's state (the stdout buffer) is `.bss`,
     // which takes no file bytes.
     assert_eq!(part(&prog, "writable data"), 0, "{prog}");
-    assert!(prog["file"]["zero_initialised"].as_u64().unwrap() > 0, "{prog}");
+    assert!(
+        prog["file"]["zero_initialised"].as_u64().unwrap() > 0,
+        "{prog}"
+    );
     assert!(part(&prog, "string tables") > part(&stripped, "string tables"));
     assert_eq!(prog["total"], stripped["total"]);
     assert_eq!(function(&stripped, ".text")["module"], "(unknown)");

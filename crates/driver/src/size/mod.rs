@@ -843,13 +843,15 @@ impl<'a> Naming<'a> {
             };
             return (module, by_name.unwrap_or(by_place));
         }
-        let kind = by_name.unwrap_or(if !self.libc && self.defined_by_freestanding_runtime(symbol) {
-            Kind::Runtime
-        } else if self.in_program(symbol) {
-            Kind::Program
-        } else {
-            Kind::Libc
-        });
+        let kind = by_name.unwrap_or(
+            if !self.libc && self.defined_by_freestanding_runtime(symbol) {
+                Kind::Runtime
+            } else if self.in_program(symbol) {
+                Kind::Program
+            } else {
+                Kind::Libc
+            },
+        );
         (self.executable_module(symbol, kind), kind)
     }
 
