@@ -1027,8 +1027,9 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&stage_table(report));
     let _ = writeln!(
         out,
-        "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
-         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
+        "\n.text bytes beyond an empty program (Pare programs are freestanding, linked with \
+         --gc-sections: with the runtime functions the program reaches and the empty program does not; \
+         the C twins' in steps of the 64-byte alignment of the libc code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
          none for the musl twins, which zig compiles and links in one process, nor their code bytes, which would count \
          the parts of musl the program uses and the empty program does not) and the CPU time \
          (user + system) of {} run(s) under {}.",
