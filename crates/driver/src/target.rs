@@ -14,6 +14,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::fmerge::{self, FmergeOptions};
 use parec_passes::merge::MergeOptions;
+use parec_passes::size_model::Decide;
 use target_lexicon::{Architecture, Triple};
 
 /// Optimization level of a build.
@@ -323,9 +324,11 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
 /// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
 /// to touch: the hook for hot code).
-/// The inliner's options for `policy`: defaults, plus the static hot-site
-/// limit `PAREC_INLINE_HOT_INSTS` (`InlineOptions::hot_callee_insts`) from
-/// the environment.
+/// The inliner's options for `policy`: defaults, plus from the environment
+/// the static hot-site limit `PAREC_INLINE_HOT_INSTS`
+/// (`InlineOptions::hot_callee_insts`) and how size decisions are taken,
+/// `PAREC_INLINE_DECIDE` (`measure`, `estimate-then-measure`, `estimate`:
+/// `InlineOptions::decide`); unparsable values are ignored.
 pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inline::InlineOptions {
     let mut options = parec_passes::inline::InlineOptions::for_policy(policy);
     if let Some(n) = std::env::var("PAREC_INLINE_HOT_INSTS")
@@ -333,6 +336,12 @@ pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inl
         .and_then(|v| v.parse::<usize>().ok())
     {
         options.hot_callee_insts = n;
+    }
+    if let Some(decide) = std::env::var("PAREC_INLINE_DECIDE")
+        .ok()
+        .and_then(|v| Decide::from_name(&v))
+    {
+        options.decide = decide;
     }
     options
 }
