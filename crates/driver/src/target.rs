@@ -322,8 +322,9 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
 /// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
-/// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
-/// to touch: the hook for hot code).
+/// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
+/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
+/// (comma-separated functions not to touch: the hook for hot code).
 /// The inliner's options for `policy`: defaults, plus from the environment
 /// the static hot-site limit `PAREC_INLINE_HOT_INSTS`
 /// (`InlineOptions::hot_callee_insts`) and how size decisions are taken,
@@ -374,6 +375,9 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
         options.max_members = n as usize;
     }
     options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(decide) = var("PAREC_FMERGE_DECIDE").and_then(|v| Decide::from_name(&v)) {
+        options.decide = decide;
+    }
     if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
         options.exclude = list
             .split(',')

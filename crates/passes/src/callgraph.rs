@@ -168,7 +168,10 @@ impl CallGraph {
             };
             callees_removed.insert(refs.calls.remove(pos).1);
             let mut body = References::default();
-            let mut next = func.layout.inst_block(site).and_then(|b| func.layout.next_block(b));
+            let mut next = func
+                .layout
+                .inst_block(site)
+                .and_then(|b| func.layout.next_block(b));
             while let Some(block) = next {
                 let inlined = func
                     .layout

@@ -211,7 +211,11 @@ fn estimated_decisions_keep_semantics() {
             let before = to_testcase_functions(&case.module);
             let mut module = case.module.clone();
             let report = inline::run(&mut module, Some(&*isa), options);
-            assert_eq!(report.stats.measured, 0, "{}: nothing may be compiled", case.name);
+            assert_eq!(
+                report.stats.measured, 0,
+                "{}: nothing may be compiled",
+                case.name
+            );
             verify_all(&module, &case.name);
             let after = to_testcase_functions(&module);
             failures.extend(run_differences(&case, &before, &after));
@@ -241,7 +245,9 @@ fn chain_of_calls(n: usize) -> Case {
              }}\n"
         ));
     }
-    text.push_str("; export: %main\nfunction %main(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n");
+    text.push_str(
+        "; export: %main\nfunction %main(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n",
+    );
     for k in 0..n {
         text.push_str(&format!("    fn{k} = %g{k} sig0\n"));
     }
@@ -288,6 +294,76 @@ fn trials_of_a_caller_compile_linear_instructions() {
     // The bound fails without the budget: the old inliner's cost.
     let (measured, size) = compiled(80, Decide::Measure);
     assert!(measured > 24 * size as u64, "{measured} for {size}");
+}
+
+/// A module whose exported `main` calls `n` one-line local functions
+/// (`x * c + k`), each once, in a chain: the shape of issue 34's program.
+fn chain_of_one_liners(n: usize) -> Case {
+    let mut text = String::new();
+    for k in 0..n {
+        text.push_str(&format!(
+            "function %g{k}(i64) -> i64 tail {{
+             block0(v0: i64):
+                 v1 = iconst.i64 {}
+                 v2 = imul v0, v1
+                 v3 = iconst.i64 {k}
+                 v4 = iadd v2, v3
+                 return v4
+             }}\n",
+            k % 7 + 3
+        ));
+    }
+    text.push_str(
+        "; export: %main\nfunction %main(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n",
+    );
+    for k in 0..n {
+        text.push_str(&format!("    fn{k} = %g{k} sig0\n"));
+    }
+    text.push_str("block0(v0: i64):\n");
+    for k in 0..n {
+        text.push_str(&format!("    v{} = call fn{k}(v{k})\n", k + 1));
+    }
+    text.push_str(&format!("    return v{n}\n}}\n"));
+    parse_case(&text, "one_liners", "m")
+}
+
+/// Issue 34 item 8, the decisions: once a caller's budget is spent, its
+/// trials near the threshold are decided on the estimate corrected by the
+/// model's error on its measured trials, and take the decisions measuring
+/// takes. The callees are in `keep` (the constant merger will merge them,
+/// as in the driver), so each inlining must not grow `main`: the raw
+/// estimate (+1 byte) refused what Cranelift's bytes (−8 to −12) accept.
+#[test]
+fn budget_spent_decisions_follow_the_measured_ones() {
+    let isa = aarch64();
+    let n = 60;
+    let run = |decide: Decide| {
+        let mut module = chain_of_one_liners(n).module;
+        let keep = module
+            .symbols
+            .iter()
+            .filter(|s| s.name.starts_with('g'))
+            .map(|s| s.name.clone())
+            .collect();
+        let options = InlineOptions {
+            decide,
+            keep,
+            measure_budget: MeasureBudget {
+                floor: 1_000,
+                per_inst: 0,
+            },
+            ..InlineOptions::for_policy(Policy::Size)
+        };
+        let report = inline::run(&mut module, Some(&*isa), &options);
+        (report.stats.inlined, report.stats.estimated)
+    };
+    let (measured, _) = run(Decide::Measure);
+    let (bounded, estimated) = run(Decide::EstimateThenMeasure);
+    assert!(
+        estimated > n as u64 / 2,
+        "{estimated} of {n} trials decided on estimates"
+    );
+    assert_eq!(bounded, measured);
 }
 
 /// Inlinings decided on estimates are made in batches (`Inliner::flush`):
