@@ -313,18 +313,6 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     options
 }
 
-/// The similar-function merger's options for code generation by `isa`:
-/// defaults, the tail-call rule of [`merge_options`], and from the
-/// environment (unparsable values are ignored, as for `PAREC_MERGE_*`):
-/// `PAREC_FMERGE_SEARCH` (`adaptive`, `static`, `exhaustive`,
-/// `exhaustive-frequency`), `PAREC_FMERGE_EXPLORATION` (candidates tried per
-/// function), `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`),
-/// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
-/// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
-/// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
-/// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
-/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
-/// (comma-separated functions not to touch: the hook for hot code).
 /// The inliner's options for `policy`: defaults, plus from the environment
 /// the static hot-site limit `PAREC_INLINE_HOT_INSTS`
 /// (`InlineOptions::hot_callee_insts`) and how size decisions are taken,
@@ -347,6 +335,18 @@ pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inl
     options
 }
 
+/// The similar-function merger's options for code generation by `isa`:
+/// defaults, the tail-call rule of [`merge_options`], and from the
+/// environment (unparsable values are ignored, as for `PAREC_MERGE_*`):
+/// `PAREC_FMERGE_SEARCH` (`adaptive`, `static`, `exhaustive`,
+/// `exhaustive-frequency`), `PAREC_FMERGE_EXPLORATION` (candidates tried per
+/// function), `PAREC_FMERGE_ALIGN` (`nw`, `pairwise`),
+/// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
+/// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
+/// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
+/// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
+/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
+/// (comma-separated functions not to touch: the hook for hot code).
 pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
     let var = |name: &str| std::env::var(name).ok();
     let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());

@@ -18,8 +18,10 @@
 //! - [LLVM-INLINE] LLVM's `InlineCost` and the `-Oz` inline threshold: a
 //!   call is inlined when the callee's cost, less the call's own cost and
 //!   what deleting a last-use callee saves, is below a threshold; at `-Oz`
-//!   the threshold is near zero. parec measures both sides with Cranelift
-//!   instead of estimating them.
+//!   the threshold is near zero. parec estimates `Δf` with a size model
+//!   fitted to Cranelift's output ([`crate::size_model`], LLVM's
+//!   bookkeeping in bytes) and measures it with Cranelift where the
+//!   estimate is too close to the threshold to decide.
 //!
 //! # Notation
 //!
@@ -54,8 +56,12 @@
 //!    Calls within `g`'s own component are never inlined, and inlined
 //!    bodies are not revisited, so recursion is inlined at most one level
 //!    into callers outside the cycle and never without bound.
-//! 3. Size policy ([`Policy::Size`]): for each caller `f` of `g`, measure
-//!    `Δf`. If `g` is removable and `Σf Δf ≤ |g|`, inline into every caller
+//! 3. Size policy ([`Policy::Size`]): for each caller `f` of `g`, estimate
+//!    `Δf`, and measure it (compile `f[g]`) where the estimate's error range
+//!    contains the decision's threshold and `f`'s measuring budget lasts
+//!    ([`InlineOptions::decide`], [`InlineOptions::measure_budget`]); once
+//!    the budget is spent, the estimate corrected by the model's median
+//!    error on `f`'s measured trials decides. If `g` is removable and `Σf Δf ≤ |g|`, inline into every caller
 //!    and delete `g`: the module shrinks by `|g| − ΣΔf ≥ 0` (this covers a
 //!    callee with a single call site). Otherwise inline exactly into the
 //!    callers with `Δf ≤ 0`: the body costs no more than the call it
@@ -92,8 +98,15 @@
 //!
 //! # Cost
 //!
-//! Size policy: one Cranelift compilation per (caller, callee) pair tried
-//! plus one per function, for callees small enough or removable. Speed
+//! Size policy: an estimate per (caller, callee) pair tried costs a walk
+//! over the callee and the sites (`O(|g|)`); a measurement compiles the
+//! caller, so measuring every pair (the pass before the size model) cost
+//! `O(n·|f|)`, quadratic in a caller's `n` calls (issue 34: 454 s at `-Oz`
+//! for `main` calling 3,000 one-line functions). Each caller's
+//! measurements are bounded by `max(floor, per_inst·|f|)` compiled
+//! instructions, and inlinings decided on estimates are made in batches,
+//! one walk over the caller per run of them ([`Inliner::flush`]): the pass
+//! is linear in a caller's calls. Callees are compiled once each. Speed
 //! policy: linear in the module plus the inlined code.
 //!
 //! [`Context::inline`]: cranelift_codegen::Context::inline
