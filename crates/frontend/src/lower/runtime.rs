@@ -367,9 +367,12 @@ impl Raw {
 /// entry (`ld.lld -e`).
 pub const ENTRY_POINT: &str = "_start";
 
-/// The machine code of `raw` for `arch`: its bytes, and its calls as
-/// `(offset, kind, callee, addend)`.
-fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<(u32, Reloc, &'static str, i64)>) {
+/// A call in a raw function's machine code: `(offset, kind, callee,
+/// addend)`.
+type RawCall = (u32, Reloc, &'static str, i64);
+
+/// The machine code of `raw` for `arch`: its bytes, and its calls.
+fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
     let words = |words: &[u32]| words.iter().flat_map(|w| w.to_le_bytes()).collect();
     match (raw, arch) {
         // mov x8, x4; mov x4, #-1; mov x5, #0; svc #0; ret
