@@ -32,7 +32,8 @@ use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::heat::HotCode;
 use parec_passes::outline::global::OutlineTree;
-use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
+use parec_passes::machine::{lift::Emitted, MachFunction};
+use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
@@ -444,7 +445,7 @@ struct MachineCode {
     cranelift: Vec<MachFunction>,
     /// The module's functions as the machine passes left them, in
     /// definition order.
-    functions: Vec<outline::lift::Emitted>,
+    functions: Vec<Emitted>,
     /// Functions the outliner created.
     outlined: Vec<outline::OutlinedFunction>,
     outline_stats: Option<OutlineStats>,

@@ -13,6 +13,7 @@
 //! | [`gvn`] | one CLIF function | optimistic global value numbering with PRE and LICM; [`gvn::run_for_size`] keeps a rewrite only if the function's machine code does not grow |
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
 //! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
+//! | [`machine`] | aarch64 machine code | the layer the machine passes share: decoding, lifting to instructions with symbolic targets, liveness, layout and relocations, loops |
 //! | [`traps`] | a module's aarch64 machine code | shared trap paths: a check's `udf` becomes a branch to one program-wide path per kind |
 //! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
@@ -85,7 +86,7 @@
 //!
 //! Machine code comes next: compile each function with Cranelift for
 //! aarch64 (`machine_code_cfg_info` on, so block starts are recorded), give
-//! [`outline::outline_module`] the code as [`outline::MachFunction`]s with
+//! [`outline::outline_module`] the code as [`machine::MachFunction`]s with
 //! relocations by symbol, and define the functions it returns — plus the
 //! `OUTLINED_FUNCTION_*` functions it created — from bytes
 //! (`cranelift_module::Module::define_function_bytes`). parec's driver does
@@ -108,6 +109,7 @@ pub mod fmerge;
 pub mod gvn;
 pub mod heat;
 pub mod inline;
+pub mod machine;
 pub mod merge;
 pub mod outline;
 pub mod peephole;

@@ -29,7 +29,7 @@
 //!
 //! Per function ([`share_function`]):
 //!
-//! 1. Lift it ([`crate::outline::lift`]): items with symbolic branch targets.
+//! 1. Lift it ([`crate::machine::lift`]): items with symbolic branch targets.
 //! 2. For each code `c`, the first `udf` with code `c` becomes the island
 //!    `b P(c)`; every later `udf` with code `c` is deleted and the branches
 //!    to it retargeted to that island, so all checks of a kind in a function
@@ -77,9 +77,9 @@ use std::fmt;
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
 
-use crate::outline::decode::Form;
-use crate::outline::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::outline::{MachFunction, MachReloc, RelocTarget};
+use crate::machine::decode::Form;
+use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
+use crate::machine::{MachFunction, MachReloc, RelocTarget};
 
 /// The encoding of `b` with a zero offset (the relocation fills it in).
 const B: u32 = 0x1400_0000;
@@ -338,7 +338,7 @@ fn patch_in_place(func: &mut MachFunction, paths: &ResolvedPaths) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outline::testing::{self, words};
+    use crate::machine::testing::{self, words};
 
     const RET: u32 = 0xD65F_03C0;
     const BL: u32 = 0x9400_0000;

@@ -10,9 +10,10 @@ use cranelift_codegen::isa::{self, OwnedTargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{Context, FinalizedRelocTarget};
 use cranelift_reader::{parse_test, ParseOptions};
-use parec_passes::outline::decode::{Decoder, Form};
-use parec_passes::outline::lift::{self, Item};
-use parec_passes::outline::{self, heat, MachFunction, MachReloc, OutlineOptions, RelocTarget};
+use parec_passes::machine::decode::{Decoder, Form};
+use parec_passes::machine::lift::{self, Item};
+use parec_passes::machine::{loops, MachFunction, MachReloc, RelocTarget};
+use parec_passes::outline::{self, OutlineOptions};
 
 mod support;
 use support::workspace;
@@ -179,7 +180,7 @@ fn loops_are_hot_and_left_alone() {
     let mut decoder = Decoder::new();
     for f in &functions {
         let lifted = lift::lift(f, &mut decoder);
-        let hot = heat::loop_items(&lifted);
+        let hot = loops::loop_items(&lifted);
         let hot_count = hot.iter().filter(|&&h| h).count();
         assert!(hot_count >= 8, "{}: {hot_count} hot items", f.name);
         assert!(!hot[0], "{}: the entry is not in the loop", f.name);
