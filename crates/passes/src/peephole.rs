@@ -96,7 +96,7 @@ use cranelift_codegen::binemit::Reloc;
 
 use crate::machine::decode::{x, Decoder, Form, RegSet, NZCV, SP};
 use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::machine::liveness;
+use crate::machine::{cfg, liveness};
 use crate::machine::{MachFunction, MachReloc, RelocKind};
 use crate::remark::Remark;
 
@@ -523,7 +523,7 @@ fn dataflow_rules(
         return lifted.clone();
     }
     let joins = joins(lifted);
-    let succs = liveness::successor_lists(lifted);
+    let succs = cfg::successor_lists(lifted);
     let live = liveness::compute_on(lifted, &succs);
     let bytes = byte_valued(lifted, &succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());

@@ -33,8 +33,9 @@
 //! - **Layout** ([`lift::LiftedFunction::layout`]) turns items back into
 //!   [`lift::Emitted`] code: offsets, re-encoded PC-relative fields, records
 //!   moved with their items; [`lift::relaid`] also moves the block starts.
-//! - **Liveness** ([`liveness`]) is per item: the registers live before and
-//!   after it. **Loops** ([`loops`]) say which items lie inside a loop.
+//! - The **block graph** ([`cfg`]) has the function's basic blocks as
+//!   nodes. **Liveness** ([`liveness`]) is per item: the registers live
+//!   before and after it. **Loops** ([`loops`]) are sets of blocks.
 //!
 //! # What each part guarantees
 //!
@@ -42,8 +43,9 @@
 //! |--------------|-----------|
 //! | [`decode`]   | forms and PC-relative offsets exactly as the Arm ARM encodes them; effects conservative in the directions liveness needs: uses and defs over-approximated, kills under-approximated |
 //! | [`lift`]     | an untouched lifted function lays out to its exact original bytes and records; a function that does not lift cleanly (unexplained data, unsupported relocations) is *opaque*: one data item, never rewritten |
+//! | [`cfg`]      | the successors of an item are every item control may reach next inside the function (jump tables included); blocks, reverse postorder and dominators of that graph |
 //! | [`liveness`] | a register reported dead is dead on every path (unknown means live) |
-//! | [`loops`]    | every instruction of every loop closed by a branch is marked (jump tables aside); see the module for what else may be |
+//! | [`loops`]    | natural loops of back edges to dominating headers, irreducible cycles as loops too: an instruction is in a loop exactly when it lies on a cycle of the block graph |
 //!
 //! A layout fails, rather than emitting wrong code, when a PC-relative
 //! field is out of its range: the pass keeps the function's original code.
@@ -54,9 +56,11 @@
 //! capstone, cached per distinct word in a [`decode::Decoder`] (one per
 //! thread). Lifting and layout are linear in the function's size (ordered
 //! maps by offset: `O(n log n)`); liveness iterates a backward dataflow to
-//! a fixed point, a few passes over the items for Cranelift's code; loops
-//! are linear in the items plus the marked ranges.
+//! a fixed point, a few passes over the items for Cranelift's code; the
+//! block graph is linear in the items, dominators a couple of passes over
+//! its edges, loops linear in the blocks of each loop.
 
+pub mod cfg;
 pub mod decode;
 pub mod lift;
 pub mod liveness;

@@ -9,8 +9,12 @@
 //! "hot": an instruction inside a loop runs as often as the loop iterates,
 //! one outside runs once per call of its function.
 //!
-//! Loop membership comes from the machine layer's loop analysis
-//! ([`crate::machine::loops`]).
+//! Loop membership comes from the machine layer's loop analysis on the
+//! block graph ([`crate::machine::loops`]): natural loops of back edges to
+//! dominating headers. Address ranges would not do: Cranelift lays a loop's
+//! body out after the code that follows the loop, so everything between a
+//! loop's header and its branch back would count as hot (issue 34, item 11:
+//! a three-iteration loop first in a function stopped all outlining in it).
 
 use crate::heat::Heat;
 use crate::machine::lift::LiftedFunction;

@@ -64,11 +64,14 @@
 //!    `x30` on the stack, but only when the callee is known to take no stack
 //!    arguments (moving `sp` would move them); machine code does not say, so
 //!    such sequences are cut after their first call.
-//!    Instructions inside a loop ([`heat`]: from a backward branch's target
-//!    to the branch) are separators too: an outlined sequence costs a call
-//!    and a return on every iteration, so hot code is never outlined
-//!    (measured on bench/ at `-Oz --two-rounds`: +1.3% bytes, and run time
-//!    under qemu −6% in geomean, tokenizer −35%, the outliner alone −20%).
+//!    Instructions inside a loop ([`heat`]: the natural loops of the block
+//!    graph, [`crate::machine::loops`]) are separators too: an outlined
+//!    sequence costs a call and a return on every iteration, so hot code is
+//!    never outlined (measured on bench/ at `-Oz --two-rounds`: +1.3% bytes,
+//!    and run time under qemu −6% in geomean, tokenizer −35%, the outliner
+//!    alone −20%). Loops are blocks, not address ranges: Cranelift lays a
+//!    loop's body out after the code that follows the loop, and that code
+//!    is outlined like any other.
 //!    With a profile ([`OutlineOptions::heat`], `crate::heat`), a function
 //!    known hot is not outlined from at all and one known cold loses the
 //!    loops' protection.
