@@ -675,6 +675,8 @@ pub fn add_parec_relocs(product: &mut ObjectProduct, relocs: &[ParecReloc]) -> R
     for r in relocs {
         let r_type = match r.kind {
             machine::RelocKind::Aarch64AdrPrelLo21 => object::elf::R_AARCH64_ADR_PREL_LO21,
+            machine::RelocKind::Aarch64CondBr19 => object::elf::R_AARCH64_CONDBR19,
+            machine::RelocKind::Aarch64TstBr14 => object::elf::R_AARCH64_TSTBR14,
             machine::RelocKind::Cranelift(kind) => bail!("{kind:?} is Cranelift's to write"),
         };
         let function = product.function_symbol(r.function);

@@ -214,6 +214,12 @@ enum Command {
         /// List the C library's modules and functions too.
         #[arg(long)]
         all: bool,
+        /// Instead: every instruction of the program's own code by role
+        /// (frame, calls and their moves, checks, traps, constants,
+        /// addresses, memory, compares and branches, arithmetic), in total
+        /// and per function (aarch64).
+        #[arg(long, conflicts_with = "html")]
+        roles: bool,
     },
     /// Inspect or combine cgdata files (the summaries of two-round builds).
     Cgdata {
@@ -509,6 +515,7 @@ fn execute(cli: Cli) -> ExitCode {
             html,
             top,
             all,
+            roles,
         } => commands::size(&SizeOptions {
             inputs,
             json,
@@ -516,6 +523,7 @@ fn execute(cli: Cli) -> ExitCode {
             html,
             top,
             all,
+            roles,
         }),
         Command::Cgdata {
             command:

@@ -80,6 +80,7 @@ pub mod elf;
 pub mod html;
 pub mod json;
 pub mod names;
+pub mod roles;
 pub mod text;
 pub mod traps;
 
@@ -202,19 +203,7 @@ impl Report {
     /// The report of `paths`: one executable, or objects (a directory
     /// stands for the `.o` files in it).
     pub fn of_files(paths: &[PathBuf]) -> Result<Report> {
-        let mut files = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                files.extend(elf::objects_in(path)?);
-            } else {
-                files.push(path.clone());
-            }
-        }
-        let images = files
-            .iter()
-            .map(|p| elf::read(p))
-            .collect::<Result<Vec<_>>>()?;
-        Report::of_images(&images)
+        Report::of_images(&read_images(paths)?)
     }
 
     /// The report of images read already.
@@ -579,6 +568,19 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// The images of `paths`: files, and the `.o` files of directories.
+pub fn read_images(paths: &[PathBuf]) -> Result<Vec<Image>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(elf::objects_in(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    files.iter().map(|p| elf::read(p)).collect()
+}
+
 /// The generic of a function name: `module::name` of an instance, its
 /// thunk or body.
 fn generic_of(name: &str) -> Option<String> {
@@ -710,11 +712,18 @@ pub struct SizeOptions {
     pub top: usize,
     /// List the C library's functions too.
     pub all: bool,
+    /// Report the roles of the own code's instructions instead
+    /// ([`roles`]).
+    pub roles: bool,
 }
 
 /// `parec size`: prints the report (or the comparison) and writes the
 /// page; returns the exit status.
 pub fn command(opts: &SizeOptions) -> Result<i32> {
+    if opts.roles {
+        print!("{}", roles::command(opts)?);
+        return Ok(0);
+    }
     let report = Report::of_files(&opts.inputs)?;
     let text = match &opts.compare {
         Some(other) => {

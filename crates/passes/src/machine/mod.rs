@@ -6,8 +6,9 @@
 //! hands out is bytes with external relocations, trap and call-site records
 //! and (with `machine_code_cfg_info`) block starts. Every machine pass —
 //! shared trap paths ([`crate::traps`]), the peepholes
-//! ([`crate::peephole`]), the outliner ([`crate::outline`]) — works on
-//! that code through this layer, as LLVM's machine passes share
+//! ([`crate::peephole`]), the outliner ([`crate::outline`]) — and the
+//! instruction-role report ([`roles`]) work on that code through this
+//! layer, as LLVM's machine passes share
 //! `MachineInstr` and its analyses: none of them decodes or lays out code
 //! itself, and none reaches into another for it.
 //!
@@ -42,10 +43,11 @@
 //! | part         | guarantee |
 //! |--------------|-----------|
 //! | [`decode`]   | forms and PC-relative offsets exactly as the Arm ARM encodes them; effects conservative in the directions liveness needs: uses and defs over-approximated, kills under-approximated |
-//! | [`lift`]     | an untouched lifted function lays out to its exact original bytes and records; a function that does not lift cleanly (unexplained data, unsupported relocations) is *opaque*: one data item, never rewritten |
+//! | [`lift`]     | an untouched lifted function lays out to its exact original bytes and records; a function that does not lift cleanly (unexplained data, unsupported relocations) is *opaque*: one data item, never rewritten; code read back from linked files is lifted for reading only ([`lift::lift_linked`]) |
 //! | [`cfg`]      | the successors of an item are every item control may reach next inside the function (jump tables included); blocks, reverse postorder and dominators of that graph |
 //! | [`liveness`] | a register reported dead is dead on every path (unknown means live) |
 //! | [`loops`]    | natural loops of back edges to dominating headers, irreducible cycles as loops too: an instruction is in a loop exactly when it lies on a cycle of the block graph |
+//! | [`roles`]    | every item of a function gets one role (frame, call, check, trap, constant...): the roles add up to the function's size |
 //!
 //! A layout fails, rather than emitting wrong code, when a PC-relative
 //! field is out of its range: the pass keeps the function's original code.
@@ -65,6 +67,7 @@ pub mod decode;
 pub mod lift;
 pub mod liveness;
 pub mod loops;
+pub mod roles;
 
 use std::fmt;
 
@@ -93,6 +96,13 @@ pub enum RelocKind {
     /// the target (±1 MiB). The linker resolves it at the word's own
     /// address and reports a target out of range: never a wrong address.
     Aarch64AdrPrelLo21,
+    /// `R_AARCH64_CONDBR19`: the 19-bit word offset of a `b.cond`, `cbz`
+    /// or `cbnz` to the target (±1 MiB). The linker adds no thunk for it:
+    /// a target out of range is a link error.
+    Aarch64CondBr19,
+    /// `R_AARCH64_TSTBR14`: the 14-bit word offset of a `tbz` or `tbnz`
+    /// (±32 KiB), likewise without a thunk.
+    Aarch64TstBr14,
 }
 
 impl RelocKind {
@@ -102,6 +112,8 @@ impl RelocKind {
         match self {
             RelocKind::Cranelift(kind) => kind as u32,
             RelocKind::Aarch64AdrPrelLo21 => 0x1_0000,
+            RelocKind::Aarch64CondBr19 => 0x1_0001,
+            RelocKind::Aarch64TstBr14 => 0x1_0002,
         }
     }
 }
@@ -118,6 +130,8 @@ impl fmt::Debug for RelocKind {
         match self {
             RelocKind::Cranelift(kind) => write!(f, "{kind:?}"),
             RelocKind::Aarch64AdrPrelLo21 => f.write_str("Aarch64AdrPrelLo21"),
+            RelocKind::Aarch64CondBr19 => f.write_str("Aarch64CondBr19"),
+            RelocKind::Aarch64TstBr14 => f.write_str("Aarch64TstBr14"),
         }
     }
 }
