@@ -11,7 +11,8 @@
 //!    ([`CodegenOptions::trap_paths`]; at every level); then the pipeline's
 //!    *machine passes* rewrite that code, in order — the peepholes
 //!    ([`MachinePass::Peephole`], with `adr` for symbol addresses when the
-//!    program's [`CodeModel`] allows), then the outliner
+//!    program's [`CodeModel`] allows), one epilogue per function
+//!    ([`MachinePass::Epilogue`]), then the outliner
 //!    ([`MachinePass::Outline`]) against the global prefix tree of an
 //!    earlier round if the build has one ([`OutlineContext`]);
 //! 3. the code and the module's data are defined from bytes into a
@@ -34,6 +35,7 @@ use parec_passes::heat::HotCode;
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::machine::{lift::Emitted, MachFunction};
 use parec_passes::outline::{self, OutlineOptions, OutlineStats};
+use parec_passes::epilogue::{self, EpilogueStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
@@ -167,6 +169,8 @@ pub struct CompiledObject {
     pub traps: Option<TrapStats>,
     /// What the peepholes did, if they ran.
     pub peephole: Option<PeepholeStats>,
+    /// What the sharing of epilogues did, if it ran.
+    pub epilogue: Option<EpilogueStats>,
     /// What the machine outliner did, if it ran.
     pub outline: Option<OutlineStats>,
     /// The outliner's publication for the global prefix tree (empty if it
@@ -288,6 +292,7 @@ pub struct LoweredModule {
     address_significant: BTreeSet<String>,
     traps: Option<TrapStats>,
     peephole: Option<PeepholeStats>,
+    epilogue: Option<EpilogueStats>,
     remarks: Vec<Remark>,
     times: CodegenTimes,
 }
@@ -342,6 +347,7 @@ pub fn lower_module(
         times.machine.push(("trap-paths", start.elapsed()));
     }
     let mut peephole_stats = None;
+    let mut epilogue_stats = None;
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
@@ -352,6 +358,11 @@ pub fn lower_module(
                 let report = peephole::run(&mut functions, &options);
                 remarks.extend(report.remarks);
                 peephole_stats = Some(report.stats);
+            }
+            MachinePass::Epilogue => {
+                let report = epilogue::run(&mut functions);
+                remarks.extend(report.remarks);
+                epilogue_stats = Some(report.stats);
             }
             // The outliner works on the emitted code of each round.
             MachinePass::Outline => continue,
@@ -369,6 +380,7 @@ pub fn lower_module(
         address_significant: definer.address_significant().clone(),
         traps: trap_stats,
         peephole: peephole_stats,
+        epilogue: epilogue_stats,
         remarks,
         times,
     })
@@ -432,6 +444,7 @@ pub fn emit_module(
         bytes,
         traps: lowered.traps.clone(),
         peephole: lowered.peephole.clone(),
+        epilogue: lowered.epilogue.clone(),
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
         remarks: code.remarks,

@@ -17,6 +17,7 @@
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
+//! epilogue aarch64 code, per function  parec_passes::epilogue (one epilogue per function)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
 //!
@@ -401,6 +402,9 @@ pub enum MachinePass {
     /// Peepholes on the aarch64 code Cranelift emitted
     /// (`parec_passes::peephole`).
     Peephole,
+    /// One epilogue per function: returns that repeat another's epilogue
+    /// branch to it (`parec_passes::epilogue`).
+    Epilogue,
     /// The aarch64 machine outliner (`parec_passes::outline`), local or
     /// against the prefix tree of an earlier round.
     Outline,
@@ -410,6 +414,7 @@ impl MachinePass {
     pub fn name(self) -> &'static str {
         match self {
             MachinePass::Peephole => "peephole",
+            MachinePass::Epilogue => "epilogue",
             MachinePass::Outline => "outline",
         }
     }
@@ -417,7 +422,7 @@ impl MachinePass {
     /// Whether the pass can run on code for `arch`.
     pub fn applies_to(self, arch: target_lexicon::Architecture) -> bool {
         match self {
-            MachinePass::Peephole | MachinePass::Outline => {
+            MachinePass::Peephole | MachinePass::Epilogue | MachinePass::Outline => {
                 matches!(arch, target_lexicon::Architecture::Aarch64(_))
             }
         }
@@ -439,6 +444,7 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Machine(MachinePass::Peephole),
+        Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
 
@@ -473,7 +479,11 @@ impl MachinePass {
     /// Machine passes run in this order whatever order a `--passes` list
     /// names them in: the outliner lifts the code the peepholes leave, and
     /// nothing lifts the outliner's output again.
-    const ORDER: &'static [MachinePass] = &[MachinePass::Peephole, MachinePass::Outline];
+    const ORDER: &'static [MachinePass] = &[
+        MachinePass::Peephole,
+        MachinePass::Epilogue,
+        MachinePass::Outline,
+    ];
 
     fn rank(self) -> usize {
         Self::ORDER
@@ -652,7 +662,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, epilogue, outline, \
              inline-speed, gvn-speed"
         );
     }
@@ -694,7 +704,11 @@ mod tests {
         );
         assert_eq!(
             oz.machine,
-            vec![MachinePass::Peephole, MachinePass::Outline]
+            vec![
+                MachinePass::Peephole,
+                MachinePass::Epilogue,
+                MachinePass::Outline
+            ]
         );
         assert_eq!(
             Pipeline::for_level(OptLevel::O2).machine,
@@ -704,9 +718,16 @@ mod tests {
 
     #[test]
     fn machine_passes_run_in_their_order() {
-        let p = Pipeline::from_names("outline,peephole,outline").unwrap();
-        assert_eq!(p.machine, vec![MachinePass::Peephole, MachinePass::Outline]);
-        assert_eq!(p.names(), "peephole,outline");
+        let p = Pipeline::from_names("outline,epilogue,peephole,outline").unwrap();
+        assert_eq!(
+            p.machine,
+            vec![
+                MachinePass::Peephole,
+                MachinePass::Epilogue,
+                MachinePass::Outline
+            ]
+        );
+        assert_eq!(p.names(), "peephole,epilogue,outline");
     }
 
     #[test]

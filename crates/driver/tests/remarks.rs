@@ -386,6 +386,34 @@ fn remarks_add_up_to_every_pass_statistics() {
                 "{file}: module {}",
                 obj.name
             );
+            let epilogue = obj.epilogue.as_ref().expect("the epilogues were shared");
+            for (name, value) in [
+                ("functions", epilogue.functions),
+                ("branched", epilogue.branched),
+                ("deleted", epilogue.deleted),
+            ] {
+                let module = &obj.name;
+                assert_eq!(
+                    count(&of_object, "epilogue", name),
+                    value as u64,
+                    "{file}: module {module}: epilogue {name}"
+                );
+            }
+            assert_eq!(
+                decisions(&of_object, "epilogue", "shared"),
+                epilogue.functions as u64
+            );
+            let saved: i64 = of_object
+                .iter()
+                .filter(|r| r.pass == "epilogue")
+                .filter_map(|r| r.bytes)
+                .sum();
+            assert_eq!(
+                saved,
+                epilogue.bytes_before as i64 - epilogue.bytes_after as i64,
+                "{file}: module {}",
+                obj.name
+            );
             let stats = obj.outline.as_ref().expect("the outliner ran");
             let of_module: Vec<&Remark> = obj.remarks.iter().collect();
             assert!(of_module.iter().all(|r| r.module == obj.name));

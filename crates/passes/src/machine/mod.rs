@@ -47,6 +47,7 @@
 //! | [`cfg`]      | the successors of an item are every item control may reach next inside the function (jump tables included); blocks, reverse postorder and dominators of that graph |
 //! | [`liveness`] | a register reported dead is dead on every path (unknown means live) |
 //! | [`loops`]    | natural loops of back edges to dominating headers, irreducible cycles as loops too: an instruction is in a loop exactly when it lies on a cycle of the block graph |
+//! | [`frame`]    | saves, restores and `sp`/`x29` writes recognised by shape: conservative for rewriting (a restore must load callee-saved registers only) |
 //! | [`roles`]    | every item of a function gets one role (frame, call, check, trap, constant...): the roles add up to the function's size |
 //!
 //! A layout fails, rather than emitting wrong code, when a PC-relative
@@ -64,6 +65,7 @@
 
 pub mod cfg;
 pub mod decode;
+pub mod frame;
 pub mod lift;
 pub mod liveness;
 pub mod loops;

@@ -63,7 +63,8 @@
 //! bounded by its block).
 
 use super::cfg::Cfg;
-use super::decode::{self, x_range, Class, Decoder, Effects, Form, RegSet, NZCV, SP};
+use super::decode::{self, x_range, Class, Decoder, Effects, Form, RegSet, Shape, NZCV};
+use super::frame;
 use super::lift::{Inst, Item, LiftedFunction};
 use super::liveness::{self, Liveness};
 use super::RelocTarget;
@@ -214,16 +215,6 @@ pub fn role_bytes(func: &LiftedFunction, roles: &[Role]) -> RoleBytes {
     out
 }
 
-/// Registers a callee must preserve.
-pub const CALLEE_SAVED: RegSet = x_range(19, 30)
-    | decode::v(8)
-    | decode::v(9)
-    | decode::v(10)
-    | decode::v(11)
-    | decode::v(12)
-    | decode::v(13)
-    | decode::v(14)
-    | decode::v(15);
 /// Registers a call may read arguments from (over-approximated for the
 /// `tail` convention).
 const ARGUMENTS: RegSet = x_range(0, 15) | VECTOR_ARGUMENTS;
@@ -508,12 +499,8 @@ impl<'a> Classifier<'a> {
         let mut written: RegSet = 0;
         for i in self.cfg.blocks[entry].clone() {
             let e = self.effects(i);
-            let stored = e.uses & !SP;
-            let save = self.class[i] == Some(Class::Store)
-                && self.sp_based[i]
-                && stored != 0
-                && stored & !CALLEE_SAVED == 0
-                && stored & written == 0;
+            let save = frame::stored_callee_saved(self.shape(i), &e)
+                .is_some_and(|stored| stored & written == 0);
             if save || self.writes_frame(i) {
                 self.set(i, Role::Frame);
             }
@@ -538,8 +525,14 @@ impl<'a> Classifier<'a> {
 
     /// Whether item `i` writes `sp` or `x29` (frame set-up or tear-down).
     fn writes_frame(&self, i: usize) -> bool {
-        let Some(inst) = self.inst(i) else { return false };
-        inst.effects.writes_frame && !matches!(inst.form, Form::Bl | Form::Blr { .. })
+        self.inst(i).is_some_and(frame::adjusts_frame)
+    }
+
+    fn shape(&self, i: usize) -> Shape {
+        Shape {
+            class: self.class[i].unwrap_or(Class::Other),
+            sp_based: self.sp_based[i],
+        }
     }
 
     /// The restores and `sp` writes of the block that exits at `exit`.
@@ -547,12 +540,8 @@ impl<'a> Classifier<'a> {
         let Some(block) = self.block_of(exit) else { return };
         for j in (block.start..exit).rev() {
             let e = self.effects(j);
-            let loaded = e.defs & !SP & !NZCV;
-            let restore = self.class[j] == Some(Class::Load)
-                && self.sp_based[j]
-                && loaded != 0
-                && loaded & !CALLEE_SAVED == 0
-                && !self.read_between(loaded, j, exit);
+            let restore = frame::loaded_callee_saved(self.shape(j), &e)
+                .is_some_and(|loaded| !self.read_between(loaded, j, exit));
             if restore || self.writes_frame(j) {
                 self.set(j, Role::Frame);
             }
