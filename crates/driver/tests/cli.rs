@@ -296,7 +296,7 @@ fn opt_rejects_unknown_passes() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
-        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, epilogue, outline, inline-speed, gvn-speed\n"
+        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed\n"
     );
 }
 
@@ -417,7 +417,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, epilogue, outline, inline-speed, gvn-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed"),
         "stderr: {}",
         stderr(&o)
     );

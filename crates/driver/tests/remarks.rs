@@ -386,6 +386,26 @@ fn remarks_add_up_to_every_pass_statistics() {
                 "{file}: module {}",
                 obj.name
             );
+            let copyprop = obj.copyprop.as_ref().expect("copy propagation ran");
+            for (name, value) in [("functions", copyprop.functions), ("moves", copyprop.moves)] {
+                assert_eq!(
+                    count(&of_object, "copyprop", name),
+                    value as u64,
+                    "{file}: module {}: copyprop {name}",
+                    obj.name
+                );
+            }
+            let saved: i64 = of_object
+                .iter()
+                .filter(|r| r.pass == "copyprop")
+                .filter_map(|r| r.bytes)
+                .sum();
+            assert_eq!(
+                saved,
+                copyprop.bytes_before as i64 - copyprop.bytes_after as i64,
+                "{file}: module {}",
+                obj.name
+            );
             let epilogue = obj.epilogue.as_ref().expect("the epilogues were shared");
             for (name, value) in [
                 ("functions", epilogue.functions),

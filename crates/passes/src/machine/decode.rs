@@ -272,12 +272,17 @@ pub enum Class {
     Other,
 }
 
-/// The [`Class`] of a word and what its memory operand is.
+/// The [`Class`] of a word and what its operands are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     pub class: Class,
     /// A load or store whose base register is `sp`.
     pub sp_based: bool,
+    /// A load or store that writes its base register back.
+    pub writeback: bool,
+    /// The first operand is a 32-bit general-purpose register (`wN`): a
+    /// destination there is written zero-extended.
+    pub narrow_destination: bool,
 }
 
 /// A capstone instance with a register-name cache. Not `Sync`: make one per
@@ -360,6 +365,8 @@ impl Decoder {
         let other = Shape {
             class: Class::Other,
             sp_based: false,
+            writeback: false,
+            narrow_destination: false,
         };
         match Form::of(w) {
             Form::LdrLiteral { .. } => {
@@ -396,9 +403,15 @@ impl Decoder {
         let mut registers = 0;
         let mut immediates = 0;
         let mut sp_based = false;
-        for op in arm.operands() {
+        let mut narrow_destination = false;
+        for (k, op) in arm.operands().enumerate() {
             match op.op_type {
-                Arm64OperandType::Reg(_) => registers += 1,
+                Arm64OperandType::Reg(r) => {
+                    registers += 1;
+                    if k == 0 {
+                        narrow_destination = cs.reg_name(r).is_some_and(|n| n.starts_with('w'));
+                    }
+                }
                 Arm64OperandType::Imm(_) | Arm64OperandType::Fp(_) | Arm64OperandType::Cimm(_) => {
                     immediates += 1
                 }
@@ -413,6 +426,8 @@ impl Decoder {
         Shape {
             class,
             sp_based: sp_based && matches!(class, Class::Load | Class::Store),
+            writeback: arm.writeback(),
+            narrow_destination,
         }
     }
 
@@ -666,8 +681,12 @@ mod tests {
         // ldr x0, [x3, #8]; stp x29, x30, [sp, #-16]!; str x19, [sp, #8].
         let load = d.shape(0xF940_0460);
         assert_eq!((load.class, load.sp_based), (Class::Load, false));
+        assert!(!load.writeback && !load.narrow_destination);
         let push = d.shape(0xA9BF_7BFD);
         assert_eq!((push.class, push.sp_based), (Class::Store, true));
+        assert!(push.writeback);
+        // add w0, w1, #1: a 32-bit destination.
+        assert!(d.shape(0x1100_0420).narrow_destination);
         let save = d.shape(0xF900_07F3);
         assert_eq!((save.class, save.sp_based), (Class::Store, true));
     }

@@ -607,22 +607,28 @@ pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
     e
 }
 
+/// Labels some instruction or jump table of `items` refers to: the items
+/// control can reach other than by falling through.
+pub fn targeted_labels(items: &[(Label, Item)]) -> BTreeSet<Label> {
+    let mut targeted = BTreeSet::new();
+    for (_, item) in items {
+        match item {
+            Item::Inst(inst) => targeted.extend(inst.target),
+            Item::JumpEntry { table, target } => {
+                targeted.insert(*table);
+                targeted.insert(*target);
+            }
+            Item::Data(_) => {}
+        }
+    }
+    targeted
+}
+
 impl LiftedFunction {
     /// Labels some instruction or jump table refers to: the items control
     /// can reach other than by falling through.
     pub fn targeted_labels(&self) -> BTreeSet<Label> {
-        let mut targeted = BTreeSet::new();
-        for (_, item) in &self.items {
-            match item {
-                Item::Inst(inst) => targeted.extend(inst.target),
-                Item::JumpEntry { table, target } => {
-                    targeted.insert(*table);
-                    targeted.insert(*target);
-                }
-                Item::Data(_) => {}
-            }
-        }
-        targeted
+        targeted_labels(&self.items)
     }
 
     /// The offset of every item's label in the layout.

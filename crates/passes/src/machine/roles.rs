@@ -253,8 +253,8 @@ struct Classifier<'a> {
     live: Liveness,
     /// The class of every instruction item.
     class: Vec<Option<Class>>,
-    /// Memory operands based on `sp`.
-    sp_based: Vec<bool>,
+    /// The shape of every instruction item.
+    shapes: Vec<Option<Shape>>,
     roles: Vec<Option<Role>>,
     /// The check kind of every trap item.
     trap_kind: Vec<Option<Check>>,
@@ -267,22 +267,22 @@ impl<'a> Classifier<'a> {
         decoder: &mut Decoder,
     ) -> Self {
         let n = func.items.len();
-        let mut class = vec![None; n];
-        let mut sp_based = vec![false; n];
-        for (i, (_, item)) in func.items.iter().enumerate() {
-            if let Item::Inst(inst) = item {
-                let shape = decoder.shape(inst.word);
-                class[i] = Some(shape.class);
-                sp_based[i] = shape.sp_based;
-            }
-        }
+        let shapes: Vec<Option<Shape>> = func
+            .items
+            .iter()
+            .map(|(_, item)| match item {
+                Item::Inst(inst) => Some(decoder.shape(inst.word)),
+                _ => None,
+            })
+            .collect();
+        let class = shapes.iter().map(|s| s.map(|s| s.class)).collect();
         Classifier {
             func,
             callee,
             cfg: Cfg::new(func),
             live: liveness::compute(&explicit_reads(func)),
             class,
-            sp_based,
+            shapes,
             roles: vec![None; n],
             trap_kind: vec![None; n],
         }
@@ -499,7 +499,9 @@ impl<'a> Classifier<'a> {
         let mut written: RegSet = 0;
         for i in self.cfg.blocks[entry].clone() {
             let e = self.effects(i);
-            let save = frame::stored_callee_saved(self.shape(i), &e)
+            let save = self
+                .shape(i)
+                .and_then(|shape| frame::stored_callee_saved(shape, &e))
                 .is_some_and(|stored| stored & written == 0);
             if save || self.writes_frame(i) {
                 self.set(i, Role::Frame);
@@ -528,11 +530,8 @@ impl<'a> Classifier<'a> {
         self.inst(i).is_some_and(frame::adjusts_frame)
     }
 
-    fn shape(&self, i: usize) -> Shape {
-        Shape {
-            class: self.class[i].unwrap_or(Class::Other),
-            sp_based: self.sp_based[i],
-        }
+    fn shape(&self, i: usize) -> Option<Shape> {
+        self.shapes[i]
     }
 
     /// The restores and `sp` writes of the block that exits at `exit`.
@@ -540,7 +539,9 @@ impl<'a> Classifier<'a> {
         let Some(block) = self.block_of(exit) else { return };
         for j in (block.start..exit).rev() {
             let e = self.effects(j);
-            let restore = frame::loaded_callee_saved(self.shape(j), &e)
+            let restore = self
+                .shape(j)
+                .and_then(|shape| frame::loaded_callee_saved(shape, &e))
                 .is_some_and(|loaded| !self.read_between(loaded, j, exit));
             if restore || self.writes_frame(j) {
                 self.set(j, Role::Frame);
