@@ -32,12 +32,14 @@ const SHOWN: [&str; 6] = [
 
 /// The roles of one cell's code: the executable's own code, or for clang
 /// the twin's object in `dir`.
-pub fn of_cell(config: &Config, dir: &Path, exe: &Path) -> Result<RoleBytes> {
+pub fn of_cell(config: &Config, dir: &Path, exe: &Path) -> Result<Option<RoleBytes>> {
     let input = match config {
         Config::Pare { .. } => exe.to_path_buf(),
         Config::Clang => dir.join(super::TWIN_OBJECT),
+        // A stripped executable: no symbol tells its own code from musl's.
+        Config::Musl => return Ok(None),
     };
-    Ok(size_roles::of_files(&[input])?.roles.total)
+    Ok(Some(size_roles::of_files(&[input])?.roles.total))
 }
 
 /// The role table as markdown (empty if no program is complete or no
