@@ -653,7 +653,14 @@ fn boolean_branch(inst: &Inst, branch: &Item, bytes: RegSet, live_after: RegSet)
     if untouchable(inst).is_some() {
         return None;
     }
-    if branch.form != Form::BCond || branch.target.is_none() || untouchable(branch).is_some() {
+    // A branch to a label, or straight to a symbol (a check's trap path,
+    // `R_AARCH64_CONDBR19`, which `cbz`/`cbnz` take as well).
+    let symbolic = branch
+        .reloc
+        .as_ref()
+        .is_some_and(|r| r.kind == RelocKind::Aarch64CondBr19);
+    let reaches = branch.target.is_some() || symbolic;
+    if branch.form != Form::BCond || !reaches || untouchable(branch).is_some() {
         return None;
     }
     match branch.word & 0xF {

@@ -220,7 +220,7 @@ impl Effects {
 /// Mnemonics whose first operand is a general-purpose destination they
 /// overwrite whole (writes to `wN` zero the upper half). Partial writers
 /// (`movk`, `bfi`, `bfxil`, `bfm`) and compares are deliberately absent.
-const PURE_DEST: &[&str] = &[
+pub(crate) const PURE_DEST: &[&str] = &[
     "add", "adds", "sub", "subs", "and", "ands", "orr", "eor", "eon", "orn", "bic", "bics", "mov",
     "movz", "movn", "mvn", "neg", "negs", "mul", "mneg", "madd", "msub", "smull", "umull", "smulh",
     "umulh", "smaddl", "umaddl", "smsubl", "umsubl", "sdiv", "udiv", "lsl", "lsr", "asr", "ror",
