@@ -1,11 +1,14 @@
 //! `parec size --roles`: the roles of an example program's own code add
 //! up to its own code, per function and in total, name its checks, calls,
 //! frames and trap paths, from an executable and from objects alike;
-//! `--compare` shows the change of each role; x86_64 code is refused.
+//! `--compare` shows the change of each role; a C program's executable
+//! (clang's) is classified the same way; x86_64 code and stripped files
+//! are refused with the file's name.
 //! (The rules themselves have unit tests on hand-written instructions:
 //! `parec_passes::machine::roles`.)
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -110,4 +113,35 @@ fn x86_64_code_is_refused() {
     let out = run(parec().current_dir(tmp.path()).args(["size", "obj", "--roles"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("aarch64"));
+}
+
+#[test]
+fn a_stripped_executable_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path(), &["-o", "prog"]);
+    let stripped = run(Command::new("llvm-strip-19")
+        .current_dir(tmp.path())
+        .args(["-o", "stripped", "prog"]));
+    assert!(stripped.status.success());
+    let out = run(parec().current_dir(tmp.path()).args(["size", "stripped", "--roles"]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("stripped: the file is stripped"), "{stderr}");
+}
+
+#[test]
+fn a_c_programs_executable_has_roles_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = workspace_root().join("bench/primes/primes.c");
+    let built = run(Command::new("clang-19")
+        .current_dir(tmp.path())
+        .args(["--target=aarch64-linux-gnu", "-Oz", "-static", "-fuse-ld=lld", "-o", "c"])
+        .arg(&source));
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let report = json(tmp.path(), &["c", "--roles"]);
+    let functions = report["functions"].as_array().unwrap();
+    let main = functions.iter().find(|f| f["name"] == "main").expect("main is own code");
+    assert!(sum(&main["roles"]) > 0, "{main}");
+    assert_eq!(sum(&report["roles"]), report["own"].as_u64().unwrap(), "{report:#}");
+    assert_eq!(report["opaque_blocks"], 0);
 }

@@ -16,7 +16,7 @@
 //! | [`machine`] | aarch64 machine code | the layer the machine passes share: decoding, lifting to instructions with symbolic targets, liveness, layout and relocations, loops |
 //! | [`traps`] | a module's aarch64 machine code | shared trap paths: a check's `udf` becomes a branch to one program-wide path per kind |
 //! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
-//! | [`copyprop`] | a module's aarch64 machine code | machine copy propagation: a move right after its source's definer becomes that definer writing the destination |
+//! | [`copyprop`] | a module's aarch64 machine code | machine copy propagation: a move's source definer writes its destination, or its one reader reads its source |
 //! | [`epilogue`] | a module's aarch64 machine code | one epilogue per function: a return whose epilogue another return has becomes a branch to it |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |

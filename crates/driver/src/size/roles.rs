@@ -64,8 +64,18 @@ impl RoleReport {
     /// The roles of `report`'s own code in `images` (the images it was made
     /// of).
     pub fn of(images: &[Image], report: &Report) -> Result<RoleReport> {
-        if images.iter().any(|i| i.arch != Arch::Aarch64) {
-            bail!("--roles reads aarch64 code only");
+        if let Some(other) = images.iter().find(|i| i.arch != Arch::Aarch64) {
+            bail!(
+                "{}: --roles classifies aarch64 code only, and this is x86_64 code",
+                other.path
+            );
+        }
+        if let Some(stripped) = images.iter().find(|i| i.file.stripped) {
+            bail!(
+                "{}: the file is stripped: --roles needs its symbol table to tell the \
+                 program's own code from the libraries'",
+                stripped.path
+            );
         }
         let rows: BTreeMap<(String, String), &super::FunctionRow> = report
             .own_functions()

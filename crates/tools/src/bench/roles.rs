@@ -46,7 +46,9 @@ pub fn of_cell(config: &Config, dir: &Path, exe: &Path) -> Result<Option<RoleByt
 /// configuration has roles).
 pub fn table(report: &Report) -> String {
     let rows = report.complete_rows();
-    let clang = report.clang_index();
+    let Some(clang) = report.index_of(super::CLANG_NAME) else {
+        return String::new();
+    };
     let columns: Vec<usize> = (0..report.configs.len())
         .filter(|&c| c == clang || SHOWN.contains(&report.configs[c].as_str()))
         .filter(|&c| rows.iter().all(|&p| report.cells[p][c].roles.is_some()))
