@@ -269,8 +269,7 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
     let live = liveness::compute(func);
     let joins: BTreeSet<Label> = func.targeted_labels();
     let mut items = func.items.clone();
-    let mut deleted = vec![false; items.len()];
-    let mut moves = 0;
+    let mut moved = Vec::new();
     // Items up to here belong to an earlier rewrite's range.
     let mut covered = 0;
     for m in 0..items.len() {
@@ -285,11 +284,14 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
         }
         let Some(rewritten) = reading_source(reader_inst, mv, decoder) else { continue };
         items[u].1 = Item::Inst(rewritten);
-        deleted[m] = true;
-        moves += 1;
+        moved.push(m);
         covered = u + 1;
     }
-    (without(func, items, &deleted), moves)
+    let mut deleted = vec![false; items.len()];
+    for &m in &moved {
+        deleted[m] = true;
+    }
+    (without(func, items, &deleted), moved.len())
 }
 
 /// The index of the reader of the move at `m` (module doc, rules 5 and 6).

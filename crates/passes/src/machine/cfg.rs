@@ -115,8 +115,8 @@ impl Cfg {
             block_of: vec![None; n],
             ..Cfg::default()
         };
-        for i in 0..n {
-            if !matches!(func.items[i].1, Item::Inst(_)) {
+        for (i, (_, item)) in func.items.iter().enumerate() {
+            if !matches!(item, Item::Inst(_)) {
                 continue;
             }
             if leader[i] {

@@ -293,10 +293,9 @@ impl<'a> Classifier<'a> {
         self.checks();
         self.frame();
         self.call_moves();
-        let roles = (0..self.func.items.len())
+        (0..self.func.items.len())
             .map(|i| self.roles[i].unwrap_or_else(|| self.plain_role(i)))
-            .collect();
-        roles
+            .collect()
     }
 
     fn inst(&self, i: usize) -> Option<&'a Inst> {
