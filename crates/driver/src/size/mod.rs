@@ -429,20 +429,12 @@ impl<'a> Analysis<'a> {
                 .filter(|s| s.section == section_index)
                 .collect();
             let mut covered = 0;
-            let mut k = 0;
-            while k < symbols.len() {
-                let start = symbols[k].address;
-                let mut at = Vec::new();
-                while k < symbols.len() && symbols[k].address == start {
-                    at.push(symbols[k]);
-                    k += 1;
-                }
-                let limit = symbols.get(k).map_or(section.end(), |s| s.address);
-                let size = at.iter().map(|s| s.size).max().unwrap_or(0);
-                let size = size.min(limit.saturating_sub(start));
-                if size == 0 {
-                    continue;
-                }
+            for SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            } in symbol_blocks(&symbols, section.end())
+            {
                 covered += size;
                 let block = self.blocks.len();
                 let mut rows = Vec::new();
@@ -749,6 +741,42 @@ impl<'a> Analysis<'a> {
             .map(|((class, name), size)| SectionInfo { name, size, class })
             .collect()
     }
+}
+
+/// Symbols of a code section that share an address, and the bytes they
+/// cover.
+pub(crate) struct SymbolBlock<'a> {
+    pub start: u64,
+    /// The largest of the symbols' sizes, cut at the next symbol or the
+    /// section's end (`st_size` may overlap what follows).
+    pub size: u64,
+    pub symbols: Vec<&'a elf::CodeSymbol>,
+}
+
+/// The blocks of `symbols` (one code section's, in address order, the
+/// section ending at `end`) that cover bytes.
+pub(crate) fn symbol_blocks<'a>(symbols: &[&'a elf::CodeSymbol], end: u64) -> Vec<SymbolBlock<'a>> {
+    let mut blocks = Vec::new();
+    let mut k = 0;
+    while k < symbols.len() {
+        let start = symbols[k].address;
+        let mut at = Vec::new();
+        while k < symbols.len() && symbols[k].address == start {
+            at.push(symbols[k]);
+            k += 1;
+        }
+        let limit = symbols.get(k).map_or(end, |s| s.address);
+        let size = at.iter().map(|s| s.size).max().unwrap_or(0);
+        let size = size.min(limit.saturating_sub(start));
+        if size > 0 {
+            blocks.push(SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            });
+        }
+    }
+    blocks
 }
 
 /// The images of `paths`: files, and the `.o` files of directories.

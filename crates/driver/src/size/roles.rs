@@ -175,26 +175,14 @@ fn symbols_by_section(image: &Image) -> SymbolsBySection<'_> {
 fn blocks<'a>(sections: &SymbolsBySection<'a>) -> Vec<Block<'a>> {
     let mut out = Vec::new();
     for (index, (section, symbols)) in sections.iter().enumerate() {
-        let mut k = 0;
-        while k < symbols.len() {
-            let start = symbols[k].address;
-            let mut at = Vec::new();
-            while k < symbols.len() && symbols[k].address == start {
-                at.push(symbols[k]);
-                k += 1;
-            }
-            let limit = symbols.get(k).map_or(section.end(), |s| s.address);
-            let size = at.iter().map(|s| s.size).max().unwrap_or(0);
-            let size = size.min(limit.saturating_sub(start));
-            if size > 0 {
-                out.push(Block {
-                    section,
-                    index,
-                    start,
-                    size,
-                    symbols: at,
-                });
-            }
+        for block in super::symbol_blocks(symbols, section.end()) {
+            out.push(Block {
+                section,
+                index,
+                start: block.start,
+                size: block.size,
+                symbols: block.symbols,
+            });
         }
     }
     out
