@@ -119,5 +119,6 @@ pub mod outline;
 pub mod peephole;
 pub mod profile;
 pub mod remark;
+pub mod size_model;
 pub mod traps;
 pub mod whole_program;
