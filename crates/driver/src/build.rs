@@ -62,6 +62,7 @@ use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
+use parec_passes::inline::Policy;
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
@@ -70,7 +71,9 @@ use parec_passes::whole_program;
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
-use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
+use crate::pipeline::{
+    verify_modules, BuildView, ClifPass, GuardView, PassOutcome, PassStats, Pipeline,
+};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
 use crate::{cgdata_file, frontend, parallel, Failure};
@@ -517,6 +520,9 @@ impl Build {
             heat: self.pipeline.heat.clone(),
             ..merge_options(isa)
         };
+        // What the guard compares with: the modules as they came in.
+        let before = self.pipeline.guards().then(|| modules.to_vec());
+        let mut merge_plan = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
             let merging_follows = self.pipeline.merges_after(pass);
@@ -554,6 +560,26 @@ impl Build {
             out.passes.push(PassRun { pass, outcome });
             out.times.add(pass.name(), start.elapsed());
             done.facts.push(known);
+            if pass == ClifPass::Merge {
+                merge_plan = plan;
+            }
+        }
+        if let Some(before) = before {
+            let start = Instant::now();
+            let view = GuardView {
+                plan: merge_plan.as_ref(),
+                gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
+                heat: self.pipeline.heat.clone(),
+            };
+            let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
+            if self.pipeline.verify {
+                verify_modules(modules, isa, ClifPass::Guard.name()).map_err(|e| anyhow!(e))?;
+            }
+            out.passes.push(PassRun {
+                pass: ClifPass::Guard,
+                outcome,
+            });
+            out.times.add(ClifPass::Guard.name(), start.elapsed());
         }
         Ok(done)
     }
@@ -745,6 +771,26 @@ fn run_on_every_module(
 ) -> Result<PassOutcome> {
     let outcomes = parallel::map_mut(jobs, modules, |m| pass.run(m, isa, view))?;
     let mut total = PassOutcome::nothing(pass);
+    for outcome in outcomes {
+        total.accumulate(outcome);
+    }
+    Ok(total)
+}
+
+/// The size guard on every module, `jobs` at a time, against `before`, the
+/// modules as they came in; the outcomes are summed in module order.
+fn guard_every_module(
+    before: &[ClifModule],
+    modules: &mut [ClifModule],
+    isa: Option<&dyn TargetIsa>,
+    view: &GuardView,
+    jobs: usize,
+) -> Result<PassOutcome> {
+    let mut pairs: Vec<(&ClifModule, &mut ClifModule)> = before.iter().zip(modules).collect();
+    let outcomes = parallel::map_mut(jobs, &mut pairs, |(before, after)| {
+        crate::pipeline::run_guard(before, after, isa, view)
+    })?;
+    let mut total = PassOutcome::nothing(ClifPass::Guard);
     for outcome in outcomes {
         total.accumulate(outcome);
     }

@@ -64,6 +64,7 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
 use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
+use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::heat::HotCode;
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
@@ -90,6 +91,11 @@ pub enum ClifPass {
     /// Similar-function merging (`parec_passes::fmerge`): F3M search, HyFM
     /// alignment, measured profitability; on what `Merge` left.
     Fmerge,
+    /// The size guard (`parec_passes::guard`): after the other CLIF passes,
+    /// the groups of functions they made bigger than they came in are put
+    /// back. Not a `--passes` name: it runs whenever a size pass does
+    /// ([`Pipeline::guards`]).
+    Guard,
     /// A pass from outside parec.
     Custom(CustomPass),
 }
@@ -129,6 +135,7 @@ impl ClifPass {
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
+            ClifPass::Guard => "guard",
             ClifPass::Custom(custom) => custom.name,
         }
     }
@@ -184,11 +191,78 @@ impl ClifPass {
                     remarks: report.remarks,
                 }
             }
+            ClifPass::Guard => unreachable!("the guard runs through `run_guard`"),
             ClifPass::Custom(custom) => {
                 PassOutcome::stats(PassStats::Custom(vec![(custom.run)(module)]))
             }
         }
     }
+
+    /// Whether the pass trades bytes by its own measure (the size policy of
+    /// inlining and GVN, both mergers): the passes the guard answers for.
+    pub fn is_size_pass(self) -> bool {
+        matches!(
+            self,
+            ClifPass::Inline(Policy::Size)
+                | ClifPass::Gvn(Policy::Size)
+                | ClifPass::Merge
+                | ClifPass::Fmerge
+        )
+    }
+}
+
+/// The size guard on `after`, the module the CLIF passes made of `before`
+/// (`parec_passes::guard`), measured in aarch64 bytes as the inliner and
+/// the mergers measure; `plan` is the merge plan the build followed, whose
+/// cross-module groups share their bodies.
+pub fn run_guard(
+    before: &ClifModule,
+    after: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    view: &GuardView,
+) -> PassOutcome {
+    let measure = measuring_isa(after, isa);
+    let Some(isa) = measure.get() else {
+        return PassOutcome::nothing(ClifPass::Guard);
+    };
+    let options = guard::GuardOptions {
+        body_shares: view
+            .plan
+            .map_or_else(Default::default, |plan| body_shares(plan, &after.name)),
+        gvn: view.gvn.then(|| view.heat.clone()),
+    };
+    let report = guard::run(before, after, isa, &options);
+    PassOutcome {
+        stats: PassStats::Guard(report.stats),
+        remarks: report.remarks,
+    }
+}
+
+/// What the size guard knows of the build.
+#[derive(Clone, Debug)]
+pub struct GuardView<'a> {
+    /// The merge plan the build followed.
+    pub plan: Option<&'a MergePlan>,
+    /// Whether GVN's size policy ran: the guard numbers the functions it
+    /// puts back again.
+    pub gvn: bool,
+    /// What is known of how often code runs ([`Pipeline::heat`]).
+    pub heat: Arc<HotCode>,
+}
+
+/// For each member of a group of `plan` defined in `module`, its body's
+/// name and the number of modules holding members of the group.
+fn body_shares(plan: &MergePlan, module: &str) -> std::collections::BTreeMap<String, usize> {
+    let mut shares = std::collections::BTreeMap::new();
+    for group in plan.groups.values() {
+        let modules: BTreeSet<&str> = group.members.iter().map(|(m, _)| m.as_str()).collect();
+        for (m, name) in &group.members {
+            if m == module {
+                shares.insert(format!("{name}{}", merge::BODY_SUFFIX), modules.len());
+            }
+        }
+    }
+    shares
 }
 
 /// What a CLIF pass may know of the build beyond its own module.
@@ -238,6 +312,15 @@ fn inline_options(
         };
         let planned = merge::planned(module, view.plan, &merge_options);
         options.keep = planned.members;
+        if let Ok(limit) = std::env::var("PAREC_EXP_ONCE") {
+            let limit: usize = limit.parse().unwrap_or(1);
+            let graph = parec_passes::callgraph::CallGraph::new(module);
+            options.keep.retain(|name| {
+                let s = module.symbol_index(name).unwrap();
+                let n = graph.call_sites(s).len();
+                !(n >= 1 && n <= limit && !graph.is_address_taken(s))
+            });
+        }
         options.keep_alike = planned.alike_calls;
     }
     if let Some(shared) = view.shared {
@@ -335,6 +418,7 @@ impl PassOutcome {
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
+            ClifPass::Guard => PassStats::Guard(GuardStats::default()),
             ClifPass::Custom(_) => PassStats::Custom(Vec::new()),
         })
     }
@@ -361,6 +445,7 @@ pub enum PassStats {
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
     Fmerge(FmergeStats, FmergeTimes),
+    Guard(GuardStats),
     /// A custom pass's statistics lines, one per module.
     Custom(Vec<String>),
 }
@@ -375,6 +460,7 @@ impl PassStats {
                 a.accumulate(&b);
                 ta.accumulate(&tb);
             }
+            (PassStats::Guard(a), PassStats::Guard(b)) => a.accumulate(&b),
             (PassStats::Custom(a), PassStats::Custom(b)) => a.extend(b),
             // Outcomes of one pass are always of one kind.
             (a, b) => unreachable!("statistics of different passes: {a:?} and {b:?}"),
@@ -389,6 +475,7 @@ impl fmt::Display for PassStats {
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
+            PassStats::Guard(s) => write!(f, "{s}"),
             PassStats::Custom(lines) => write!(f, "{}", lines.join("; ")),
         }
     }
@@ -559,6 +646,12 @@ impl Pipeline {
         let clif = self.clif.iter().map(|p| p.name());
         let machine = self.machine.iter().map(|p| p.name());
         clif.chain(machine).collect::<Vec<_>>().join(",")
+    }
+
+    /// Whether the size guard runs after the CLIF passes: whenever a size
+    /// pass does ([`ClifPass::is_size_pass`]).
+    pub fn guards(&self) -> bool {
+        self.clif.iter().any(|p| p.is_size_pass())
     }
 
     /// Whether the constant merger runs.

@@ -105,6 +105,7 @@ pub mod cgdata;
 pub mod clif_module;
 pub mod code_cache;
 pub mod fmerge;
+pub mod guard;
 pub mod gvn;
 pub mod heat;
 pub mod inline;

@@ -574,24 +574,11 @@ impl<'m> Inliner<'m> {
     /// `f` with the calls of `g` at `sites` inlined, or `None` when
     /// Cranelift's inliner refuses (the original is kept).
     fn inline_sites(&self, f: usize, g: usize, sites: &[ir::Inst]) -> Option<Function> {
-        let callee = &self.module.functions[g].func;
-        let caller = &self.module.functions[f].func;
-        let mut ctx = Context::for_function(caller.clone());
-        let mut chooser = SiteChooser {
-            sites: sites.iter().copied().collect(),
-            callee,
-            refused: false,
-        };
-        let first_inlined_gv = caller.global_values.len();
-        match ctx.inline(&mut chooser) {
-            Ok(true) if !chooser.refused => {
-                let mut inlined = ctx.func;
-                repair_inlined_symbol_names(&mut inlined, callee, first_inlined_gv);
-                clif_module::prune_external_names(&mut inlined);
-                Some(inlined)
-            }
-            _ => None,
-        }
+        inline_at(
+            &self.module.functions[f].func,
+            &self.module.functions[g].func,
+            sites,
+        )
     }
 
     fn accept(&mut self, g: usize, trial: CallerTrial, reason: String) {
@@ -674,38 +661,35 @@ impl<'m> Inliner<'m> {
 
     /// Removes the deleted functions and every symbol nothing names.
     fn finish(self) -> InlineReport {
-        let Inliner {
-            module,
-            deleted,
-            report,
-            ..
-        } = self;
-        if !deleted.iter().any(|&d| d) {
-            return report;
-        }
-        let removed: BTreeSet<u32> = module
-            .functions
-            .iter()
-            .zip(&deleted)
-            .filter(|(_, &d)| d)
-            .map(|(def, _)| def.symbol)
+        let deleted: BTreeSet<usize> = (0..self.deleted.len())
+            .filter(|&f| self.deleted[f])
             .collect();
-        let mut index = 0;
-        module.functions.retain(|_| {
-            index += 1;
-            !deleted[index - 1]
-        });
-        // Functions that still declare (without using) a deleted callee.
-        for def in &mut module.functions {
-            let names_removed = def.func.params.user_named_funcs().values().any(|u| {
-                u.namespace == clif_module::SYMBOL_NAMESPACE && removed.contains(&u.index)
-            });
-            if names_removed {
-                clif_module::prune_external_names(&mut def.func);
-            }
+        clif_module::remove_functions(self.module, &deleted);
+        self.report
+    }
+}
+
+/// `caller` with the calls of `callee` at `sites` inlined (both functions
+/// of one [`ClifModule`], so their external names share its symbol table),
+/// or `None` when Cranelift's inliner refuses or a site declares the callee
+/// with another signature than its definition's. Other passes price and
+/// apply inlining with it too (`crate::price`, `crate::merge::thunks`).
+pub fn inline_at(caller: &Function, callee: &Function, sites: &[ir::Inst]) -> Option<Function> {
+    let mut ctx = Context::for_function(caller.clone());
+    let mut chooser = SiteChooser {
+        sites: sites.iter().copied().collect(),
+        callee,
+        refused: false,
+    };
+    let first_inlined_gv = caller.global_values.len();
+    match ctx.inline(&mut chooser) {
+        Ok(true) if !chooser.refused => {
+            let mut inlined = ctx.func;
+            repair_inlined_symbol_names(&mut inlined, callee, first_inlined_gv);
+            clif_module::prune_external_names(&mut inlined);
+            Some(inlined)
         }
-        clif_module::remove_symbols(module, &removed);
-        report
+        _ => None,
     }
 }
 
