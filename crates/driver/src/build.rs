@@ -61,6 +61,7 @@ use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
+use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::inline::Policy;
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
@@ -409,10 +410,32 @@ impl Build {
     /// build publishes, is a file the front end read (the imported modules
     /// of a Pare program are known only then; see [`crate::outputs`]).
     pub fn run_writing(&self, input: Input, outputs: &Outputs) -> Result<Output, Failure> {
+        self.run_compiling_through(input, outputs, None)
+    }
+
+    /// Like [`Build::run`], compiling through `cache` (every module's code
+    /// cache, `parec_passes::code_cache`), which other builds may share: a
+    /// function several builds compile alike is compiled once. The output
+    /// is the same as without it.
+    pub fn run_sharing(&self, input: Input, cache: &Arc<CodeCache>) -> Result<Output, Failure> {
+        self.run_compiling_through(input, &Outputs::default(), Some(cache))
+    }
+
+    fn run_compiling_through(
+        &self,
+        input: Input,
+        outputs: &Outputs,
+        cache: Option<&Arc<CodeCache>>,
+    ) -> Result<Output, Failure> {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let (modules, read, trap_paths) = self.front_end(input)?;
+        let (mut modules, read, trap_paths) = self.front_end(input)?;
+        if let Some(cache) = cache {
+            for module in &mut modules {
+                module.set_code_cache(cache.clone());
+            }
+        }
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
@@ -460,7 +483,8 @@ impl Build {
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();
 
-        let passes = self.run_clif_passes(&mut modules, isa, Facts::Computed, &mut out)?;
+        let passes =
+            self.run_clif_passes(&mut modules, isa, Facts::Computed, trap_paths.as_ref(), &mut out)?;
         let summary = passes.published;
 
         let Backend::Objects(target) = self.backend else {
@@ -513,6 +537,7 @@ impl Build {
         modules: &mut [ClifModule],
         isa: Option<&dyn TargetIsa>,
         facts: Facts,
+        trap_paths: Option<&TrapPaths>,
         out: &mut Output,
     ) -> Result<PassesDone, Failure> {
         let mut done = PassesDone::default();
@@ -550,6 +575,7 @@ impl Build {
             let view = BuildView {
                 plan: plan.as_ref(),
                 merging_follows,
+                fmerge_follows: self.pipeline.runs_after(pass, ClifPass::Fmerge),
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
             };
@@ -570,6 +596,7 @@ impl Build {
                 plan: merge_plan.as_ref(),
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
                 heat: self.pipeline.heat.clone(),
+                trap_paths,
             };
             let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {
@@ -617,8 +644,14 @@ impl Build {
         let profiled = self.with_profile_heat(&modules, &mut out)?;
         let this = profiled.as_ref().unwrap_or(self);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
+        let trap_paths = lowered.trap_paths.as_ref();
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Computed,
+            trap_paths,
+            &mut out,
+        )?;
         Ok(ProgramPlan {
             flags: self.plan_flags(target),
             modules: modules.iter().map(|m| m.name.clone()).collect(),
@@ -675,8 +708,13 @@ impl Build {
         let mut modules = vec![lowered.module];
         let this = self.with_planned_heat(plan);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Planned(plan),
+            lowered.trap_paths.as_ref(),
+            &mut out,
+        )?;
         let codegen = CodegenOptions {
             target,
             level: self.level,

@@ -63,13 +63,15 @@ use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
-use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
+use parec_passes::fmerge::{self, FmergeOptions, FmergeStats, FmergeTimes};
 use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::heat::HotCode;
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats};
+use parec_passes::price::{self, PriceOptions};
 use parec_passes::remark::Remark;
+use parec_passes::traps::TrapPaths;
 
 use crate::target::{OptLevel, Target};
 
@@ -154,11 +156,12 @@ impl ClifPass {
         match self {
             ClifPass::Inline(policy) => {
                 let measure = measuring_isa(module, isa);
-                let options = inline_options(policy, module, isa, view);
+                let (options, mut remarks) = inline_options(policy, module, isa, measure.get(), view);
                 let report = inline::run(module, measure.get(), &options);
+                remarks.extend(report.remarks);
                 PassOutcome {
                     stats: PassStats::Inline(report.stats),
-                    remarks: report.remarks,
+                    remarks,
                 }
             }
             ClifPass::Gvn(policy) => {
@@ -230,6 +233,10 @@ pub fn run_guard(
             .plan
             .map_or_else(Default::default, |plan| body_shares(plan, &after.name)),
         gvn: view.gvn.then(|| view.heat.clone()),
+        shared_traps: view
+            .trap_paths
+            .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
+            .unwrap_or_default(),
     };
     let report = guard::run(before, after, isa, &options);
     PassOutcome {
@@ -248,6 +255,9 @@ pub struct GuardView<'a> {
     pub gvn: bool,
     /// What is known of how often code runs ([`Pipeline::heat`]).
     pub heat: Arc<HotCode>,
+    /// The shared trap paths code generation completes the code with, if
+    /// the lowering uses them.
+    pub trap_paths: Option<&'a TrapPaths>,
 }
 
 /// For each member of a group of `plan` defined in `module`, its body's
@@ -274,6 +284,8 @@ pub struct BuildView<'a> {
     pub plan: Option<&'a MergePlan>,
     /// Whether the constant merger runs later in the pipeline.
     pub merging_follows: bool,
+    /// Whether similar-function merging runs later in the pipeline.
+    pub fmerge_follows: bool,
     /// Local functions that several modules define: generic instances,
     /// which every module using one emits and the linker's identical-code
     /// folding keeps once.
@@ -290,54 +302,76 @@ impl BuildView<'_> {
     }
 }
 
-/// The inliner's options for `module`: callers merging will merge are left
-/// alike, and functions the linker keeps one copy of (merge members, which
-/// become thunks of a shared body, instances several modules define, and
-/// functions identical to another of the module's) are not deleted for
-/// what their body seems to cost.
+/// The inliner's options for `module`, and the remarks of the prices they
+/// follow: the merge members the size policy leaves to merging and the
+/// functions it leaves to `fmerge` are priced against inlining them
+/// (`parec_passes::price`, measured with `measure`); callers merging will
+/// merge are left alike; functions the linker keeps one copy of
+/// (instances several modules define, and functions identical to another
+/// of the module's) are not deleted for what their body seems to cost.
 fn inline_options(
     policy: Policy,
     module: &ClifModule,
     isa: Option<&dyn TargetIsa>,
+    measure: Option<&dyn TargetIsa>,
     view: &BuildView,
-) -> InlineOptions {
+) -> (InlineOptions, Vec<Remark>) {
     let mut options = InlineOptions {
         heat: view.heat(),
         ..crate::target::inline_options(policy)
     };
-    if view.merging_follows {
-        let merge_options = MergeOptions {
-            heat: view.heat(),
-            ..crate::target::merge_options(isa)
-        };
-        let planned = merge::planned(module, view.plan, &merge_options);
-        options.keep = planned.members;
-        if let Ok(limit) = std::env::var("PAREC_EXP_ONCE") {
-            let limit: usize = limit.parse().unwrap_or(1);
-            let graph = parec_passes::callgraph::CallGraph::new(module);
-            options.keep.retain(|name| {
-                let s = module.symbol_index(name).unwrap();
-                let n = graph.call_sites(s).len();
-                !(n >= 1 && n <= limit && !graph.is_address_taken(s))
-            });
+    let mut remarks = Vec::new();
+    let merge_options = MergeOptions {
+        heat: view.heat(),
+        ..crate::target::merge_options(isa)
+    };
+    let own;
+    let plan = match (view.merging_follows, view.plan) {
+        (false, _) => None,
+        (true, Some(plan)) => Some(plan),
+        (true, None) => {
+            own = merge::combine(&merge::analyze(module, &merge_options), &merge_options);
+            Some(&own)
         }
+    };
+    if let Some(plan) = plan {
+        let planned = merge::planned(module, Some(plan), &merge_options);
+        options.keep = planned.members;
         options.keep_alike = planned.alike_calls;
     }
+    if let (Policy::Size, Some(measure)) = (policy, measure) {
+        let price_options = PriceOptions {
+            fmerge: view.fmerge_follows.then(|| FmergeOptions {
+                heat: view.heat(),
+                ..crate::target::fmerge_options(isa)
+            }),
+            ..PriceOptions::default()
+        };
+        let prices = price::price(module, measure, plan, &price_options);
+        if plan.is_some() {
+            options.keep = prices.keep;
+            options.inline_alike = prices.inline_alike;
+        }
+        options.shared.extend(prices.merge_similar);
+        remarks = prices.remarks;
+    }
     if let Some(shared) = view.shared {
-        options.shared = module
-            .functions
-            .iter()
-            .map(|def| &module.symbols[def.symbol as usize].name)
-            .filter(|name| shared.contains(*name))
-            .cloned()
-            .collect();
+        options.shared.extend(
+            module
+                .functions
+                .iter()
+                .map(|def| &module.symbols[def.symbol as usize].name)
+                .filter(|name| shared.contains(*name))
+                .cloned(),
+        );
     }
     // The speed policy inlines for speed: a twin's single call site is
     // inlined there whatever the linker would have shared.
     if policy == Policy::Size {
         options.shared.extend(folded_twins(module));
     }
-    options
+    parec_passes::remark::fill_module(&mut remarks, &module.name);
+    (options, remarks)
 }
 
 /// The functions of `module` that the linker folds with another of its
@@ -661,8 +695,13 @@ impl Pipeline {
 
     /// Whether the constant merger runs after `pass`.
     pub fn merges_after(&self, pass: ClifPass) -> bool {
-        let later = self.clif.iter().skip_while(|&&p| p != pass).skip(1);
-        later.clone().any(|&p| p == ClifPass::Merge)
+        self.runs_after(pass, ClifPass::Merge)
+    }
+
+    /// Whether `later` runs after `pass`.
+    pub fn runs_after(&self, pass: ClifPass, later: ClifPass) -> bool {
+        let mut after = self.clif.iter().skip_while(|&&p| p != pass).skip(1);
+        after.any(|&p| p == later)
     }
 
     /// Whether the pipeline has a pass that reads or writes cgdata: the

@@ -112,6 +112,7 @@ pub mod inline;
 pub mod merge;
 pub mod outline;
 pub mod peephole;
+pub mod price;
 pub mod profile;
 pub mod remark;
 pub mod traps;

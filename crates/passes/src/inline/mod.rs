@@ -145,6 +145,11 @@ pub struct InlineOptions {
     /// policy inlines their hot sites: each member then inlines its own
     /// callee and the group stays alike.
     pub keep_alike: BTreeSet<(String, String)>,
+    /// Of [`InlineOptions::keep_alike`], the pairs whose every site the
+    /// size policy inlines, hot or not: the merged body then holds the
+    /// callees' code once and the callees can go (priced by
+    /// `crate::price`).
+    pub inline_alike: BTreeSet<(String, String)>,
     /// Functions the linker keeps one copy of, by name: those other modules
     /// define too (generic instances every using module emits), and those
     /// identical to another function of this module (instances over types
@@ -178,6 +183,7 @@ impl InlineOptions {
             policy,
             keep: BTreeSet::new(),
             keep_alike: BTreeSet::new(),
+            inline_alike: BTreeSet::new(),
             shared: BTreeSet::new(),
             small_callee_bytes: 96,
             speed: SpeedLimits::default(),
@@ -349,8 +355,14 @@ impl<'m> Inliner<'m> {
             }
         }
         for (caller, sites) in alike_kept {
-            let hot = self.hot_sites(caller, g, &sites);
-            self.inline_hot_sites(g, caller, hot);
+            let pair = (self.name(caller).to_string(), self.name(g).to_string());
+            match self.options.inline_alike.contains(&pair) {
+                true => self.inline_regardless(g, caller, sites, false),
+                false => {
+                    let hot = self.hot_sites(caller, g, &sites);
+                    self.inline_hot_sites(g, caller, hot);
+                }
+            }
         }
         if by_caller.is_empty() {
             return;
@@ -488,6 +500,13 @@ impl<'m> Inliner<'m> {
     /// Inlines `g` at the hot `sites` of `caller` (size policy), measuring
     /// the growth for the remark.
     fn inline_hot_sites(&mut self, g: usize, caller: usize, sites: Vec<ir::Inst>) {
+        self.inline_regardless(g, caller, sites, true);
+    }
+
+    /// Inlines `g` at `sites` of `caller` whatever the growth: hot sites,
+    /// or alike calls of merge members priced to pay
+    /// ([`InlineOptions::inline_alike`]).
+    fn inline_regardless(&mut self, g: usize, caller: usize, sites: Vec<ir::Inst>, hot: bool) {
         if sites.is_empty() {
             return;
         }
@@ -503,12 +522,20 @@ impl<'m> Inliner<'m> {
             _ => 0,
         };
         self.report.stats.bytes_saved -= growth;
-        self.report.stats.hot_sites += sites.len() as u64;
-        let reason = format!(
-            "into `{}`: hot ({} site(s) in a loop or known hot by the profile)",
-            self.name(caller),
-            sites.len()
-        );
+        let reason = match hot {
+            true => {
+                self.report.stats.hot_sites += sites.len() as u64;
+                format!(
+                    "into `{}`: hot ({} site(s) in a loop or known hot by the profile)",
+                    self.name(caller),
+                    sites.len()
+                )
+            }
+            false => format!(
+                "into `{}`: every member of its merge group inlines an alike callee here, and the merged body costs less than keeping the callees",
+                self.name(caller)
+            ),
+        };
         let trial = CallerTrial {
             caller,
             sites,
