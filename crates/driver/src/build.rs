@@ -485,8 +485,13 @@ impl Build {
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();
 
-        let passes =
-            self.run_clif_passes(&mut modules, isa, Facts::Computed, trap_paths.as_ref(), &mut out)?;
+        let passes = self.run_clif_passes(
+            &mut modules,
+            isa,
+            Facts::Computed,
+            trap_paths.as_ref(),
+            &mut out,
+        )?;
         let summary = passes.published;
 
         let Backend::Objects(target) = self.backend else {

@@ -156,7 +156,8 @@ impl ClifPass {
         match self {
             ClifPass::Inline(policy) => {
                 let measure = measuring_isa(module, isa);
-                let (options, mut remarks) = inline_options(policy, module, isa, measure.get(), view);
+                let (options, mut remarks) =
+                    inline_options(policy, module, isa, measure.get(), view);
                 let report = inline::run(module, measure.get(), &options);
                 remarks.extend(report.remarks);
                 PassOutcome {

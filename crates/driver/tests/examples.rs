@@ -129,7 +129,11 @@ fn bench_corpus_runs_correctly_in_jit_and_qemu() {
 #[test]
 fn size_programs_agree_in_interpreter_jit_and_qemu() {
     let programs = programs_in("filetests/sizes");
-    assert!(programs.len() >= 10, "only {} size programs", programs.len());
+    assert!(
+        programs.len() >= 10,
+        "only {} size programs",
+        programs.len()
+    );
     let problems = run_all(&programs, true, &["-Oz --two-rounds"]);
     assert!(
         problems.is_empty(),

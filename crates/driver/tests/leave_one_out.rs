@@ -51,7 +51,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
     // would specialize once unmerged (`window<N>` inlines `ring<N>` and
     // its `% N`): the prices do not see that alternative (only the members
     // inlined into their callers, or whole).
-    ("filetests/sizes/many.pare", "-merge", "unmerged members specialize"),
+    (
+        "filetests/sizes/many.pare",
+        "-merge",
+        "unmerged members specialize",
+    ),
     ("examples/life.pare", "-merge", "not analysed"),
     ("filetests/sizes/visitors.pare", "-merge", "not analysed"),
     // `fib`'s call in a loop is a hot site: the size inliner inlines hot
@@ -59,7 +63,11 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("examples/recursion.pare", "-inline", "hot site inlined"),
     // fmerge measured +12 bytes for is_even/is_odd in Cranelift's bytes;
     // the object, after the machine passes, is 16 bytes larger.
-    ("examples/recursion.pare", "-fmerge", "measured before the machine passes"),
+    (
+        "examples/recursion.pare",
+        "-fmerge",
+        "measured before the machine passes",
+    ),
     ("examples/stats/main.pare", "-fmerge", "not analysed"),
 ];
 
@@ -85,7 +93,11 @@ fn configs() -> Vec<Config> {
     ];
     for &left_out in Pass::ALL {
         if let Pass::Clif(pass) = left_out {
-            let passes: Vec<Pass> = Pass::ALL.iter().copied().filter(|&p| p != left_out).collect();
+            let passes: Vec<Pass> = Pass::ALL
+                .iter()
+                .copied()
+                .filter(|&p| p != left_out)
+                .collect();
             configs.push(Config {
                 name: format!("-{}", ClifPass::name(pass)),
                 level: OptLevel::Oz,
@@ -194,13 +206,20 @@ fn no_clif_pass_costs_more_than_it_saves() {
     let mut table = format!(
         "{:<40}{}\n",
         "program",
-        configs.iter().map(|c| format!("{:>11}", c.name)).collect::<String>()
+        configs
+            .iter()
+            .map(|c| format!("{:>11}", c.name))
+            .collect::<String>()
     );
     let mut failures = Vec::new();
     let mut known_seen = BTreeSet::new();
     let oz = 1;
     for (path, bytes) in &rows {
-        let name = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        let name = path
+            .strip_prefix(&root)
+            .unwrap_or(path)
+            .display()
+            .to_string();
         table.push_str(&format!(
             "{name:<40}{}\n",
             bytes.iter().map(|b| format!("{b:>11}")).collect::<String>()
@@ -232,9 +251,15 @@ fn no_clif_pass_costs_more_than_it_saves() {
     }
     for (program, config, _) in KNOWN {
         if !known_seen.contains(&(*program, *config)) {
-            failures.push(format!("{program} {config} is within 1% now: remove it from KNOWN"));
+            failures.push(format!(
+                "{program} {config} is within 1% now: remove it from KNOWN"
+            ));
         }
     }
-    eprintln!("{table}\n{} programs in {:.1?}", rows.len(), start.elapsed());
+    eprintln!(
+        "{table}\n{} programs in {:.1?}",
+        rows.len(),
+        start.elapsed()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

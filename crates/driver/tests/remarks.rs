@@ -326,7 +326,10 @@ fn remarks_add_up_to_every_pass_statistics() {
                     );
                 }
                 PassStats::Guard(stats) => {
-                    assert_eq!(decisions(&remarks, "guard", "reverted"), stats.reverted as u64);
+                    assert_eq!(
+                        decisions(&remarks, "guard", "reverted"),
+                        stats.reverted as u64
+                    );
                     assert_eq!(count(&remarks, "guard", "reverted"), stats.reverted as u64);
                 }
                 PassStats::Fmerge(stats, _) => {

@@ -410,7 +410,9 @@ pub fn run(
         report.stats.reverted += 1;
         report.stats.functions_reverted += names.len();
         report.stats.bytes_saved += new - old;
-        report.remarks.push(reverted_remark(&after.name, &names, old, new));
+        report
+            .remarks
+            .push(reverted_remark(&after.name, &names, old, new));
     }
     report
 }
@@ -444,15 +446,16 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
     let mut named_by_replaced = BTreeSet::new();
     for name in names {
         let old = before.function(name);
-        let current = after.symbol_index(name).and_then(|s| {
-            after
-                .functions
-                .iter()
-                .position(|d| d.symbol == s)
-        });
+        let current = after
+            .symbol_index(name)
+            .and_then(|s| after.functions.iter().position(|d| d.symbol == s));
         if let Some(i) = current {
             let named = named_symbols(&after.functions[i].func);
-            named_by_replaced.extend(named.into_iter().map(|s| after.symbols[s as usize].name.clone()));
+            named_by_replaced.extend(
+                named
+                    .into_iter()
+                    .map(|s| after.symbols[s as usize].name.clone()),
+            );
         }
         match (old, current) {
             (Some(old), Some(i)) => {

@@ -267,7 +267,9 @@ impl Pricer<'_> {
             local.iter().map(|&m| self.price_member(m, group)).collect();
         let Some(members) = members else {
             // Not measurable: merged as the plan says.
-            prices.keep.extend(local.iter().map(|&m| self.name(m).to_string()));
+            prices
+                .keep
+                .extend(local.iter().map(|&m| self.name(m).to_string()));
             return;
         };
         let modules: BTreeSet<&str> = group.members.iter().map(|(m, _)| m.as_str()).collect();
@@ -289,7 +291,9 @@ impl Pricer<'_> {
         }
         if let Some(alike) = alike {
             if price.release.len() < members.len() {
-                prices.remarks.push(alike.remark.in_module(&self.module.name));
+                prices
+                    .remarks
+                    .push(alike.remark.in_module(&self.module.name));
                 prices.inline_alike.extend(alike.pairs);
             }
         }
@@ -335,7 +339,9 @@ impl Pricer<'_> {
     fn member_remark(&self, p: &MemberPrice, released: bool, group: &GroupPrice) -> Remark {
         let merged = group.merged;
         let alternative = match (group.released, &p.tried) {
-            (Some(cost), Some(_)) => format!("with the members the inliner could delete left to it, {cost}"),
+            (Some(cost), Some(_)) => {
+                format!("with the members the inliner could delete left to it, {cost}")
+            }
             (Some(cost), None) => format!(
                 "with the other members left to the inliner, {cost} (this one it would not delete)"
             ),
@@ -550,10 +556,20 @@ impl Pricer<'_> {
                 pair.similarity
             );
             let remark = match merge {
-                true => Remark::passed(PASS, "merge-similar", first, format!("{reason}: left to fmerge"))
-                    .bytes(merged - a - b),
-                false => Remark::missed(PASS, "inline-similar", first, format!("{reason}: left to the inliner"))
-                    .bytes(merged - a - b),
+                true => Remark::passed(
+                    PASS,
+                    "merge-similar",
+                    first,
+                    format!("{reason}: left to fmerge"),
+                )
+                .bytes(merged - a - b),
+                false => Remark::missed(
+                    PASS,
+                    "inline-similar",
+                    first,
+                    format!("{reason}: left to the inliner"),
+                )
+                .bytes(merged - a - b),
             };
             prices.remarks.push(remark.in_module(&self.module.name));
         }

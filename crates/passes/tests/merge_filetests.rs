@@ -26,7 +26,10 @@ fn load_cases() -> Vec<Case> {
 fn load_merge_case(file: &str) -> Case {
     let mut case = load(&workspace().join("filetests/merge").join(file), "m");
     for (name, _) in &case.runs {
-        let s = case.module.symbol_index(name.trim_start_matches('%')).unwrap();
+        let s = case
+            .module
+            .symbol_index(name.trim_start_matches('%'))
+            .unwrap();
         case.module.symbols[s as usize].linkage = Linkage::Export;
     }
     case

@@ -83,7 +83,14 @@ fn check(expect: &str, outcome: &Outcome) -> Result<(), String> {
         "merged" => count(outcome.merged as u64),
         "fmerged" => count(outcome.fmerged as u64),
         "deleted" => count(outcome.deleted),
-        "remark" if outcome.remarks.iter().any(|r| r.to_string().contains(value)) => Ok(()),
+        "remark"
+            if outcome
+                .remarks
+                .iter()
+                .any(|r| r.to_string().contains(value)) =>
+        {
+            Ok(())
+        }
         "remark" => Err(format!("no remark contains `{value}`")),
         _ => Err(format!("unknown expectation `{expect}`")),
     }

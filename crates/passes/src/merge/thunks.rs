@@ -206,7 +206,8 @@ fn redirect_callers(module: &mut ClifModule, graph: &mut CallGraph, t: usize) ->
 /// Empties thunk `t` (it calls nothing any more).
 fn delete(module: &mut ClifModule, graph: &mut CallGraph, t: usize) {
     let func = &module.functions[t].func;
-    module.functions[t].func = Function::with_name_signature(func.name.clone(), func.signature.clone());
+    module.functions[t].func =
+        Function::with_name_signature(func.name.clone(), func.signature.clone());
     graph.refresh(module, t);
 }
 
