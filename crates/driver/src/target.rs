@@ -14,6 +14,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::fmerge::{self, FmergeOptions};
 use parec_passes::merge::MergeOptions;
+use parec_passes::size_model::Decide;
 use target_lexicon::{Architecture, Triple};
 
 /// Optimization level of a build.
@@ -312,6 +313,28 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     options
 }
 
+/// The inliner's options for `policy`: defaults, plus from the environment
+/// the static hot-site limit `PAREC_INLINE_HOT_INSTS`
+/// (`InlineOptions::hot_callee_insts`) and how size decisions are taken,
+/// `PAREC_INLINE_DECIDE` (`measure`, `estimate-then-measure`, `estimate`:
+/// `InlineOptions::decide`); unparsable values are ignored.
+pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inline::InlineOptions {
+    let mut options = parec_passes::inline::InlineOptions::for_policy(policy);
+    if let Some(n) = std::env::var("PAREC_INLINE_HOT_INSTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        options.hot_callee_insts = n;
+    }
+    if let Some(decide) = std::env::var("PAREC_INLINE_DECIDE")
+        .ok()
+        .and_then(|v| Decide::from_name(&v))
+    {
+        options.decide = decide;
+    }
+    options
+}
+
 /// The similar-function merger's options for code generation by `isa`:
 /// defaults, the tail-call rule of [`merge_options`], and from the
 /// environment (unparsable values are ignored, as for `PAREC_MERGE_*`):
@@ -321,22 +344,9 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
 /// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
-/// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
-/// to touch: the hook for hot code).
-/// The inliner's options for `policy`: defaults, plus the static hot-site
-/// limit `PAREC_INLINE_HOT_INSTS` (`InlineOptions::hot_callee_insts`) from
-/// the environment.
-pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inline::InlineOptions {
-    let mut options = parec_passes::inline::InlineOptions::for_policy(policy);
-    if let Some(n) = std::env::var("PAREC_INLINE_HOT_INSTS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
-        options.hot_callee_insts = n;
-    }
-    options
-}
-
+/// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
+/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
+/// (comma-separated functions not to touch: the hook for hot code).
 pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
     let var = |name: &str| std::env::var(name).ok();
     let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
@@ -365,6 +375,9 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
         options.max_members = n as usize;
     }
     options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(decide) = var("PAREC_FMERGE_DECIDE").and_then(|v| Decide::from_name(&v)) {
+        options.decide = decide;
+    }
     if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
         options.exclude = list
             .split(',')

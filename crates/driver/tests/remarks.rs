@@ -338,6 +338,7 @@ fn remarks_add_up_to_every_pass_statistics() {
                         ("refused", stats.refused),
                         ("rejected-by-model", stats.rejected_by_model),
                         ("rejected-by-measurement", stats.rejected_by_measurement),
+                        ("rejected-by-estimate", stats.rejected_by_estimate),
                     ];
                     for (decision, value) in pairs {
                         assert_eq!(

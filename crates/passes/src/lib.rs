@@ -115,5 +115,6 @@ pub mod peephole;
 pub mod price;
 pub mod profile;
 pub mod remark;
+pub mod size_model;
 pub mod traps;
 pub mod whole_program;
