@@ -599,8 +599,7 @@ impl Build {
             objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
-        self.mode
-            .publish(target, &summary, round1_tree.as_ref())?;
+        self.mode.publish(target, &summary, round1_tree.as_ref())?;
         out.modules = modules;
         out.objects = objects;
         Ok(out)
