@@ -27,7 +27,11 @@
 //! # Notation
 //!
 //! `|f|` is `f`'s measured size (Cranelift, aarch64, through the module's
-//! code cache). For a member `m` of a merge group `G` (the plan merging
+//! code cache). A growth `Δ` is first the inliner's size model's estimate
+//! with its error range (`crate::size_model::inline_delta_at`, [LLVM-INLINE]'s
+//! bookkeeping in fitted bytes); it is measured (the callers compiled with
+//! the body inlined) only when the decision differs across that range, as
+//! the inliner decides (`size_model::Decide::EstimateThenMeasure`). For a member `m` of a merge group `G` (the plan merging
 //! will follow, `crate::merge::planned`):
 //! - `excl(m)`: the callees only `m` calls (local, not address-taken): the
 //!   inliner would copy them into `m`; merged, `m`'s thunk passes their
@@ -84,11 +88,14 @@
 //!
 //! # Cost
 //!
-//! Per tried member: one compilation of `m'` and one per caller with `m'`
-//! inlined (the callers' own sizes the inliner measures anyway, through
-//! the cache); per similar pair: `fmerge`'s alignment, code generation and
-//! measurement of one try. Members with more call sites, or called from
-//! other members, cost nothing.
+//! Per tried member: a walk over each caller and over `m` (the estimate);
+//! where the estimate cannot decide, or `m` has exclusive callees, one
+//! compilation of `m'` and one per caller with `m'` inlined (the callers'
+//! own sizes the inliner measures anyway, through the cache). Per similar
+//! pair: `fmerge`'s alignment, code generation and measurement of one try,
+//! and the two inlinings estimated (compiled only where the estimate
+//! cannot decide). Members with more call sites, or called from other
+//! members, cost nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
