@@ -561,10 +561,10 @@ impl Build {
             trap_paths.as_ref(),
             &mut out,
         )?;
-        let summary = passes.published;
+        let summaries = passes.published;
 
         let Backend::Objects(target) = self.backend else {
-            self.mode.publish(self.target(), &summary, None)?;
+            self.mode.publish(self.target(), &summaries, None)?;
             out.modules = modules;
             return Ok(out);
         };
@@ -599,7 +599,7 @@ impl Build {
             objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
-        self.mode.publish(target, &summary, round1_tree.as_ref())?;
+        self.mode.publish(target, &summaries, round1_tree.as_ref())?;
         out.modules = modules;
         out.objects = objects;
         Ok(out)

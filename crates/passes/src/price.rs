@@ -271,6 +271,24 @@ impl Pricer<'_> {
                 self.graph.function_of(symbol)
             })
             .collect();
+        let untried = local.iter().all(|&m| self.tried_sites(m).is_none());
+        if untried && crate::merge::alike::alike_calls(self.module, std::iter::once(group)).is_empty() {
+            // Nothing to price: the inliner would delete no member and
+            // inline no alike call into them. Merged as the plan says,
+            // compiling nothing.
+            for &m in &local {
+                prices.keep.insert(self.name(m).to_string());
+                let remark = Remark::missed(
+                    PASS,
+                    "merge-member",
+                    self.name(m),
+                    "the inliner would delete none of its group's members: kept for merging"
+                        .to_string(),
+                );
+                prices.remarks.push(remark.in_module(&self.module.name));
+            }
+            return;
+        }
         let members: Option<Vec<MemberPrice>> =
             local.iter().map(|&m| self.price_member(m, group)).collect();
         let Some(members) = members else {
@@ -408,27 +426,40 @@ impl Pricer<'_> {
             .map(|&c| self.size(&self.module.functions[c].func))
             .sum::<Option<i64>>()?;
         let sites = self.graph.call_sites(symbol);
-        let local = self.module.symbols[symbol as usize].linkage == Linkage::Local;
-        let known_callers = local && !self.graph.is_address_taken(symbol);
         let thunk = group.size_thunk as i64;
         let materialise = thunk - crate::merge::combine::thunk_overhead(group.c_abi) as i64;
-        let thunk = match known_callers {
+        let thunk = match self.known_callers(symbol) {
             true => thunk.min(sites.len() as i64 * materialise),
             false => thunk,
         };
-        let tried = known_callers
-            && (1..=self.options.max_sites).contains(&sites.len())
-            && sites
-                .iter()
-                .all(|&(f, _)| f != m && !self.members.contains(self.name(f)));
         Some(MemberPrice {
             index: m,
             name: self.name(m).to_string(),
             size,
             merged: thunk + exclusive_bytes,
-            tried: tried.then_some(sites),
+            tried: self.tried_sites(m),
             exclusive,
         })
+    }
+
+    /// Whether every caller of `symbol` is in the module: local and not
+    /// address-taken.
+    fn known_callers(&self, symbol: u32) -> bool {
+        self.module.symbols[symbol as usize].linkage == Linkage::Local
+            && !self.graph.is_address_taken(symbol)
+    }
+
+    /// Member `m`'s call sites, if it is tried: the inliner could delete it
+    /// (module doc).
+    fn tried_sites(&self, m: usize) -> Option<Vec<(usize, ir::Inst)>> {
+        let symbol = self.module.functions[m].symbol;
+        let sites = self.graph.call_sites(symbol);
+        let tried = self.known_callers(symbol)
+            && (1..=self.options.max_sites).contains(&sites.len())
+            && sites
+                .iter()
+                .all(|&(f, _)| f != m && !self.members.contains(self.name(f)));
+        tried.then_some(sites)
     }
 
     /// The callees only `m` calls, local and not address-taken (not merge
