@@ -1018,7 +1018,9 @@ impl<'m> Inliner<'m> {
             while end < pending.len() && {
                 let last = *pending[end - 1].sites.last().expect("a site");
                 let next = pending[end].sites[0];
-                func.layout.pp_cmp(last, next) == std::cmp::Ordering::Less
+                // `pp_cmp` orders instructions of one block only.
+                func.layout.inst_block(last) == func.layout.inst_block(next)
+                    && func.layout.pp_cmp(last, next) == std::cmp::Ordering::Less
             } {
                 end += 1;
             }
