@@ -629,6 +629,10 @@ impl Pricer<'_> {
         }
         let min = self.options.min_similarity;
         let pairs = fmerge::similar_pairs(self.module, fmerge, &targets, min);
+        if pairs.is_empty() {
+            // Pricing pairs starts from a copy of the module.
+            return;
+        }
         let merged = fmerge::price_pairs(self.module, self.isa, fmerge, &pairs);
         for (pair, merged) in pairs.iter().zip(merged) {
             let Some(merged) = merged else { continue };
