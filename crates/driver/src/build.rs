@@ -546,6 +546,7 @@ impl Build {
                 merging_follows,
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
+                level: self.level,
             };
             let outcome = run_on_every_module(pass, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {

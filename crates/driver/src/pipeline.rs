@@ -206,6 +206,10 @@ pub struct BuildView<'a> {
     pub shared: Option<&'a BTreeSet<String>>,
     /// What is known of how often the code runs ([`Pipeline::heat`]).
     pub heat: Option<&'a Arc<HotCode>>,
+    /// The build's level: at `-Os` the size passes follow the hot-site
+    /// rules (`crate::target::inline_options`,
+    /// `crate::target::fmerge_options`).
+    pub level: OptLevel,
 }
 
 impl BuildView<'_> {
@@ -229,7 +233,7 @@ fn inline_options(
 ) -> InlineOptions {
     let mut options = InlineOptions {
         heat: view.heat(),
-        ..crate::target::inline_options(policy)
+        ..crate::target::inline_options(policy, view.level)
     };
     if view.merging_follows {
         let merge_options = MergeOptions {
@@ -280,7 +284,7 @@ fn run_fmerge(
 ) -> fmerge::FmergeReport {
     let options = fmerge::FmergeOptions {
         heat: view.heat(),
-        ..crate::target::fmerge_options(isa)
+        ..crate::target::fmerge_options(isa, view.level)
     };
     let measure = measuring_isa(module, isa);
     fmerge::run(module, measure.get(), &options)
@@ -459,6 +463,20 @@ impl Pass {
         Pass::Machine(MachinePass::Peephole),
     ];
 
+    /// The passes of `-Os`: `-Oz`'s, with GVN by the speed policy (no size
+    /// guard: in `-Oz` it made no difference to bytes or run time on
+    /// bench/, and its measurements cost compile time). What else sets
+    /// `-Os` apart is in the passes' options: the hot-site rules
+    /// (`crate::target::inline_options`, `crate::target::fmerge_options`).
+    pub const SIZE_AT_SPEED: &'static [Pass] = &[
+        Pass::Clif(ClifPass::Inline(Policy::Size)),
+        Pass::Clif(ClifPass::Gvn(Policy::Speed)),
+        Pass::Clif(ClifPass::Merge),
+        Pass::Clif(ClifPass::Fmerge),
+        Pass::Machine(MachinePass::Peephole),
+        Pass::Machine(MachinePass::Outline),
+    ];
+
     /// Looks one of parec's passes up by its command-line name.
     pub fn from_name(name: &str) -> Option<Pass> {
         Self::ALL
@@ -508,11 +526,13 @@ impl Pipeline {
     }
 
     /// The pipeline of an optimization level: nothing at `-O0`, speed
-    /// inlining at `-O2`, every size pass at `-Oz`.
+    /// inlining at `-O2`, the size passes with GVN for speed at `-Os`,
+    /// every size pass at `-Oz`.
     pub fn for_level(level: OptLevel) -> Pipeline {
         match level {
             OptLevel::O0 => Pipeline::empty(),
             OptLevel::O2 => Pipeline::from_passes(Pass::SPEED),
+            OptLevel::Os => Pipeline::from_passes(Pass::SIZE_AT_SPEED),
             OptLevel::Oz => Pipeline::from_passes(Pass::ALL),
         }
     }

@@ -170,6 +170,22 @@ pub struct InlineOptions {
     /// `-O2`'s inlining gains in loops for 5% of `-Oz`'s byte reduction
     /// (docs/DESIGN.md, "Hot code"); 0 turns static hot sites off.
     pub hot_callee_insts: usize,
+    /// The static estimate's limit on hot *accessors*: callees without a
+    /// loop or a call (outside cold blocks) — field and element reads with
+    /// their checks — inlined at sites in loops up to this many CLIF
+    /// instructions (at most [`SpeedLimits::in_loop`] applies anyway to a
+    /// caller a profile knows hot). 0: no limit of their own
+    /// ([`InlineOptions::hot_callee_insts`] applies).
+    pub hot_accessor_insts: usize,
+    /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
+    /// inlined whatever the callee, not only where every member of the
+    /// group calls an alike callee ([`InlineOptions::keep_alike`]): a group
+    /// whose members call different callees in a loop then splits, since
+    /// its members differ once inlined, and each member runs its own
+    /// callee inline instead of calling it through a parameter (`-Os`;
+    /// similar-function merging may merge the split members again, with
+    /// one dispatch per differing region, `crate::fmerge::codegen`).
+    pub hot_sites_in_members: bool,
 }
 
 impl InlineOptions {
@@ -183,6 +199,8 @@ impl InlineOptions {
             speed: SpeedLimits::default(),
             heat: Arc::default(),
             hot_callee_insts: 20,
+            hot_accessor_insts: 0,
+            hot_sites_in_members: false,
         }
     }
 }
@@ -370,10 +388,11 @@ impl<'m> Inliner<'m> {
     /// its merge group calls an alike callee there.
     fn is_alike(&self, f: usize, g: usize) -> bool {
         self.options.policy == Policy::Size
-            && self
-                .options
-                .keep_alike
-                .contains(&(self.name(f).to_string(), self.name(g).to_string()))
+            && (self.options.hot_sites_in_members
+                || self
+                    .options
+                    .keep_alike
+                    .contains(&(self.name(f).to_string(), self.name(g).to_string())))
     }
 
     /// The size policy (step 3 of the module doc).
@@ -462,12 +481,19 @@ impl<'m> Inliner<'m> {
         // them: a hot caller gets `-O2`'s (measured on bench/: a larger
         // limit outside loops, 60, cost 1.5 KB on `calc` and `hashmap`
         // and gained no run time).
+        let callee = &self.module.functions[g].func;
+        let callee_insts = count_insts(callee);
         let (in_loop_limit, straight_limit) = match heat.heat(caller_name) {
             Some(Heat::Cold) => return Vec::new(),
             Some(Heat::Hot) => (self.options.speed.in_loop, self.options.speed.tiny),
+            None if self.options.hot_accessor_insts > self.options.hot_callee_insts
+                && callee_insts <= self.options.hot_accessor_insts
+                && is_accessor(callee) =>
+            {
+                (self.options.hot_accessor_insts, 0)
+            }
             None => (self.options.hot_callee_insts, 0),
         };
-        let callee_insts = count_insts(&self.module.functions[g].func);
         if callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
@@ -707,6 +733,21 @@ impl<'m> Inliner<'m> {
         clif_module::remove_symbols(module, &removed);
         report
     }
+}
+
+/// Whether `func` is an *accessor* ([`InlineOptions::hot_accessor_insts`]):
+/// no loop, and no call outside its cold blocks (a check's trap path may
+/// call the runtime).
+fn is_accessor(func: &Function) -> bool {
+    let in_loop = crate::heat::in_loop_blocks(func);
+    func.layout.blocks().all(|block| {
+        !in_loop[block]
+            && (func.layout.is_cold(block)
+                || func
+                    .layout
+                    .block_insts(block)
+                    .all(|inst| !func.dfg.insts[inst].opcode().is_call()))
+    })
 }
 
 /// Gives the global values Cranelift's inliner copied from `callee` the
