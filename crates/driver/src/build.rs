@@ -184,7 +184,9 @@ impl BuildMode {
             match CgDataInput::read(path, target) {
                 Ok(input) => BuildMode::Use(input),
                 Err(e) if flags.ignore_errors => {
-                    eprintln!("warning: {e:#}; building without it (local merging and outlining)");
+                    crate::io_error::eprintln(format_args!(
+                        "warning: {e:#}; building without it (local merging and outlining)"
+                    ));
                     BuildMode::Local
                 }
                 Err(e) => bail!("{e:#}\n(use --cgdata-ignore-errors to build without it)"),

@@ -21,13 +21,7 @@ pub fn read(path: &Path, target: Option<&str>) -> Result<CgData> {
 
 /// The bytes of the cgdata file at `path`, unchecked.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        anyhow!(
-            "cannot read cgdata `{}`: {}",
-            path.display(),
-            io_error::reason(&e)
-        )
-    })
+    io_error::read_bytes_as(path, "cgdata ")
 }
 
 /// Checks and decodes `bytes`, read from `path` (named in errors); with
@@ -54,8 +48,8 @@ pub fn check_replaceable(path: &Path) -> Result<()> {
     if path.is_dir() {
         bail!("`{}` is a directory", path.display());
     }
-    if let Ok(existing) = std::fs::read(path) {
-        if !existing.is_empty() && !existing.starts_with(MAGIC) {
+    if let Some(existing) = io_error::read_prefix(path, MAGIC.len()) {
+        if !existing.is_empty() && existing != MAGIC {
             bail!(
                 "`{}` exists and is not a cgdata file; refusing to overwrite it",
                 path.display()

@@ -21,8 +21,10 @@
 use std::collections::HashMap;
 
 use anyhow::{anyhow, bail, Result};
+use cranelift_codegen::entity::{PrimaryMap, SecondaryMap};
 use cranelift_codegen::ir::{self, ExternalName, GlobalValueData, UserExternalName, UserFuncName};
 use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::packed_option::ReservedValue;
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
 use target_lexicon::Architecture;
@@ -82,13 +84,28 @@ impl ClifFile {
                 Linkage::Export,
             );
         }
-        for (func, details) in test.functions {
+        for (mut func, details) in test.functions {
+            close_gaps(&mut func);
             let mut commands = Vec::new();
             for comment in &details.comments {
                 match parse_run_command(comment.text, &func.signature) {
                     Ok(Some(cmd)) => commands.push(cmd),
                     Ok(None) => {}
-                    Err(e) => bail!("{name}: bad run command `{}`: {e}", comment.text.trim()),
+                    Err(e) => {
+                        // The reader parses each argument by its parameter's
+                        // type, so a wrong count reads as a syntax error
+                        // ("expected a comma"); say what is wrong instead.
+                        let why = match invocation_arguments(comment.text) {
+                            Some((callee, given)) if given != func.signature.params.len() => {
+                                format!(
+                                    "`%{callee}` takes {} argument(s), the command gives {given}",
+                                    func.signature.params.len()
+                                )
+                            }
+                            _ => e.to_string(),
+                        };
+                        bail!("{name}: bad run command `{}`: {why}", comment.text.trim())
+                    }
                 }
             }
             check_stack_limit(&func).map_err(|e| anyhow!("{name}: function {}: {e}", func.name))?;
@@ -222,6 +239,128 @@ impl ClifFile {
             Some(Original::User(u)) => format!("u{}:{}", u.namespace, u.index),
             None => "?".to_string(),
         }
+    }
+}
+
+/// The callee and the number of arguments of a `; run: %f(a, b) == r` or
+/// `; print: %f(a)` comment, counted by the commas outside brackets (a
+/// vector argument is `[1 2 3]`), or `None` if it is no invocation.
+fn invocation_arguments(comment: &str) -> Option<(&str, usize)> {
+    let text = comment.trim_start_matches(';').trim_start();
+    let rest = text
+        .strip_prefix("run:")
+        .or_else(|| text.strip_prefix("print:"))?
+        .trim_start()
+        .strip_prefix('%')?;
+    let open = rest.find('(')?;
+    let callee = rest[..open].trim();
+    let (mut depth, mut commas, mut any) = (0usize, 0usize, false);
+    for c in rest[open + 1..].chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' if depth == 0 => return Some((callee, if any { commas + 1 } else { 0 })),
+            ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => commas += 1,
+            c if c.is_whitespace() => continue,
+            _ => {}
+        }
+        any = true;
+    }
+    None
+}
+
+/// Renumbers a parsed function's external functions and global values so
+/// that their numbers have no gaps.
+///
+/// cranelift-reader fills a number the file skips (`fn0` and `fn2`, no
+/// `fn1`) with a placeholder: an external function without a signature
+/// (`SigRef::reserved_value()`, which Cranelift's printer leaves out), and a
+/// global value `symbol %` (a symbol with an empty name, which it prints).
+/// Nothing refers to a placeholder, but everything that walks the tables
+/// would meet it — looking up its signature, naming its symbol — so the
+/// function is given dense tables here, as a front end would have built
+/// them. (Signatures, stack slots and blocks the file skips are valid
+/// entities nothing refers to, and are left alone.)
+fn close_gaps(func: &mut ir::Function) {
+    let is_placeholder_fn = |ext: &ir::ExtFuncData| ext.signature == ir::SigRef::reserved_value();
+    if func.dfg.ext_funcs.values().any(is_placeholder_fn) {
+        let mut kept: PrimaryMap<ir::FuncRef, ir::ExtFuncData> = PrimaryMap::new();
+        let mut renumbered: SecondaryMap<ir::FuncRef, ir::FuncRef> =
+            SecondaryMap::with_default(ReservedValue::reserved_value());
+        for (old, ext) in func.dfg.ext_funcs.iter() {
+            if !is_placeholder_fn(ext) {
+                renumbered[old] = kept.push(ext.clone());
+            }
+        }
+        func.dfg.ext_funcs = kept;
+        for_each_inst(func, |data| match data {
+            ir::InstructionData::Call { func_ref, .. }
+            | ir::InstructionData::TryCall { func_ref, .. }
+            | ir::InstructionData::FuncAddr { func_ref, .. } => *func_ref = renumbered[*func_ref],
+            _ => {}
+        });
+    }
+    let is_placeholder_gv = |gv: &GlobalValueData| matches!(gv, GlobalValueData::Symbol { name: ExternalName::TestCase(t), .. } if t.raw().is_empty());
+    if func.global_values.values().any(is_placeholder_gv) {
+        let referenced = referenced_global_values(func);
+        let mut kept: PrimaryMap<ir::GlobalValue, GlobalValueData> = PrimaryMap::new();
+        let mut renumbered: SecondaryMap<ir::GlobalValue, ir::GlobalValue> =
+            SecondaryMap::with_default(ReservedValue::reserved_value());
+        for (old, gv) in func.global_values.iter() {
+            if !is_placeholder_gv(gv) || referenced.contains(&old) {
+                renumbered[old] = kept.push(gv.clone());
+            }
+        }
+        for gv in kept.values_mut() {
+            if let GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } = gv {
+                *base = renumbered[*base];
+            }
+        }
+        func.global_values = kept;
+        func.stack_limit = func.stack_limit.map(|gv| renumbered[gv]);
+        for ty in func.dfg.dynamic_types.values_mut() {
+            ty.dynamic_scale = renumbered[ty.dynamic_scale];
+        }
+        for_each_inst(func, |data| {
+            if let ir::InstructionData::UnaryGlobalValue { global_value, .. } = data {
+                *global_value = renumbered[*global_value];
+            }
+        });
+    }
+}
+
+/// The global values something refers to: instructions, other global
+/// values, the stack limit and dynamic types (`symbol %` written in the
+/// file and used is kept, to be reported where it is used).
+fn referenced_global_values(func: &ir::Function) -> std::collections::HashSet<ir::GlobalValue> {
+    let mut used: std::collections::HashSet<ir::GlobalValue> =
+        func.stack_limit.into_iter().collect();
+    for gv in func.global_values.values() {
+        if let GlobalValueData::Load { base, .. } | GlobalValueData::IAddImm { base, .. } = gv {
+            used.insert(*base);
+        }
+    }
+    used.extend(func.dfg.dynamic_types.values().map(|ty| ty.dynamic_scale));
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            if let ir::InstructionData::UnaryGlobalValue { global_value, .. } = func.dfg.insts[inst]
+            {
+                used.insert(global_value);
+            }
+        }
+    }
+    used
+}
+
+/// Calls `f` on the data of every instruction in the layout.
+fn for_each_inst(func: &mut ir::Function, mut f: impl FnMut(&mut ir::InstructionData)) {
+    let insts: Vec<ir::Inst> = func
+        .layout
+        .blocks()
+        .flat_map(|block| func.layout.block_insts(block))
+        .collect();
+    for inst in insts {
+        f(&mut func.dfg.insts[inst]);
     }
 }
 

@@ -259,6 +259,9 @@ fn planned_outputs(opts: &BuildOptions) -> anyhow::Result<Outputs> {
     if let Some(cgdata) = &opts.mode.generate {
         outputs.file(cgdata, "--cgdata-generate");
     }
+    if let Some(remarks) = &opts.remarks_file {
+        outputs.file(remarks, "--remarks");
+    }
     Ok(outputs)
 }
 
@@ -306,14 +309,14 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
     if opts.remarks {
         remarks::print_text(output.remarks());
         if let Some((stats, _)) = output.fmerge_stats() {
-            eprintln!("fmerge: {stats}");
+            crate::io_error::eprintln(format_args!("fmerge: {stats}"));
         }
     }
     if let Some(path) = &opts.remarks_file {
         remarks::write_json_lines(path, output.remarks())?;
     }
     if opts.outline_stats && opts.emit != Emit::Clif {
-        eprint!("{}", codegen::outline_report(&output.objects));
+        crate::io_error::eprint(&codegen::outline_report(&output.objects));
     }
     match opts.emit {
         Emit::Clif => {
@@ -334,10 +337,11 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
                 .as_deref()
                 .ok_or_else(|| anyhow!("--emit obj needs -o DIR"))?;
             // The object names are known only now: none may be a file the
-            // build read or the cgdata it wrote.
+            // build read or another file it wrote.
             let taken: Vec<PathBuf> = inputs
                 .into_iter()
                 .chain(opts.mode.generate.clone())
+                .chain(opts.remarks_file.clone())
                 .collect();
             write_object_dir(dir, &output.objects, &taken)?;
         }
@@ -378,10 +382,10 @@ fn report_merging(
     remarks: bool,
 ) -> anyhow::Result<()> {
     if let Some(stats) = output.merge_stats().filter(|_| mode.is_global() || remarks) {
-        eprintln!(
+        crate::io_error::eprintln(format_args!(
             "{}",
             link_report::merge_report(exe, &mode.describe(), stats)?
-        );
+        ));
     }
     Ok(())
 }
@@ -477,16 +481,16 @@ pub fn opt(
     let report = crate::opt::opt(&name, &text, &pipeline, target, run, stats)?;
     write_output(None, report.clif.as_bytes())?;
     if let Some(stats) = &report.stats {
-        eprint!("{stats}");
+        crate::io_error::eprint(stats);
     }
     if !report.failures.is_empty() {
         for f in &report.failures {
-            eprintln!("error: {f}");
+            crate::io_error::eprintln(format_args!("error: {f}"));
         }
         return Ok(1);
     }
     if run {
-        eprintln!("{} run command(s) agree", report.runs);
+        crate::io_error::eprintln(format_args!("{} run command(s) agree", report.runs));
     }
     Ok(0)
 }

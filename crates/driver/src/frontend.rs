@@ -97,8 +97,8 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
             .name("pare-interp".into())
             .stack_size(INTERPRETER_STACK)
             .spawn_scoped(scope, || {
-                let stdout = std::io::stdout();
-                let mut out = std::io::BufWriter::new(stdout.lock());
+                // Not Rust's `Stdout`, which hides a closed stream's errors.
+                let mut out = std::io::BufWriter::new(crate::io_error::raw_stdout());
                 let exit = interp::run(&program, &mut out);
                 match out.flush() {
                     Ok(()) => exit,
@@ -114,7 +114,7 @@ pub fn interpret(paths: &[PathBuf]) -> Result<i32, Failure> {
     match exit {
         Exit::Status(status) => Ok(status),
         Exit::Trap(kind) => {
-            eprintln!("trap: {}", kind.message());
+            crate::io_error::eprintln(format_args!("trap: {}", kind.message()));
             Ok(TRAP_EXIT_STATUS)
         }
         Exit::Error(message) => Err(Failure::Error(anyhow!("{message}"))),

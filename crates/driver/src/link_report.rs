@@ -9,13 +9,13 @@
 use std::path::Path;
 
 use ::object::{Object as _, ObjectSymbol as _};
-use anyhow::{anyhow, Context as _, Result};
+use anyhow::{anyhow, Result};
 use parec_passes::merge::{self, MergeStats};
 
 /// The post-link merge report of the executable `exe`: `mode` says where
 /// the merge plan came from, `stats` what merging did.
 pub fn merge_report(exe: &Path, mode: &str, stats: &MergeStats) -> Result<String> {
-    let bytes = std::fs::read(exe).with_context(|| format!("cannot read `{}`", exe.display()))?;
+    let bytes = crate::io_error::read_bytes(exe)?;
     let file = ::object::File::parse(&*bytes)
         .map_err(|e| anyhow!("cannot read `{}`: {e}", exe.display()))?;
     let mut bodies: Vec<u64> = file

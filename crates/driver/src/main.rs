@@ -7,16 +7,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory as _, Parser, Subcommand, ValueEnum};
 use parec::actions::{self, ActionFlags, CompileOptions};
 use parec::build::{ModeFlags, Units};
 use parec::codegen::CodeModel;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
+use parec::pipeline::Pipeline;
 use parec::profile::{MismatchPolicy, ProfileFlags};
 use parec::size::SizeOptions;
 use parec::target::{OptLevel, Target};
-use parec::Failure;
+use parec::{io_error, Failure};
 use parec_passes::profile::ProfileMode;
 
 #[derive(Parser)]
@@ -41,7 +42,7 @@ enum Command {
         #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
         opt: String,
         /// Replace the level's CLIF passes by this comma-separated list (testing).
-        #[arg(long, hide = true)]
+        #[arg(long, hide = true, value_parser = parse_passes)]
         passes: Option<String>,
         /// Count how often every block runs (no parec pass runs) and write
         /// the profile to FILE when the program ends, for `build --profile-use`.
@@ -81,7 +82,7 @@ enum Command {
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
         /// Replace the level's CLIF passes by this comma-separated list (testing).
-        #[arg(long, hide = true)]
+        #[arg(long, hide = true, value_parser = parse_passes)]
         passes: Option<String>,
         /// Round 1: write this build's cgdata (merge summary and outline tree)
         /// to FILE, merging with the summary.
@@ -193,8 +194,9 @@ enum Command {
         #[arg(long)]
         parec: Option<PathBuf>,
     },
-    /// Where the bytes of an executable or objects went: per function,
-    /// module, generic and kind; or the changes from another build.
+    /// Where the bytes of an executable or objects went: every file byte
+    /// by part (headers, code, data, symbols, ...), every code byte per
+    /// function, module, generic and kind; or the changes from another build.
     Size {
         /// One executable, or objects (a directory: the .o files in it).
         #[arg(required = true)]
@@ -231,7 +233,7 @@ enum Command {
     Opt {
         file: PathBuf,
         /// Comma-separated passes, in order (default: none).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_passes)]
         passes: Option<String>,
         /// Target whose ISA the passes' size guard and the verifier use
         /// (default: the file's first `target` line parec builds for, else aarch64).
@@ -279,7 +281,7 @@ struct ActionArgs {
     #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
     opt: String,
     /// Replace the level's CLIF passes by this comma-separated list (testing).
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, value_parser = parse_passes)]
     passes: Option<String>,
     /// How symbol addresses are formed: `small`, `tiny` or `auto` (as
     /// `parec build --code-model`).
@@ -345,6 +347,68 @@ enum EmitArg {
     Obj,
     Asm,
     Clif,
+}
+
+/// A `--passes` list, checked (an unknown pass is a bad flag).
+fn parse_passes(s: &str) -> Result<String, String> {
+    Pipeline::from_names(s).map(|_| s.to_string())
+}
+
+/// The flag combinations clap's attributes cannot check; a bad one is a
+/// clap error (status 2).
+fn check_flags(cli: &Cli) -> Result<(), clap::Error> {
+    match &cli.command {
+        Command::Build {
+            opt,
+            passes,
+            two_rounds,
+            cgdata_generate,
+            cgdata_use,
+            ..
+        } => check_cross_module(
+            *two_rounds || cgdata_generate.is_some() || cgdata_use.is_some(),
+            opt,
+            passes.as_deref(),
+        ),
+        Command::Plan {
+            flags, two_rounds, ..
+        }
+        | Command::Ninja {
+            flags, two_rounds, ..
+        } => check_cross_module(*two_rounds, &flags.opt, flags.passes.as_deref()),
+        Command::Compile {
+            flags,
+            cgdata_generate,
+            cgdata_use,
+            ..
+        } => check_cross_module(
+            cgdata_generate.is_some() || cgdata_use.is_some(),
+            &flags.opt,
+            flags.passes.as_deref(),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Cross-module flags (`--two-rounds`, `--cgdata-*`) need a pipeline that
+/// uses cgdata: without one they are bad flags (status 2), as a clap error
+/// (clap cannot see the pipeline the level and `--passes` make).
+fn check_cross_module(
+    cross_module: bool,
+    opt: &str,
+    passes: Option<&str>,
+) -> Result<(), clap::Error> {
+    let pipeline = match passes {
+        Some(list) => Pipeline::from_names(list).unwrap_or_else(|_| Pipeline::empty()),
+        None => Pipeline::for_level(opt_level(opt)),
+    };
+    if cross_module && !pipeline.uses_cgdata() {
+        return Err(Cli::command().error(
+            clap::error::ErrorKind::ArgumentConflict,
+            "--two-rounds and --cgdata-* need the `merge` or `outline` pass (-Oz)",
+        ));
+    }
+    Ok(())
 }
 
 fn parse_target(s: &str) -> Result<Target, String> {
@@ -414,20 +478,36 @@ mod tools {
 /// program's trap status 101, which is also Rust's default panic status.
 const ICE_STATUS: u8 = 70;
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match std::panic::catch_unwind(|| execute(cli)) {
-        Ok(code) => code,
-        Err(_) => {
-            eprintln!(
-                "error: internal compiler error (a bug in parec; the panic message is above)"
-            );
-            ExitCode::from(ICE_STATUS)
-        }
-    }
+/// Runs before the Rust runtime starts, which would reopen a closed
+/// standard stream on `/dev/null` where writes succeed: parec occupies it
+/// so that writes fail, as on a closed stream (`parec::io_error`).
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static OCCUPY_CLOSED_STREAMS: extern "C" fn() = occupy_closed_streams;
+
+extern "C" fn occupy_closed_streams() {
+    io_error::occupy_closed_streams();
 }
 
-fn execute(cli: Cli) -> ExitCode {
+fn main() -> ExitCode {
+    let status = match Cli::try_parse().and_then(|cli| check_flags(&cli).map(|()| cli)) {
+        Ok(cli) => match std::panic::catch_unwind(|| execute(cli)) {
+            Ok(status) => status,
+            Err(_) => {
+                io_error::eprintln(
+                    "error: internal compiler error (a bug in parec; the panic message is above)",
+                );
+                ICE_STATUS
+            }
+        },
+        Err(e) => io_error::report_clap(&e),
+    };
+    ExitCode::from(io_error::exit_status(status))
+}
+
+/// Runs the command; returns the process's exit status.
+fn execute(cli: Cli) -> u8 {
     let result = match cli.command {
         Command::Run {
             files,
@@ -589,11 +669,11 @@ fn execute(cli: Cli) -> ExitCode {
         Command::Bench { args } => tools::forward("bench", &args),
     };
     match result {
-        Ok(status) => ExitCode::from((status & 0xff) as u8),
-        Err(Failure::Reported) => ExitCode::from(1),
+        Ok(status) => (status & 0xff) as u8,
+        Err(Failure::Reported) => 1,
         Err(Failure::Error(e)) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
+            io_error::eprintln(format_args!("error: {e:#}"));
+            1
         }
     }
 }

@@ -17,7 +17,12 @@
 //! change and every rule has `restat = 1`, so touching a module reruns the
 //! plan and the actions of the modules that import it, and stops wherever
 //! an output came out the same. A `generator` edge writes the file again
-//! when a source changes (an `import` added or removed changes the graph).
+//! when a source changes (an `import` added or removed changes the graph);
+//! every source is also the output of a `phony` edge without inputs, so
+//! that a source deleted since (with the `import` of it) makes the file
+//! out of date, and `ninja` writes it again before building, rather than
+//! stopping at the missing file — what CMake ("A missing CMake input file
+//! is not an error") and Meson do for the inputs of their regeneration.
 //!
 //! With `--profile-use FILE` (`--profile-mode`, `--profile-mismatch`),
 //! every action takes the profile flags, and the plan and every compile
@@ -70,30 +75,23 @@ struct BuildModule {
 
 /// `parec ninja FILES -o build.ninja`.
 pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
-    let mut outputs = Outputs::default();
-    outputs.file(&opts.out, "-o");
-    let inputs: Vec<PathBuf> = opts
+    let build_dir = build_directory(&opts.out)?;
+    let parec = parec_path(opts)?;
+    let mut inputs: Vec<PathBuf> = opts
         .files
         .iter()
         .chain(&opts.flags.profile.use_file)
         .cloned()
         .collect();
+    // The build runs this parec: linking over it would destroy the tool.
+    inputs.push(PathBuf::from(&parec));
+    // The module names (object names) are known after the front end; the
+    // files that do not depend on them are checked first.
+    let mut outputs = build_outputs(opts, &build_dir, &[]);
     outputs.check(&inputs)?;
     // A bad profile is reported now, not by the first action that reads it.
     opts.flags.profile.read()?;
-    let build_dir = build_directory(&opts.out)?;
     let sources = frontend::source_modules(&opts.files)?;
-    if let Some(source) = sources
-        .iter()
-        .find(|s| crate::outputs::same_file(&s.path, &opts.out))
-    {
-        return Err(anyhow!(
-            "-o `{}` is the source file `{}` of the program; refusing to overwrite it",
-            opts.out.display(),
-            source.path.display()
-        )
-        .into());
-    }
     let mut modules = Vec::new();
     for module in &sources {
         modules.push(BuildModule {
@@ -108,8 +106,13 @@ pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
         name: frontend::runtime_module_name(opts.flags.target),
         sources: Vec::new(),
     });
+    outputs = build_outputs(opts, &build_dir, &modules);
+    outputs.check(&inputs)?;
+    let read: Vec<PathBuf> = sources.iter().map(|s| s.path.clone()).collect();
+    outputs.check_not_read(&read)?;
     let text = NinjaFile {
         opts,
+        parec,
         build_dir: &build_dir,
         modules: &modules,
         all_sources: sources
@@ -127,6 +130,72 @@ pub fn generate(opts: &NinjaOptions) -> Result<i32, Failure> {
     .render()?;
     io_error::write_if_changed(&opts.out, text.as_bytes())?;
     Ok(0)
+}
+
+/// Every file `parec ninja` writes and the build it describes will write,
+/// with `modules`' objects: none may be an input ([`Outputs`]).
+fn build_outputs(opts: &NinjaOptions, build_dir: &Path, modules: &[BuildModule]) -> Outputs {
+    let mut outputs = Outputs::default();
+    outputs.file(&opts.out, "-o");
+    outputs.later(&build_dir.join(executable_name(opts, modules)), "--exe");
+    outputs.later(&build_dir.join(PLAN), "the plan");
+    for module in modules {
+        outputs.later(&build_dir.join(object_path(module)), "the object");
+        if opts.flags.two_rounds {
+            outputs.later(&build_dir.join(round1_path(module)), "the round-1 cgdata");
+        }
+    }
+    if opts.flags.two_rounds {
+        outputs.later(&build_dir.join(ROUND1), "the merged cgdata");
+    }
+    // Ninja's own state.
+    for log in [".ninja_log", ".ninja_deps"] {
+        outputs.later(&build_dir.join(log), "ninja's log");
+    }
+    outputs
+}
+
+/// The plan's file in the build directory.
+const PLAN: &str = "program.plan";
+/// Round 1's merged cgdata in the build directory.
+const ROUND1: &str = "round1.cgdata";
+
+/// A module's object in the build directory.
+fn object_path(module: &BuildModule) -> String {
+    format!("obj/{}", object_name(&module.name))
+}
+
+/// A module's round-1 cgdata in the build directory.
+fn round1_path(module: &BuildModule) -> String {
+    format!("round1/{}.cgdata", object_stem(&module.name))
+}
+
+/// The executable's name in the build directory: `--exe`, else the root
+/// module's name (`modules` empty: the root file's stem, before the front
+/// end has named the modules).
+fn executable_name(opts: &NinjaOptions, modules: &[BuildModule]) -> String {
+    match (&opts.exe, modules.first()) {
+        (Some(name), _) => name.clone(),
+        (None, Some(root)) => root.name.clone(),
+        (None, None) => opts
+            .files
+            .first()
+            .and_then(|f| f.file_stem())
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+    }
+}
+
+/// The parec the build runs, as written in the file.
+fn parec_path(opts: &NinjaOptions) -> anyhow::Result<String> {
+    let path = match &opts.parec {
+        Some(path) => path.clone(),
+        None => {
+            std::env::current_exe().map_err(|e| anyhow!("cannot find parec's own path: {e}"))?
+        }
+    };
+    path.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("`{}` is not valid UTF-8", path.display()))
 }
 
 /// The canonical directory of the build file.
@@ -241,6 +310,8 @@ fn shell_word(word: &str) -> String {
 /// The build file being written.
 struct NinjaFile<'a> {
     opts: &'a NinjaOptions,
+    /// The parec the build runs.
+    parec: String,
     build_dir: &'a Path,
     modules: &'a [BuildModule],
     /// Every source of the program, relative to the build directory.
@@ -265,7 +336,7 @@ impl NinjaFile<'_> {
              # Rewritten by ninja itself when a source changes; do not edit.\n\
              ninja_required_version = 1.5\n"
         );
-        let parec = self.parec_path()?;
+        let parec = &self.parec;
         let files: Vec<String> = self
             .opts
             .files
@@ -284,7 +355,7 @@ impl NinjaFile<'_> {
             common.push(format!("--code-model={}", flags.code_model.name()));
         }
         common.extend(self.profile_flags());
-        let _ = writeln!(s, "parec = {}", shell_word(&parec));
+        let _ = writeln!(s, "parec = {}", shell_word(parec));
         let _ = writeln!(s, "program = {}", files.join(" "));
         let _ = writeln!(s, "flags = {}\n", common.join(" "));
 
@@ -322,37 +393,30 @@ impl NinjaFile<'_> {
             ),
             "LINK $out",
         );
-        self.regenerate_rule(&mut s, &parec, &files)?;
+        self.regenerate_rule(&mut s, parec, &files)?;
 
-        let tool = self.tool_dependency(&parec);
+        let tool = self.tool_dependency(parec);
         let all = ninja_paths(&self.all_sources);
         // The plan and every compile action read the profile (round 2
         // too: its compile checks the profile against the plan).
         let profile = self.profile_dependency();
-        let _ = writeln!(s, "build program.plan: plan | {all}{profile}{tool}\n");
-        let objects: Vec<String> = self
-            .modules
-            .iter()
-            .map(|m| format!("obj/{}", object_name(&m.name)))
-            .collect();
+        let _ = writeln!(s, "build {PLAN}: plan | {all}{profile}{tool}\n");
+        let objects: Vec<String> = self.modules.iter().map(object_path).collect();
         if two_rounds {
             let mut round1 = Vec::new();
             for module in self.modules {
-                let out = format!(
-                    "round1/{}.cgdata",
-                    object_name(&module.name).trim_end_matches(".o")
-                );
+                let out = round1_path(module);
                 self.module_edge(&mut s, "round1", &out, module, &profile, &tool);
                 round1.push(out);
             }
             let _ = writeln!(
                 s,
-                "build round1.cgdata: cgdata_merge {}{}\n",
+                "build {ROUND1}: cgdata_merge {}{}\n",
                 round1.join(" "),
                 implicit(&tool)
             );
             for (module, out) in self.modules.iter().zip(&objects) {
-                let more = format!(" round1.cgdata{profile}");
+                let more = format!(" {ROUND1}{profile}");
                 self.module_edge(&mut s, "round2", out, module, &more, &tool);
             }
         } else {
@@ -360,10 +424,7 @@ impl NinjaFile<'_> {
                 self.module_edge(&mut s, "compile", out, module, &profile, &tool);
             }
         }
-        let exe = match &self.opts.exe {
-            Some(name) => name.clone(),
-            None => self.modules[0].name.clone(),
-        };
+        let exe = executable_name(self.opts, self.modules);
         let _ = writeln!(
             s,
             "build {}: link {}{}\n",
@@ -393,7 +454,7 @@ impl NinjaFile<'_> {
             .collect();
         let _ = writeln!(
             s,
-            "build {}: {rule} |{sources} program.plan{more}{tool}\n  module = {}\n",
+            "build {}: {rule} |{sources} {PLAN}{more}{tool}\n  module = {}\n",
             ninja_path(out),
             shell_word(&module.name)
         );
@@ -461,20 +522,12 @@ impl NinjaFile<'_> {
             ninja_path(&out),
             self.tool_dependency(parec)
         );
+        // A source that is gone (its import removed, the file deleted)
+        // makes the file out of date instead of stopping ninja with
+        // "missing and no known rule to make it", as CMake's and Meson's
+        // build files treat their own inputs.
+        let _ = writeln!(s, "build {all}: phony\n");
         Ok(())
-    }
-
-    /// The parec the build runs, as written in the file.
-    fn parec_path(&self) -> anyhow::Result<String> {
-        let path = match &self.opts.parec {
-            Some(path) => path.clone(),
-            None => {
-                std::env::current_exe().map_err(|e| anyhow!("cannot find parec's own path: {e}"))?
-            }
-        };
-        path.to_str()
-            .map(str::to_string)
-            .ok_or_else(|| anyhow!("`{}` is not valid UTF-8", path.display()))
     }
 
     /// An implicit dependency on the parec binary, when it names a file

@@ -1,13 +1,19 @@
 //! The files a command writes, checked against the files it reads.
 //!
-//! parec never writes over one of its inputs: an executable, an object
-//! directory, assembly, CLIF or cgdata whose path names a source file, an
-//! imported module, a `.clif` file or a `--cgdata-use` file is refused, and
-//! so are two outputs of one command that name the same file. Files are
-//! compared by identity, not by spelling: on Unix two paths are the same
-//! file when they have the same device and inode (so symbolic links, `./x`
-//! and `x`, and hard links all count); elsewhere their canonical paths are
-//! compared. A path that does not exist yet is no input.
+//! parec never writes over one of its inputs: every file a command writes
+//! (an executable, an object directory, assembly, CLIF, cgdata, remarks, a
+//! plan, a profile, a size page, a build file and what that build will
+//! write) whose path names a file the command reads (a source file, an
+//! imported module, a `.clif` file, an object or executable it measures,
+//! a `--cgdata-use`, `--profile-use` or plan file) is refused, and so are
+//! two outputs of one command that name the same file, or an output file
+//! that another output would need as its directory. Files are compared by
+//! identity, not by spelling: on Unix two paths are the same file when
+//! they have the same device and inode (so symbolic links, `./x` and `x`,
+//! and hard links all count); elsewhere their canonical paths are
+//! compared. A path that does not exist yet is no input; two such paths
+//! are compared by where they will be (the canonical directory that
+//! exists, joined with the rest).
 //!
 //! The checks run in two steps, both before anything is written:
 //!
@@ -19,6 +25,7 @@
 //!    files it read: a Pare program's imports are found by the front end,
 //!    so only then is the whole set of inputs known.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
@@ -30,6 +37,10 @@ pub enum OutputKind {
     File,
     /// A directory of files (`--emit obj`), created with its parents.
     Directory,
+    /// A file a later step writes (an action of the build file `parec
+    /// ninja` writes): its directory is created then, so it need not
+    /// exist now.
+    Later,
 }
 
 /// One path a command will write.
@@ -58,6 +69,11 @@ impl Outputs {
         self.add(path, flag, OutputKind::Directory);
     }
 
+    /// Adds a file a later step writes, named by `what`.
+    pub fn later(&mut self, path: &Path, what: &'static str) {
+        self.add(path, what, OutputKind::Later);
+    }
+
     fn add(&mut self, path: &Path, flag: &'static str, kind: OutputKind) {
         if path != Path::new("-") {
             self.planned.push(PlannedOutput {
@@ -74,11 +90,23 @@ impl Outputs {
     }
 
     /// Before compiling: every output can be written, no two are the same
-    /// file, and none is one of `inputs`.
+    /// file, none is one of `inputs`, and no output file is the directory
+    /// of another output.
+    ///
+    /// Each path is looked up once (its identity if it exists, where it
+    /// will be otherwise), so a build file's thousands of outputs cost
+    /// thousands of lookups, not millions.
     pub fn check(&self, inputs: &[PathBuf]) -> Result<()> {
-        for (i, output) in self.planned.iter().enumerate() {
+        let inputs: Vec<(FileId, &PathBuf)> = inputs
+            .iter()
+            .filter_map(|input| Some((identity(input)?, input)))
+            .collect();
+        let mut by_identity: HashMap<FileId, &PlannedOutput> = HashMap::new();
+        let mut by_location: HashMap<PathBuf, &PlannedOutput> = HashMap::new();
+        for output in &self.planned {
             check_writable(output)?;
-            if let Some(input) = inputs.iter().find(|input| same_file(&output.path, input)) {
+            let id = identity(&output.path);
+            if let Some((_, input)) = inputs.iter().find(|(input, _)| Some(input) == id.as_ref()) {
                 bail!(
                     "{} `{}` is the input `{}`; refusing to overwrite it",
                     output.flag,
@@ -86,10 +114,11 @@ impl Outputs {
                     input.display()
                 );
             }
-            if let Some(other) = self.planned[..i]
-                .iter()
-                .find(|other| same_path(&output.path, &other.path))
-            {
+            let location = planned_location(&output.path);
+            let earlier = id
+                .and_then(|id| by_identity.insert(id, output))
+                .or_else(|| by_location.get(location.as_ref()?).copied());
+            if let Some(other) = earlier {
                 bail!(
                     "{} `{}` and {} `{}` are the same file",
                     other.flag,
@@ -98,8 +127,11 @@ impl Outputs {
                     output.path.display()
                 );
             }
+            if let Some(location) = location {
+                by_location.insert(location, output);
+            }
         }
-        Ok(())
+        check_nesting(&self.planned, &by_location)
     }
 
     /// After the front end: no output is one of the files it `read`.
@@ -118,6 +150,32 @@ impl Outputs {
     }
 }
 
+/// No output file is the directory another output is written in: each
+/// output's ancestors are looked up among the outputs' locations.
+fn check_nesting(
+    planned: &[PlannedOutput],
+    by_location: &HashMap<PathBuf, &PlannedOutput>,
+) -> Result<()> {
+    for output in planned {
+        let Some(location) = planned_location(&output.path) else {
+            continue;
+        };
+        for ancestor in location.ancestors().skip(1) {
+            match by_location.get(ancestor) {
+                Some(file) if file.kind != OutputKind::Directory => bail!(
+                    "{} `{}` is the directory of {} `{}`; it cannot be a file too",
+                    file.flag,
+                    file.path.display(),
+                    output.flag,
+                    output.path.display()
+                ),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `output` can be created where it is asked for.
 fn check_writable(output: &PlannedOutput) -> Result<()> {
     let path = &output.path;
@@ -126,6 +184,11 @@ fn check_writable(output: &PlannedOutput) -> Result<()> {
         bail!("{}: the output path is empty", output.flag);
     }
     match output.kind {
+        OutputKind::Later => {
+            if path.is_dir() {
+                bail!("{} `{shown}` is a directory", output.flag);
+            }
+        }
         OutputKind::File => {
             if path.is_dir() {
                 bail!("{} `{shown}` is a directory", output.flag);
@@ -172,35 +235,38 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Whether two paths, existing or not, name the same file: the same file
-/// if both exist, else the same canonical directory and file name.
-fn same_path(a: &Path, b: &Path) -> bool {
-    if same_file(a, b) {
-        return true;
-    }
-    match (planned_location(a), planned_location(b)) {
-        (Some(x), Some(y)) => x == y,
-        _ => false,
-    }
+/// Where a path that may not exist yet will be: its deepest existing
+/// directory, canonical, joined with the names below it.
+fn planned_location(path: &Path) -> Option<PathBuf> {
+    let mut names = vec![path.file_name()?];
+    let mut dir = parent_dir(path);
+    let mut location = loop {
+        if let Ok(existing) = dir.canonicalize() {
+            break existing;
+        }
+        names.push(dir.file_name()?);
+        dir = parent_dir(dir);
+    };
+    location.extend(names.iter().rev());
+    Some(location)
 }
 
-/// Where a path that may not exist yet will be: its canonical directory
-/// joined with its file name.
-fn planned_location(path: &Path) -> Option<PathBuf> {
-    let dir = parent_dir(path).canonicalize().ok()?;
-    Some(dir.join(path.file_name()?))
-}
+/// What identifies an existing file: device and inode on Unix.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
 
 /// What identifies an existing file (after following symbolic links).
 #[cfg(unix)]
-fn identity(path: &Path) -> Option<(u64, u64)> {
+fn identity(path: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.dev(), meta.ino()))
 }
 
 #[cfg(not(unix))]
-fn identity(path: &Path) -> Option<PathBuf> {
+fn identity(path: &Path) -> Option<FileId> {
     path.canonicalize().ok()
 }
 
@@ -271,5 +337,28 @@ mod tests {
             .check(&[])
             .unwrap_err();
         assert!(err.to_string().contains("same file"), "{err}");
+        // Paths below a directory that does not exist yet are compared by
+        // where they will be.
+        let later = dir.path().join("obj/m.o");
+        let again = dir.path().join("./obj/./m.o");
+        let err = outputs(&[(&later, OutputKind::Later), (&again, OutputKind::Later)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("same file"), "{err}");
+    }
+
+    #[test]
+    fn an_output_file_may_not_be_another_outputs_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("obj");
+        let below = dir.path().join("obj/sub/m.o");
+        let err = outputs(&[(&below, OutputKind::Later), (&file, OutputKind::Later)])
+            .check(&[])
+            .unwrap_err();
+        assert!(err.to_string().contains("is the directory of"), "{err}");
+        // A directory output may hold other outputs.
+        outputs(&[(&file, OutputKind::Directory), (&below, OutputKind::Later)])
+            .check(&[])
+            .unwrap();
     }
 }

@@ -37,7 +37,9 @@
 //! flags it was made with (target, optimization level, passes, rounds, code
 //! model, profile), the program's module names, one record per CLIF pass,
 //! the outliner's shared functions, the code model's choice for the program
-//! and what the profile says of the program's functions.
+//! and what the profile says of the program's functions; then the xxh3-64
+//! checksum of every byte before it, as cgdata files end (a plan changed by
+//! a byte is refused, never compiled with).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -52,7 +54,10 @@ use crate::io_error;
 /// The first bytes of a plan file.
 pub const MAGIC: &[u8; 8] = b"PARECPL\0";
 /// The plan format version; a plan of another version is refused.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
+
+/// The bytes of the checksum at the end of a plan file.
+const CHECKSUM_BYTES: usize = 8;
 
 /// The facts one CLIF pass reads from every module of the program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -151,7 +156,10 @@ impl ProgramPlan {
         write_names(&mut w, self.codegen_shared.iter());
         w.u8(u8::from(self.near_symbols));
         write_heat(&mut w, &self.heat);
-        w.into_bytes()
+        let mut bytes = w.into_bytes();
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        bytes
     }
 
     /// Decodes a plan written by [`ProgramPlan::encode`].
@@ -170,6 +178,21 @@ impl ProgramPlan {
                 reason: format!("plan version {version}; this parec reads version {VERSION}"),
             });
         }
+        let header = r.offset();
+        let body_end = bytes
+            .len()
+            .checked_sub(CHECKSUM_BYTES)
+            .filter(|&end| end >= header)
+            .ok_or(CgDataError::Truncated {
+                offset: bytes.len(),
+                what: "the checksum",
+            })?;
+        let (body, stored) = bytes.split_at(body_end);
+        if xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != stored {
+            return Err(CgDataError::Checksum);
+        }
+        let mut r = Reader::new(body);
+        r.take(header, "the header")?;
         let flags = PlanFlags {
             target: r.str("the target")?,
             level: r.str("the level")?,
@@ -217,13 +240,7 @@ impl ProgramPlan {
 
     /// Reads and decodes a plan file.
     pub fn read(path: &Path) -> Result<ProgramPlan> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            anyhow!(
-                "cannot read the plan `{}`: {}",
-                path.display(),
-                io_error::reason(&e)
-            )
-        })?;
+        let bytes = io_error::read_bytes_as(path, "the plan ")?;
         ProgramPlan::decode(&bytes).map_err(|e| anyhow!("plan `{}`: {e}", path.display()))
     }
 
@@ -231,8 +248,8 @@ impl ProgramPlan {
     /// that a build system comparing outputs sees no change), refusing to
     /// replace a file that is not a plan.
     pub fn write(&self, path: &Path) -> Result<()> {
-        if let Ok(existing) = std::fs::read(path) {
-            if !existing.is_empty() && !existing.starts_with(MAGIC) {
+        if let Some(existing) = io_error::read_prefix(path, MAGIC.len()) {
+            if !existing.is_empty() && existing != MAGIC {
                 bail!(
                     "`{}` exists and is not a parec plan; refusing to overwrite it",
                     path.display()
@@ -448,6 +465,13 @@ mod tests {
         let mut bad = bytes.clone();
         bad[0] = b'X';
         assert!(ProgramPlan::decode(&bad).is_err());
+        // Any one byte changed is refused (issue 34: a changed byte of a
+        // module name or a summary decoded, and changed the objects).
+        for at in 0..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x01;
+            assert!(ProgramPlan::decode(&changed).is_err(), "byte {at} changed");
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! since the profile was made: by default an error naming the functions;
 //! with `--profile-mismatch warn` a warning, and the functions are unknown.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -174,11 +175,11 @@ pub fn heat_of(modules: &[ClifModule], use_: &ProfileUse) -> Result<ProgramHeat>
         );
         mismatches.extend(m.mismatches);
     }
-    // A generic instance several modules define mismatches once.
-    mismatches.sort();
-    mismatches.dedup_by(|a, b| a.function == b.function && a.hash == b.hash);
-    if !mismatches.is_empty() {
-        let names: Vec<&str> = mismatches.iter().map(|m| m.function.as_str()).collect();
+    // A generic instance several modules define mismatches once: the
+    // names, sorted, each once.
+    let names: BTreeSet<&str> = mismatches.iter().map(|m| m.function.as_str()).collect();
+    if !names.is_empty() {
+        let names: Vec<&str> = names.into_iter().collect();
         let message = format!(
             "profile `{}` does not match {} function(s) of the program, changed since it was made: {}",
             use_.path.display(),
@@ -190,7 +191,7 @@ pub fn heat_of(modules: &[ClifModule], use_: &ProfileUse) -> Result<ProgramHeat>
                 "{message}\n(regenerate the profile with `parec run --profile-generate`, or build with `--profile-mismatch warn` to treat them as unprofiled)"
             ),
             MismatchPolicy::Warn => {
-                eprintln!("warning: {message}; building them as unprofiled");
+                crate::io_error::eprintln(format_args!("warning: {message}; building them as unprofiled"));
             }
         }
     }
@@ -334,7 +335,7 @@ pub fn write_armed_profile() -> Result<()> {
 /// `atexit` handler: the program called `exit` (or trapped).
 extern "C" fn write_at_exit() {
     if let Err(e) = write_armed_profile() {
-        eprintln!("error: {e:#}");
+        crate::io_error::eprintln(format_args!("error: {e:#}"));
     }
 }
 

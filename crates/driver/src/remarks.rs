@@ -78,9 +78,11 @@ pub fn write_json_lines<'a>(
 
 /// Prints `remarks` to stderr, one `remark: ...` line each.
 pub fn print_text<'a>(remarks: impl IntoIterator<Item = &'a Remark>) {
+    let mut text = String::new();
     for remark in remarks {
-        eprintln!("remark: {remark}");
+        text.push_str(&format!("remark: {remark}\n"));
     }
+    io_error::eprint(&text);
 }
 
 #[cfg(test)]

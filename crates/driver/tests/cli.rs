@@ -293,10 +293,12 @@ fn opt_rejects_unknown_passes() {
         .arg("opt")
         .arg(data("arith.clif"))
         .args(["--passes", "gvn,frobnicate"]));
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        stderr(&o),
-        "error: unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed, gvn-speed\n"
+    // A bad flag: clap's status and message.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed, gvn-speed\n"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -369,6 +371,58 @@ fn errors_exit_cleanly() {
     );
 }
 
+/// Cross-module flags without a pass that uses them are bad flags: status
+/// 2, before anything is read (it was 1, a compile error), in every
+/// command that takes them.
+#[test]
+fn cross_module_flags_without_their_passes_are_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("m.pare"), "fn main() { print(1); }\n").unwrap();
+    let compile = [
+        "compile", "m.pare", "--module", "m", "--plan", "p.plan", "-o", "m.o",
+    ];
+    for args in [
+        vec!["build", "m.pare", "-o", "x", "-O0", "--two-rounds"],
+        vec![
+            "build",
+            "m.pare",
+            "-o",
+            "x",
+            "-O2",
+            "--cgdata-generate",
+            "a.cg",
+        ],
+        vec!["build", "m.pare", "-o", "x", "-O2", "--cgdata-use", "a.cg"],
+        vec![
+            "build",
+            "m.pare",
+            "-o",
+            "x",
+            "--passes",
+            "gvn",
+            "--two-rounds",
+        ],
+        vec!["plan", "m.pare", "-o", "p.plan", "-O0", "--two-rounds"],
+        vec!["ninja", "m.pare", "-o", "b.ninja", "-O2", "--two-rounds"],
+        [&compile[..], &["-O0", "--cgdata-generate", "m.cg"]].concat(),
+        vec!["build", "m.pare", "-o", "x", "--passes", "gvn,nonsense"],
+    ] {
+        let o = run(parec().current_dir(d).args(&args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(d).unwrap().count(),
+        1,
+        "something was written"
+    );
+}
+
 /// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode.
 fn twin_addresses(icf: &str) -> Vec<u64> {
     let dir = tempfile::tempdir().unwrap();
@@ -414,7 +468,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     let o = run(parec()
         .args(["run", "--passes", "planted-iadd-isub"])
         .arg(data("arith.clif")));
-    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
             .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed, gvn-speed"),

@@ -339,3 +339,50 @@ fn deep_recursion_in_run_lines_is_a_failure_not_a_crash() {
     );
     assert!(!stderr(&o).contains("%down(100000)"), "{}", stderr(&o));
 }
+
+/// What `parec opt` prints of a file whose entity numbers skip is valid
+/// CLIF with dense numbers: no placeholder (`symbol %`, a function without
+/// a signature) is left, and the output reads again.
+#[test]
+fn numbers_a_file_skips_are_closed() {
+    let file = workspace_root().join("filetests/clif/skipped_numbers.clif");
+    let o = run(parec().arg("opt").arg(&file));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8(o.stdout).unwrap();
+    assert!(!printed.contains("symbol %\n"), "{printed}");
+    assert!(!printed.contains("sig4294967295"), "{printed}");
+    for (entity, count) in [("    fn", 3), ("    gv", 2)] {
+        let numbers: Vec<String> = printed
+            .lines()
+            .filter(|l| l.starts_with(entity) && l.contains(" = "))
+            .map(|l| l.split(" = ").next().unwrap().trim().to_string())
+            .collect();
+        let dense: Vec<String> = (0..count)
+            .map(|i| format!("{}{i}", entity.trim()))
+            .collect();
+        assert_eq!(numbers, dense, "{printed}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let again = write(dir.path(), "again.clif", &printed);
+    let o = run(parec().arg("opt").arg(&again).arg("--run"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A `; run:` line with the wrong number of arguments says so (the CLIF
+/// reader said "expected a comma between invocation arguments").
+#[test]
+fn a_run_line_with_the_wrong_argument_count_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let add = "function %add(i64, i64) -> i64 {\nblock0(v0: i64, v1: i64):\n    v2 = iadd v0, v1\n    return v2\n}\n";
+    for (call, given) in [("%add(1)", 1), ("%add(1, 2, 3)", 3), ("%add()", 0)] {
+        let file = write(
+            dir.path(),
+            "add.clif",
+            &format!("{add}; run: {call} == 3\n"),
+        );
+        refused(
+            &[std::ffi::OsStr::new("opt"), file.as_os_str()],
+            &format!("`%add` takes 2 argument(s), the command gives {given}"),
+        );
+    }
+}

@@ -386,7 +386,11 @@ fn a_compile_with_another_profile_than_the_plans_is_refused() {
     // `parec ninja` reads the profile too: a missing or bad one is an error
     // now rather than in the build.
     let out = tmp.path().join("build.ninja");
-    for bad in [tmp.path().join("missing.prof"), plan.clone()] {
+    // (A copy of the plan: the plan itself is a file this build would
+    // write, refused as such before the profile is read.)
+    let not_a_profile = tmp.path().join("not-a-profile");
+    std::fs::copy(&plan, &not_a_profile).unwrap();
+    for bad in [tmp.path().join("missing.prof"), not_a_profile] {
         let err = fails(
             parec()
                 .arg("ninja")
@@ -598,4 +602,38 @@ fn bad_actions_are_clear_errors() {
             .arg(tmp.path().join("exe")),
     );
     assert!(err.contains("cannot read the object"), "{err}");
+}
+
+/// An `import` removed and its file deleted: `ninja` writes the build file
+/// again and builds, as CMake's and Meson's build files do when an input of
+/// their regeneration is gone (it stopped with "missing and no known rule
+/// to make it" until `parec ninja` was run by hand).
+#[test]
+fn a_deleted_import_regenerates_the_build_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let main = src.join("main.pare");
+    let util = src.join("util.pare");
+    std::fs::write(
+        &main,
+        "import util;\nfn main() { print(util::twice(21)); }\n",
+    )
+    .unwrap();
+    std::fs::write(&util, "pub fn twice(x: i64) -> i64 { x * 2 }\n").unwrap();
+    let build = tmp.path().join("build");
+    generate(&main, &build, &[]);
+    ninja(&build, &[]);
+    std::fs::write(&main, "fn main() { print(42); }\n").unwrap();
+    std::fs::remove_file(&util).unwrap();
+    let ran = actions(&ninja(&build, &[]));
+    assert!(ran.contains("NINJA build.ninja"), "{ran:?}");
+    assert!(ran.contains("LINK main"), "{ran:?}");
+    let reference = tmp.path().join("reference");
+    reference_build(&main, &reference, false);
+    same_bytes(&build.join("main"), &reference.join("exe"));
+    assert!(
+        actions(&ninja(&build, &[])).is_empty(),
+        "a second run did something"
+    );
 }

@@ -229,6 +229,42 @@ fn an_edited_function_is_reported_and_warn_builds_anyway() {
     assert!(profile_decisions(&remarks).contains(&("stale".into(), "main::never".into())));
 }
 
+/// Generic instances several modules define, edited since the profile:
+/// each is named once in the error, however many modules define it (the
+/// list once repeated them per module).
+#[test]
+fn stale_instances_are_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let util = |body: &str| {
+        std::fs::write(
+            d.join("util.pare"),
+            format!("pub fn twice<T>(x: T) -> T {{ x + x{body} }}\npub fn thrice<T>(x: T) -> T {{ x + x + x{body} }}\n"),
+        )
+        .unwrap()
+    };
+    util("");
+    std::fs::write(
+        d.join("m2.pare"),
+        "import util;\npub fn g(x: i64) -> i64 { util::twice<i64>(x) + util::thrice<i64>(x) }\n",
+    )
+    .unwrap();
+    let source = write_program(
+        d,
+        "import util;\nimport m2;\nfn main() { print(util::twice<i64>(3)); print(util::thrice<i64>(3)); print(m2::g(4)); }\n",
+    );
+    let profile = d.join("p.prof");
+    generated(&source, &profile);
+    util(" + 1");
+    let o = build_objects(&source, &profile, &d.join("obj"), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("does not match 2 function(s) of the program, changed since it was made: util::thrice<i64>, util::twice<i64>\n"),
+        "{err}"
+    );
+}
+
 /// Two instances of one generic function over types of one representation
 /// compile to the same code, which the linker folds. The profile knows one
 /// hot and the other lukewarm; the lukewarm one is treated as hot too (it

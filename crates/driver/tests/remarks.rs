@@ -498,3 +498,124 @@ fn merge_remarks_agree_with_a_stale_plan() {
     assert!(mismatches > 0, "no pattern mismatch with the stale plan");
     assert!(single > 0, "no single local candidate with the stale plan");
 }
+
+/// Each pass's decisions as docs/REMARKS.md's tables list them: the
+/// section `### `PASS`` and its rows `| `decision` | kind |`.
+fn documented_decisions() -> BTreeMap<String, BTreeMap<String, String>> {
+    let doc = std::fs::read_to_string(workspace_root().join("docs/REMARKS.md")).unwrap();
+    let mut passes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in doc.lines() {
+        if let Some(heading) = line.strip_prefix("### `") {
+            current = heading.split('`').next().map(str::to_string);
+            continue;
+        }
+        let (Some(pass), Some(row)) = (&current, line.strip_prefix("| `")) else {
+            continue;
+        };
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        if let ["passed" | "missed" | "analysis", ..] = cells[1..] {
+            let decision = cells[0].trim_end_matches('`').to_string();
+            passes
+                .entry(pass.clone())
+                .or_default()
+                .insert(decision, cells[1].to_string());
+        }
+    }
+    passes
+}
+
+/// Each pass's decisions as docs/remarks.schema.json's rules list them.
+fn schema_decisions() -> BTreeMap<String, BTreeMap<String, String>> {
+    let path = workspace_root().join("docs/remarks.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    let mut passes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for pass in strings(&schema["properties"]["pass"]["enum"]) {
+        passes.insert(pass, BTreeMap::new());
+    }
+    let rules = schema["allOf"].as_array().unwrap();
+    // First the decisions each pass may take, then the kind of each.
+    for rule in rules {
+        let pass = rule["if"]["properties"]["pass"]["const"].as_str().unwrap();
+        if rule["if"]["properties"]["decision"].is_null() {
+            for decision in strings(&rule["then"]["properties"]["decision"]["enum"]) {
+                let decisions = passes.get_mut(pass).expect("a rule of an unlisted pass");
+                decisions.insert(decision, String::new());
+            }
+        }
+    }
+    for rule in rules {
+        let pass = rule["if"]["properties"]["pass"]["const"].as_str().unwrap();
+        let kind = &rule["then"]["properties"]["kind"]["const"];
+        for decision in strings(&rule["if"]["properties"]["decision"]["enum"]) {
+            let slot = passes[pass].get(&decision).cloned();
+            assert_eq!(
+                slot.as_deref(),
+                Some(""),
+                "{pass}: {decision}: kind rule twice or unlisted"
+            );
+            passes
+                .get_mut(pass)
+                .unwrap()
+                .insert(decision, kind.as_str().unwrap().to_string());
+        }
+    }
+    passes
+}
+
+/// The schema accepts exactly the documented remarks: every pass, every
+/// decision, each with its kind (it once lacked `hot-function`, issue 34).
+#[test]
+fn the_schema_lists_every_documented_decision_with_its_kind() {
+    let documented = documented_decisions();
+    assert!(documented.len() >= 7, "{documented:?}");
+    assert_eq!(schema_decisions(), documented);
+}
+
+/// A profiled build's remarks validate, `hot-function` and the `profile`
+/// pass's included.
+#[test]
+fn a_profiled_build_remarks_validate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = workspace_root().join("examples/hot_and_cold.pare");
+    let profile = tmp.path().join("own.prof");
+    let o = run(parec()
+        .arg("run")
+        .arg(&example)
+        .arg("--profile-generate")
+        .arg(&profile));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let file = tmp.path().join("remarks.jsonl");
+    // Without the inliner, which would inline the hot function away.
+    build(
+        &example,
+        tmp.path(),
+        &[
+            "--passes=merge,fmerge,peephole,outline",
+            "--profile-use",
+            profile.to_str().unwrap(),
+            &format!("--remarks={}", file.display()),
+        ],
+    );
+    let lines = validated_lines(&file);
+    for pass in ["merge", "fmerge", "outline"] {
+        assert!(
+            json_decisions(&lines, pass, "hot-function") > 0,
+            "no hot-function remark of {pass}"
+        );
+    }
+    for decision in ["hot", "cold"] {
+        assert!(
+            json_decisions(&lines, "profile", decision) > 0,
+            "no profile remark {decision}"
+        );
+    }
+}

@@ -2,9 +2,12 @@
 //! (objects and executables), `--compare` of two builds that differ in
 //! known functions, ICF-folded functions attributed to every sharer and
 //! counted once, trap stubs on both targets, the invariants of the report
-//! on a large program, and bad inputs.
+//! on a large program, every file byte accounted for (executables and
+//! objects, stripped or not, with and without the C library), and bad
+//! inputs.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -393,6 +396,265 @@ fn x86_64_executable_with_trap_stubs() {
     assert_eq!(main["kind"], "program");
     assert!(main["trap_bytes"].as_u64().unwrap() > 0, "{main}");
     assert!(bytes(group(&report, "kinds", "trap-path").unwrap()) > 0);
+}
+
+/// `tool ARGS` in `dir` (clang-19, ld.lld-19, llvm-strip-19: installed by
+/// scripts/test.sh); panics on failure.
+fn tool(dir: &Path, tool: &str, args: &[&str]) {
+    let out = Command::new(tool)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool} ({e}): run scripts/test.sh"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?}: {}",
+        text(&out.stderr)
+    );
+}
+
+/// A little-endian `u16` of an ELF header at `at`.
+fn header_u16(file: &[u8], at: usize) -> u64 {
+    u64::from(u16::from_le_bytes([file[at], file[at + 1]]))
+}
+
+/// File part `name` of a report, if it has bytes.
+fn file_part<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
+    group(&report["file"], "parts", name)
+}
+
+/// The bytes of file part `name` in a report (0 if it has none).
+fn part(report: &Value, name: &str) -> u64 {
+    file_part(report, name).map_or(0, bytes)
+}
+
+/// The file parts of `path` add up to its size, and the header tables
+/// are the sizes the ELF header gives (read here from the file's bytes:
+/// `e_ehsize`, `e_phentsize × e_phnum`, `e_shentsize × e_shnum`); the
+/// code part is the code the kinds divide. Returns the JSON report.
+fn check_file_bytes(dir: &Path, path: &str, stripped: bool) -> Value {
+    let report = size_json(dir, &[path]);
+    let file = std::fs::read(dir.join(path)).unwrap();
+    let size = file.len() as u64;
+    assert_eq!(report["file"]["bytes"], size, "{path}");
+    let parts = report["file"]["parts"].as_array().unwrap();
+    assert_eq!(
+        parts.iter().map(bytes).sum::<u64>(),
+        size,
+        "{path}: {parts:?}"
+    );
+    assert_eq!(report["stripped"], stripped, "{path}");
+    assert_eq!(report["file"]["inputs"][0]["stripped"], stripped, "{path}");
+    assert_eq!(part(&report, "ELF header"), header_u16(&file, 52), "{path}");
+    assert_eq!(
+        part(&report, "program headers"),
+        header_u16(&file, 54) * header_u16(&file, 56),
+        "{path}"
+    );
+    assert_eq!(
+        part(&report, "section headers"),
+        header_u16(&file, 58) * header_u16(&file, 60),
+        "{path}"
+    );
+    assert_eq!(part(&report, "code"), report["total"], "{path}");
+    let kinds: Vec<&str> = report["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    if stripped {
+        assert_eq!(part(&report, "symbol table"), 0, "{path}");
+        assert_eq!(kinds, ["unknown"], "{path}");
+        // One row per code section, named after it.
+        let mut rows: Vec<&str> = functions(&report)
+            .iter()
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        let code = file_part(&report, "code").unwrap();
+        let mut sections: Vec<&str> = code["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        rows.sort_unstable();
+        sections.sort_unstable();
+        assert_eq!(rows, sections, "{path}");
+    } else {
+        assert!(part(&report, "symbol table") > 0, "{path}");
+        assert!(kinds.contains(&"program"), "{path}: {kinds:?}");
+    }
+    report
+}
+
+/// Every byte of an executable and of an object, stripped (`llvm-strip`)
+/// and not: the parts add up; stripping drops the symbol table and keeps
+/// the code, which the stripped report attributes per section; the text
+/// report and `--compare` say so.
+#[test]
+fn file_bytes_add_up_stripped_and_unstripped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_example("hello.pare", dir, "hello.pare");
+    build(dir, &["hello.pare", "-o", "prog"]);
+    build(dir, &["hello.pare", "--emit", "obj", "-o", "obj"]);
+    tool(dir, "llvm-strip-19", &["-o", "prog.stripped", "prog"]);
+    tool(
+        dir,
+        "llvm-strip-19",
+        &["-o", "hello.stripped.o", "obj/hello.o"],
+    );
+
+    let prog = check_file_bytes(dir, "prog", false);
+    let stripped = check_file_bytes(dir, "prog.stripped", true);
+    assert!(part(&prog, "read-only data") > 0 && part(&prog, "writable data") > 0);
+    assert!(part(&prog, "string tables") > part(&stripped, "string tables"));
+    assert_eq!(prog["total"], stripped["total"]);
+    assert_eq!(function(&stripped, ".text")["module"], "(unknown)");
+    let object = check_file_bytes(dir, "obj/hello.o", false);
+    assert!(part(&object, "relocations") > 0, "{object}");
+    let stripped_object = check_file_bytes(dir, "hello.stripped.o", true);
+    assert_eq!(object["total"], stripped_object["total"]);
+
+    let table = size(dir, &["prog.stripped"]);
+    assert!(
+        table.contains("stripped (no symbol table: code is attributed per section)"),
+        "{table}"
+    );
+    assert!(table.contains("the program's own: unknown"), "{table}");
+    assert!(table.lines().any(|l| l.starts_with("total ")), "{table}");
+
+    let diff = size_json(dir, &["prog.stripped", "--compare", "prog"]);
+    let (old, new) = (
+        std::fs::metadata(dir.join("prog")).unwrap().len() as i64,
+        std::fs::metadata(dir.join("prog.stripped")).unwrap().len() as i64,
+    );
+    assert_eq!(diff["file"]["delta"].as_i64().unwrap(), new - old);
+    let symbols = group(&diff, "file_parts", "symbol table").unwrap();
+    assert_eq!(symbols["change"], "vanished", "{symbols}");
+    let parts_delta: i64 = diff["file_parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["delta"].as_i64().unwrap())
+        .sum();
+    assert_eq!(parts_delta, new - old);
+}
+
+/// A freestanding executable as parec's freestanding runtime links one
+/// (`_start`, the runtime's `pare_*` functions and a system-call primitive,
+/// no C library; made here from assembly with clang-19 and ld.lld-19):
+/// `_start` is the runtime's, no code is `libc`; linked with `-s` it has no
+/// symbol table, and its bytes still add up.
+#[test]
+fn freestanding_executable_without_libc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut source = String::from("\t.text\n");
+    for (name, body) in [
+        ("_start", &["bl main", "mov x8, #94", "b pare_syscall"][..]),
+        ("pare_syscall", &["svc #0", "ret"]),
+        (
+            "pare_print_str",
+            &[
+                "mov x2, x1",
+                "mov x1, x0",
+                "mov x0, #1",
+                "mov x8, #64",
+                "b pare_syscall",
+            ],
+        ),
+        (
+            "main",
+            &[
+                "stp x29, x30, [sp, #-16]!",
+                "adrp x0, message",
+                "add x0, x0, :lo12:message",
+                "mov x1, #6",
+                "bl pare_print_str",
+                "mov x0, #0",
+                "ldp x29, x30, [sp], #16",
+                "ret",
+            ],
+        ),
+    ] {
+        source.push_str(&format!(
+            "\t.globl {name}\n\t.type {name}, %function\n{name}:\n"
+        ));
+        for instruction in body {
+            source.push_str(&format!("\t{instruction}\n"));
+        }
+        source.push_str(&format!("\t.size {name}, .-{name}\n"));
+    }
+    source.push_str("\t.section .rodata\nmessage:\n\t.ascii \"hello\\n\"\n");
+    std::fs::write(dir.join("start.s"), source).unwrap();
+    tool(
+        dir,
+        "clang-19",
+        &[
+            "--target=aarch64-linux-gnu",
+            "-c",
+            "start.s",
+            "-o",
+            "start.o",
+        ],
+    );
+    tool(dir, "ld.lld-19", &["-static", "-o", "free", "start.o"]);
+    tool(
+        dir,
+        "ld.lld-19",
+        &["-static", "-s", "-o", "free.stripped", "start.o"],
+    );
+
+    let report = check_file_bytes(dir, "free", false);
+    assert_eq!(function(&report, "_start")["kind"], "runtime");
+    assert_eq!(function(&report, "_start")["module"], "pare_runtime");
+    assert_eq!(function(&report, "pare_syscall")["kind"], "runtime");
+    assert_eq!(function(&report, "main")["kind"], "program");
+    assert!(group(&report, "kinds", "libc").is_none(), "{report}");
+    assert_eq!(report["own"], report["total"]);
+    assert_eq!(part(&report, "read-only data"), 6);
+    let stripped = check_file_bytes(dir, "free.stripped", true);
+    assert_eq!(stripped["total"], report["total"]);
+}
+
+/// `main` is the root module's in an executable as in the objects,
+/// whatever module's code the linker placed next to it (it was given the
+/// module of the function after it: `m2`'s, or the runtime's in a
+/// one-module program).
+#[test]
+fn main_is_the_root_modules_in_executables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(
+        d.join("r.pare"),
+        "import m2;\nfn main() { print(m2::f(42)); }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("m2.pare"), "pub fn f(x: i64) -> i64 { x * 3 + 1 }\n").unwrap();
+    std::fs::write(d.join("alone.pare"), "fn main() { print(42); }\n").unwrap();
+    for (root, extra) in [("r", &[][..]), ("r", &["--lto"]), ("alone", &[])] {
+        let source = format!("{root}.pare");
+        let exe = format!("{root}{}", extra.join(""));
+        build(
+            d,
+            &[&[source.as_str(), "-o", exe.as_str()][..], extra].concat(),
+        );
+        let report = size_json(d, &[&exe]);
+        assert_eq!(function(&report, "main")["module"], root, "{exe}");
+        let objs = format!("{exe}.objs");
+        build(
+            d,
+            &[
+                &[source.as_str(), "--emit", "obj", "-o", objs.as_str()][..],
+                extra,
+            ]
+            .concat(),
+        );
+        let report = size_json(d, &[&objs]);
+        assert_eq!(function(&report, "main")["module"], root, "{objs}");
+    }
 }
 
 #[test]

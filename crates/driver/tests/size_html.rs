@@ -93,6 +93,15 @@ fn treemap_renders_in_headless_chromium() {
         !page.contains("http://") && !page.contains("https://") && !page.contains(" src="),
         "the page must not load anything"
     );
+    // The header lists every part of the file with its bytes.
+    for part in report["file"]["parts"].as_array().unwrap() {
+        let item = format!(
+            "<li>{} <b>{}</b></li>",
+            part["name"].as_str().unwrap(),
+            part["bytes"]
+        );
+        assert!(page.contains(&item), "no {item} in the page");
+    }
     let own: Vec<&Value> = report["functions"]
         .as_array()
         .unwrap()

@@ -27,9 +27,10 @@
 //! whole program, as in compiled code (LANGUAGE.md), and `==` on `str`
 //! compares identity like on other references.
 //!
-//! Out of memory: the heap traps `out of memory` once the program has
-//! allocated more than 4 GiB, and on array sizes whose `8 + len * elem_size`
-//! overflows (as the runtime's `pare_new_array` does).
+//! Out of memory: the heap traps `out of memory` where compiled code does —
+//! on array sizes whose `8 + len * elem_size` overflows (as the runtime's
+//! `pare_new_array` does) and when the allocator refuses the memory, as
+//! `calloc` does in compiled code; it sets no limit of its own.
 //!
 //! The input is trusted to satisfy the invariants in [`crate::tir`]; a TIR that
 //! breaks them may make [`run`] panic ([`run_with_big_stack`] reports that as an

@@ -7,6 +7,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod input;
 pub mod interp;
 pub mod lexer;
 pub mod load;

@@ -191,13 +191,7 @@ fn module_name(path: &Path) -> Result<String, LoadError> {
 }
 
 fn read_source(path: &Path) -> Result<Vec<u8>, LoadError> {
-    if path.is_dir() {
-        return Err(LoadError::Message(format!(
-            "cannot read `{}`: it is a directory",
-            path.display()
-        )));
-    }
-    std::fs::read(path)
+    crate::input::read_bounded(path, crate::input::SOURCE_LIMIT)
         .map_err(|e| LoadError::Message(format!("cannot read `{}`: {e}", path.display())))
 }
 

@@ -174,18 +174,32 @@ fn parse_pass(name: &str) -> Result<Pass, String> {
         .ok_or_else(|| format!("unknown pass `{name}`; available: {}", available_passes()))
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match std::panic::catch_unwind(|| execute(cli)) {
-        Ok(code) => code,
-        Err(_) => {
-            commands::report_internal_error();
-            ExitCode::from(ICE_STATUS)
-        }
-    }
+/// Runs before the Rust runtime starts: a closed standard stream stays
+/// one that fails (`parec::io_error`), as in `parec`.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static OCCUPY_CLOSED_STREAMS: extern "C" fn() = occupy_closed_streams;
+
+extern "C" fn occupy_closed_streams() {
+    parec::io_error::occupy_closed_streams();
 }
 
-fn execute(cli: Cli) -> ExitCode {
+fn main() -> ExitCode {
+    let status = match Cli::try_parse() {
+        Ok(cli) => match std::panic::catch_unwind(|| execute(cli)) {
+            Ok(status) => status,
+            Err(_) => {
+                commands::report_internal_error();
+                ICE_STATUS
+            }
+        },
+        Err(e) => parec::io_error::report_clap(&e),
+    };
+    ExitCode::from(parec::io_error::exit_status(status))
+}
+
+fn execute(cli: Cli) -> u8 {
     let result = match cli.command {
         Command::Fuzz {
             seed,
@@ -246,7 +260,7 @@ fn execute(cli: Cli) -> ExitCode {
         Command::Exec(command) => commands::run(&command, &mut Session::default()),
         Command::Worker => worker::serve().map(|()| 0).map_err(Failure::Error),
     };
-    ExitCode::from(commands::exit_status(result))
+    commands::exit_status(result)
 }
 
 /// `fuzz`: a differential-testing campaign; 0 if every program agreed, 1
@@ -278,23 +292,26 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
         true => format!(" ({} per program, in turn)", runner.configs_per_program),
         false => String::new(),
     };
-    eprintln!(
+    parec::io_error::eprintln(format_args!(
         "fuzz: seeds {}..{}, executors {}, configurations {}{sampled}, {} negative programs",
         opts.seed,
         opts.seed.saturating_add(opts.count),
         opts.executors,
         configs.join(", "),
         opts.negative
-    );
+    ));
     let report = runner.campaign(opts.seed, opts.count, &opts.out, true);
-    eprintln!("fuzz: {}", report.summary());
-    eprintln!("fuzz: {}", report.rates());
+    parec::io_error::eprintln(format_args!("fuzz: {}", report.summary()));
+    parec::io_error::eprintln(format_args!("fuzz: {}", report.rates()));
     if report.failures.is_empty() {
         Ok(0)
     } else {
-        for dir in &report.reproducers {
-            println!("{}", dir.display());
-        }
+        let dirs: String = report
+            .reproducers
+            .iter()
+            .map(|dir| format!("{}\n", dir.display()))
+            .collect();
+        parec::io_error::write_stdout(dirs.as_bytes())?;
         Ok(1)
     }
 }

@@ -1,10 +1,13 @@
 //! End to end test of `parec bench` on two small corpus programs: the table's
-//! rows and columns, positive size ratios, and the JSON report.
+//! rows and columns, positive size ratios, the file bytes beside the clang +
+//! musl twins (checked against a `parec build` and a twin built here), and
+//! the JSON report.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use parec::pipeline::Pass;
+use parec_tools::bench::{musl, STRIP, STRIP_FLAGS};
 
 /// Two small, quick corpus programs.
 const PROGRAMS: [&str; 2] = ["checksum", "matrix"];
@@ -20,6 +23,7 @@ fn configs() -> Vec<String> {
     names.push("-Oz 2 rounds profile".into());
     names.push("-Os profile".into());
     names.push("clang -Oz".into());
+    names.push("clang -Oz musl".into());
     names
 }
 
@@ -76,13 +80,24 @@ fn bench_quick_on_two_programs() {
                     .parse()
                     .unwrap_or_else(|_| panic!("{config} column {k} of {row:?}"))
             };
+            assert!(figure(4) > 0.0, "run time in {row:?}");
+            if config == "clang -Oz musl" {
+                // zig compiles and links in one process: no compile time;
+                // no code bytes either (module doc of `bench`).
+                assert_eq!(
+                    row[1 + 5 * c..1 + 5 * c + 4],
+                    ["-", "-", "-", "-"],
+                    "{row:?}"
+                );
+                continue;
+            }
             assert!(figure(0) > 0.0, "bytes of {config} in {row:?}");
             assert!(figure(1) > 0.0 && figure(2) > 0.0, "ratios in {row:?}");
-            assert!(figure(3) >= 0.0 && figure(4) > 0.0, "times in {row:?}");
+            assert!(figure(3) >= 0.0, "compile time in {row:?}");
         }
         // Each configuration is its own baseline.
         assert_eq!(row[2], "1.000");
-        assert_eq!(row[1 + 5 * (configs.len() - 1) + 2], "1.000");
+        assert_eq!(row[1 + 5 * (configs.len() - 2) + 2], "1.000");
     }
 
     // Then each parec configuration against the targets: `-Oz 2 rounds`
@@ -95,13 +110,14 @@ fn bench_quick_on_two_programs() {
         .map(cells)
         .collect();
     let targeted: Vec<&String> = target_rows.iter().map(|r| &r[0]).collect();
-    let expected: Vec<&String> = configs[1..configs.len() - 1].iter().collect();
+    let expected: Vec<&String> = configs[1..configs.len() - 2].iter().collect();
     assert_eq!(targeted, expected, "{stdout}");
     let row = |name: &str| target_rows.iter().find(|r| r[0] == name).unwrap();
     assert_eq!(row("-Oz 2 rounds")[1], "100.0%");
     assert_eq!(row("-O2")[2], "1.000");
     assert_eq!(row("-O2")[6], "1.00");
     assert!(row("-Os")[1].ends_with('%'), "{:?}", row("-Os"));
+    check_file_table(&stdout, &configs, &corpus);
 
     // Then the compile time of each parec configuration by stage; every
     // build has a front end and Cranelift, and -Oz its passes.
@@ -111,7 +127,10 @@ fn bench_quick_on_two_programs() {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| configuration"))
         .map(cells)
         .collect();
-    let parec_configs: Vec<&String> = configs.iter().filter(|c| *c != "clang -Oz").collect();
+    let parec_configs: Vec<&String> = configs
+        .iter()
+        .filter(|c| !c.starts_with("clang -Oz"))
+        .collect();
     let named: Vec<&String> = stage_rows.iter().map(|r| &r[0]).collect();
     assert_eq!(named, parec_configs, "{stdout}");
     for row in &stage_rows {
@@ -141,13 +160,26 @@ fn bench_quick_on_two_programs() {
         assert_eq!(program["name"], name);
         let results = program["results"].as_array().unwrap();
         assert_eq!(results.len(), configs.len());
-        for result in results {
+        for (result, config) in results.iter().zip(&configs) {
             assert!(result["error"].is_null(), "{result}");
-            assert!(result["bytes"].as_f64().unwrap() > 0.0);
-            assert!(result["ratio_vs_cranelift"].as_f64().unwrap() > 0.0);
-            assert!(result["ratio_vs_clang"].as_f64().unwrap() > 0.0);
+            if config != "clang -Oz musl" {
+                assert!(result["bytes"].as_f64().unwrap() > 0.0);
+                assert!(result["ratio_vs_cranelift"].as_f64().unwrap() > 0.0);
+                assert!(result["ratio_vs_clang"].as_f64().unwrap() > 0.0);
+            }
+            let stripped = result["stripped_file_bytes"].as_f64().unwrap();
+            assert!(stripped > 0.0 && stripped <= result["file_bytes"].as_f64().unwrap());
+            assert!(result["ratio_stripped_vs_musl"].as_f64().unwrap() > 0.0);
         }
     }
+    assert!(
+        json["musl"]
+            .as_str()
+            .unwrap()
+            .contains("aarch64-linux-musl"),
+        "{}",
+        json["musl"]
+    );
     assert_eq!(json["geomean"].as_array().unwrap().len(), configs.len());
     let oz = &json["geomean"][configs.iter().position(|c| c == "-Oz").unwrap()];
     assert!(oz["compile_ms_total"].as_f64().unwrap() > 0.0);
@@ -156,6 +188,97 @@ fn bench_quick_on_two_programs() {
     let o2 = configs.iter().position(|c| c == "-O2").unwrap();
     assert_eq!(programs[0]["results"][o2]["run_vs_o2"].as_f64(), Some(1.0));
     assert!(oz["compile_ms_by_stage"]["gvn"].as_f64().unwrap() >= 0.0);
+}
+
+/// The file-bytes table: per configuration the executable, a stripped copy
+/// and that over the musl twin, for each program, the geometric mean and
+/// the largest. The figures are what a user gets: checksum's `-Oz` equal
+/// `parec build -Oz` and its stripped copy, its musl twin the twin built
+/// here with the documented command.
+fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
+    let lines: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("File bytes:"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let header = cells(lines[0]);
+    let mut expected = vec!["program".to_string()];
+    for config in configs {
+        for column in ["file", "stripped", "vs musl"] {
+            expected.push(format!("{config} {column}"));
+        }
+    }
+    assert_eq!(header, expected, "{stdout}");
+    let rows: Vec<Vec<String>> = lines[2..].iter().map(|l| cells(l)).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["checksum", "matrix", "geomean", "largest"]);
+    let musl = configs.len() - 1;
+    let figure = |row: &[String], c: usize, k: usize| -> f64 {
+        row[1 + 3 * c + k]
+            .parse()
+            .unwrap_or_else(|_| panic!("{} column {k} of {row:?}", configs[c]))
+    };
+    for row in &rows {
+        for (c, config) in configs.iter().enumerate() {
+            let (file, stripped, vs_musl) =
+                (figure(row, c, 0), figure(row, c, 1), figure(row, c, 2));
+            assert!(stripped > 0.0 && stripped <= file, "{config} in {row:?}");
+            if row[0] != "largest" {
+                let expected = stripped / figure(row, musl, 1);
+                assert!((vs_musl - expected).abs() < 0.001, "{config} in {row:?}");
+            }
+        }
+        // The twins are built stripped: their own anchor.
+        assert_eq!(figure(row, musl, 0), figure(row, musl, 1), "{row:?}");
+        assert_eq!(row[1 + 3 * musl + 2], "1.000");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let checksum = corpus.join("checksum");
+    let twin = dir.path().join("twin");
+    let toolchain = musl::Toolchain::find().unwrap_or_else(|e| panic!("{e}"));
+    toolchain
+        .build(&checksum.join("checksum.c"), &twin)
+        .unwrap();
+    assert_eq!(figure(&rows[0], musl, 0), file_len(&twin));
+
+    let exe = dir.path().join("checksum");
+    let parec = sibling("parec");
+    let built = Command::new(&parec)
+        .arg("build")
+        .arg(checksum.join("main.pare"))
+        .args(["-Oz", "-o"])
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let stripped = dir.path().join("checksum.stripped");
+    let status = Command::new(STRIP)
+        .args(STRIP_FLAGS)
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&exe)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {STRIP}: {e} (run scripts/test.sh)"));
+    assert!(status.success());
+    let oz = configs.iter().position(|c| c == "-Oz").unwrap();
+    assert_eq!(figure(&rows[0], oz, 0), file_len(&exe));
+    assert_eq!(figure(&rows[0], oz, 1), file_len(&stripped));
+}
+
+fn file_len(path: &Path) -> f64 {
+    std::fs::metadata(path).unwrap().len() as f64
+}
+
+/// A binary of the workspace beside `parec-tools` (`parec`, which `parec
+/// bench` itself runs for profiles).
+fn sibling(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_parec-tools")).with_file_name(name)
 }
 
 #[test]
@@ -246,4 +369,72 @@ fn bench_scaling_times_every_phase() {
             "exhaustive opcode frequency (HyFM)"
         ]
     );
+}
+
+/// `parec-tools` writes through parec's checked writers (issue 34): its
+/// help to a closed or full stdout is an error (status 1), never lost
+/// output with status 0.
+#[test]
+fn help_to_a_closed_or_full_stdout_is_an_error() {
+    use std::os::unix::process::CommandExt as _;
+    for args in [&["--help"][..], &["bench", "--help"], &["fuzz", "--help"]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_parec-tools"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} full: {err}");
+        assert!(
+            err.contains("cannot write to stdout: No space left"),
+            "{err}"
+        );
+        let mut closed = Command::new(env!("CARGO_BIN_EXE_parec-tools"));
+        closed.args(args);
+        // SAFETY: `close` is async-signal-safe; it runs between fork and exec.
+        unsafe {
+            closed.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        let o = closed.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?} closed: {err}");
+        assert!(
+            err.contains("cannot write to stdout: Bad file descriptor"),
+            "{err}"
+        );
+    }
+}
+
+/// `--json` may not name a file of the corpus (issue 34: every output of
+/// every command is checked against its inputs); refused before measuring.
+#[test]
+fn the_json_report_may_not_replace_a_corpus_file() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/checksum");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("checksum");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, copy.join(path.file_name().unwrap())).unwrap();
+    }
+    let main = copy.join("main.pare");
+    let before = std::fs::read(&main).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_parec-tools"))
+        .args(["bench", "--quick", "--dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&main)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("refusing to overwrite it"), "{err}");
+    assert_eq!(std::fs::read(&main).unwrap(), before);
 }

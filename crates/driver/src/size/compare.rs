@@ -1,5 +1,5 @@
 //! `parec size NEW --compare OLD`: what grew, shrank, appeared or vanished
-//! between two builds, per function and per kind.
+//! between two builds, per function, per kind and per part of the file.
 //!
 //! Functions are matched by name (in objects, by object and name, as the
 //! report's rows are); a function's size is its row's bytes, its folded
@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
 
+use super::file::Part;
 use super::Report;
 
 /// How a function or kind changed.
@@ -36,13 +37,14 @@ impl Change {
     }
 }
 
-/// One function or kind in both builds.
+/// One function, kind or file part in both builds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delta {
     pub name: String,
-    /// The function's module (empty for kinds).
+    /// The function's module (empty for kinds and file parts).
     pub module: String,
-    /// The kind in the new build (in the old one if it vanished).
+    /// The kind in the new build (in the old one if it vanished); `file`
+    /// for a file part.
     pub kind: String,
     /// Bytes in the old build (0 if absent).
     pub old: u64,
@@ -90,6 +92,10 @@ pub struct Comparison {
     pub new_inputs: Vec<String>,
     pub total: Totals,
     pub own: Totals,
+    /// The files' bytes.
+    pub file: Totals,
+    /// Every file part of either build, in `file::Part` order.
+    pub file_parts: Vec<Delta>,
     /// Every kind of either build, in the order of `Kind::ALL`.
     pub kinds: Vec<Delta>,
     /// Every function of either build, largest change first, then by name
@@ -185,7 +191,38 @@ pub fn compare(old: &Report, new: &Report) -> Result<Comparison> {
             old: old.own,
             new: new.own,
         },
+        file: Totals {
+            old: old.file.bytes,
+            new: new.file.bytes,
+        },
+        file_parts: file_parts(old, new),
         kinds,
         functions,
     })
+}
+
+/// The file parts of either build, in part order.
+fn file_parts(old: &Report, new: &Report) -> Vec<Delta> {
+    let mut parts: BTreeMap<&Part, Delta> = BTreeMap::new();
+    let empty = |part: &Part| Delta {
+        name: part.name().to_string(),
+        module: String::new(),
+        kind: "file".to_string(),
+        old: 0,
+        new: 0,
+        in_old: false,
+        in_new: false,
+        shared_with: 0,
+    };
+    for p in &old.file.parts {
+        let delta = parts.entry(&p.part).or_insert_with(|| empty(&p.part));
+        delta.old = p.bytes;
+        delta.in_old = true;
+    }
+    for p in &new.file.parts {
+        let delta = parts.entry(&p.part).or_insert_with(|| empty(&p.part));
+        delta.new = p.bytes;
+        delta.in_new = true;
+    }
+    parts.into_values().collect()
 }

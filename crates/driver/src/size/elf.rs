@@ -12,12 +12,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use ::object::elf::{SHF_ALLOC, SHF_EXECINSTR, SHF_WRITE};
 use ::object::{
     Architecture, BinaryFormat, Object as _, ObjectKind, ObjectSection as _, ObjectSymbol as _,
-    RelocationTarget, SectionFlags, SectionKind, SymbolKind, SymbolSection,
+    RelocationTarget, SymbolKind, SymbolSection,
 };
 use anyhow::{anyhow, bail, Context as _, Result};
+
+use super::file::Layout;
 
 /// The instruction sets `parec size` decodes (for trap stubs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +36,7 @@ impl Arch {
     }
 }
 
-/// What an allocated section holds.
+/// What a section holds ([`super::file::classify`] decides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SectionClass {
     Code,
@@ -43,6 +44,12 @@ pub enum SectionClass {
     Writable,
     /// Zero-initialised: takes memory, not file bytes.
     Bss,
+    Relocations,
+    Symbols,
+    Strings,
+    /// Anything else (notes, unwind tables, `.comment`, debug information):
+    /// reported by name.
+    Other,
 }
 
 impl SectionClass {
@@ -52,11 +59,16 @@ impl SectionClass {
             SectionClass::ReadOnly => "read-only data",
             SectionClass::Writable => "writable data",
             SectionClass::Bss => "zero-initialised",
+            SectionClass::Relocations => "relocations",
+            SectionClass::Symbols => "symbol table",
+            SectionClass::Strings => "string table",
+            SectionClass::Other => "other",
         }
     }
 }
 
-/// An allocated section: its name, size and class.
+/// A section: its name, size (file bytes, or memory for a
+/// zero-initialised one) and class.
 #[derive(Clone, Debug)]
 pub struct SectionInfo {
     pub name: String,
@@ -102,15 +114,19 @@ pub struct Image {
     /// An executable (linked), not a relocatable object.
     pub executable: bool,
     pub arch: Arch,
-    pub sections: Vec<SectionInfo>,
+    /// Where every byte of the file went, and its sections.
+    pub file: Layout,
     pub code: Vec<CodeSection>,
     /// Sorted by section, address and name.
     pub symbols: Vec<CodeSymbol>,
+    /// The names of the `STT_FILE` symbols, in symbol table order: in an
+    /// executable, the objects (that had one) in link order.
+    pub files: Vec<String>,
 }
 
 /// Reads `path`: an aarch64 or x86_64 ELF executable or object.
 pub fn read(path: &Path) -> Result<Image> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let bytes = crate::io_error::read_bytes(path)?;
     parse(&path.display().to_string(), &bytes)
 }
 
@@ -132,38 +148,19 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
         other => bail!("`{name}`: unsupported ELF file kind {other:?}"),
     };
 
-    let mut sections = Vec::new();
+    let layout = super::file::layout(name, bytes)?;
+    let code_sections: BTreeMap<usize, &str> = layout
+        .sections
+        .iter()
+        .filter(|s| s.class == SectionClass::Code)
+        .map(|s| (s.index, s.name.as_str()))
+        .collect();
     let mut code = Vec::new();
     let mut code_index: BTreeMap<usize, usize> = BTreeMap::new();
     for section in file.sections() {
-        let SectionFlags::Elf { sh_flags: flags } = section.flags() else {
+        let Some(&section_name) = code_sections.get(&section.index().0) else {
             continue;
         };
-        let nobits = matches!(
-            section.kind(),
-            SectionKind::UninitializedData | SectionKind::UninitializedTls
-        );
-        if flags & u64::from(SHF_ALLOC) == 0 {
-            continue;
-        }
-        let section_name = section.name().unwrap_or("?").to_string();
-        let class = if flags & u64::from(SHF_EXECINSTR) != 0 {
-            SectionClass::Code
-        } else if nobits {
-            SectionClass::Bss
-        } else if flags & u64::from(SHF_WRITE) != 0 {
-            SectionClass::Writable
-        } else {
-            SectionClass::ReadOnly
-        };
-        sections.push(SectionInfo {
-            name: section_name.clone(),
-            size: section.size(),
-            class,
-        });
-        if class != SectionClass::Code {
-            continue;
-        }
         let data = section
             .data()
             .map_err(|e| anyhow!("`{name}`: section `{section_name}`: {e}"))?;
@@ -180,7 +177,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
         code_index.insert(section.index().0, code.len());
         code.push(CodeSection {
             index: section.index().0,
-            name: section_name,
+            name: section_name.to_string(),
             address: section.address(),
             bytes: data.to_vec(),
             relocs,
@@ -188,11 +185,13 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
     }
 
     let mut symbols = Vec::new();
+    let mut files = Vec::new();
     let mut file_name: Option<String> = None;
     for symbol in file.symbols() {
         let symbol_name = symbol.name().unwrap_or("");
         if symbol.kind() == SymbolKind::File {
             file_name = Some(symbol_name.to_string());
+            files.push(symbol_name.to_string());
             continue;
         }
         if symbol.kind() != SymbolKind::Text || !symbol.is_definition() {
@@ -226,9 +225,10 @@ pub fn parse(name: &str, bytes: &[u8]) -> Result<Image> {
         path: name.to_string(),
         executable,
         arch,
-        sections,
+        file: layout,
         code,
         symbols,
+        files,
     })
 }
 

@@ -1,9 +1,10 @@
 //! `parec size --html OUT.html`: the program's own code as a treemap.
 //!
 //! One self-contained page (no network: the script and style are inline):
-//! a header with the totals, a legend of the kinds with their colours and
-//! bytes, and the treemap — modules, inside them generics (all instances of
-//! one generic function) and functions — drawn by `treemap.js` from the
+//! a header with the totals, the parts of the file with their bytes (every
+//! file byte in one, [`super::file`]), a legend of the kinds with their
+//! colours and bytes, and the treemap — modules, inside them generics (all
+//! instances of one generic function) and functions — drawn by `treemap.js` from the
 //! report's own functions, embedded as JSON. A function's area is its
 //! bytes with shared (folded) blocks split evenly among the functions
 //! sharing them (module doc of [`super`], "Attribution"), so the areas tile
@@ -25,6 +26,7 @@ pub fn colour(kind: Kind) -> &'static str {
         Kind::TrapPath => "#edc948",
         Kind::Runtime => "#b07aa1",
         Kind::Libc => "#9c9c9c",
+        Kind::Unknown => "#76b7b2",
         Kind::Padding => "#d4d4d4",
     }
 }
@@ -67,6 +69,19 @@ pub fn page(report: &Report) -> String {
             ));
         }
     }
+    let mut parts = String::new();
+    for part in &report.file.parts {
+        parts.push_str(&format!(
+            "<li>{} <b>{}</b></li>",
+            escape(part.part.name()),
+            part.bytes
+        ));
+    }
+    let stripped = if report.file.stripped() {
+        " (stripped: no symbol table, code attributed per section)"
+    } else {
+        ""
+    };
     format!(
         r#"<!DOCTYPE html>
 <html lang="en">
@@ -78,7 +93,8 @@ html, body {{ height: 100%; }}
 body {{ margin: 0; font: 12px/1.3 sans-serif; color: #222; background: #fff; display: flex; flex-direction: column; }}
 header {{ padding: 6px 10px; border-bottom: 1px solid #ccc; }}
 h1 {{ font-size: 15px; margin: 0 0 4px; }}
-#legend {{ list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 12px; }}
+#legend, #file {{ list-style: none; margin: 0; padding: 0; display: flex; flex-wrap: wrap; gap: 12px; }}
+#file {{ margin-bottom: 4px; }}
 .swatch {{ display: inline-block; width: 11px; height: 11px; margin-right: 4px; vertical-align: -1px; border: 1px solid #555; }}
 main {{ display: flex; flex: 1; min-height: 0; }}
 #treemap {{ position: relative; flex: 1; overflow: hidden; }}
@@ -96,7 +112,9 @@ main {{ display: flex; flex: 1; min-height: 0; }}
 <body>
 <header>
 <h1>{title}</h1>
-<div>{arch} {what}: code {total} bytes, the program's own {own} bytes (drawn below: module &gt; generic &gt; function, area = bytes)</div>
+<div>{arch} {what}: file {file} bytes{stripped}, in these parts:</div>
+<ul id="file">{parts}</ul>
+<div>code {total} bytes, the program's own {own} bytes (drawn below: module &gt; generic &gt; function, area = bytes)</div>
 <ul id="legend">{legend}</ul>
 </header>
 <main>
@@ -116,6 +134,9 @@ main {{ display: flex; flex: 1; min-height: 0; }}
         } else {
             "objects"
         },
+        file = report.file.bytes,
+        stripped = stripped,
+        parts = parts,
         total = report.total,
         own = report.own,
         trap = colour(Kind::TrapPath),

@@ -7,19 +7,25 @@
 //!   "modules":  [...same...], "generics": [...same...],
 //!   "functions": [{"name", "module", "kind", "generic", "bytes", "copies",
 //!                  "shared_with", "trap_bytes", "address"}],
-//!   "sections": [{"name", "bytes", "class"}] }
+//!   "sections": [{"name", "bytes", "class"}],
+//!   "stripped": bool,
+//!   "file": {"bytes", "zero_initialised",
+//!            "inputs": [{"path", "bytes", "stripped"}],
+//!            "parts": [{"name", "bytes", "sections": [name]}]} }
 //! ```
 //!
-//! Every function is listed, the C library's included; the meaning of each
-//! field is in the module doc of [`super`]. A comparison is
+//! Every function is listed, the C library's included; every section, by
+//! class and name; the file parts add up to `file.bytes`. The meaning of
+//! each field is in the module doc of [`super`]. A comparison is
 //! `{"old_inputs", "new_inputs", "total": {"old", "new", "delta"}, "own":
-//! ..., "kinds": [delta], "functions": [delta]}` with a delta `{"name",
-//! "module", "kind", "old", "new", "delta", "change", "shared_with"}`.
+//! ..., "file": ..., "file_parts": [delta], "kinds": [delta], "functions":
+//! [delta]}` with a delta `{"name", "module", "kind", "old", "new",
+//! "delta", "change", "shared_with"}` (a file part's kind is `file`).
 
 use serde_json::{json, Value};
 
 use super::compare::{Comparison, Delta, Totals};
-use super::{FunctionRow, GroupRow, Report};
+use super::{FileReport, FunctionRow, GroupRow, Report};
 
 /// The report as pretty-printed JSON, with a final newline.
 pub fn report(report: &Report) -> String {
@@ -38,8 +44,27 @@ pub fn report(report: &Report) -> String {
             "bytes": s.size,
             "class": s.class.name(),
         })).collect::<Vec<_>>(),
+        "stripped": report.file.stripped(),
+        "file": file(&report.file),
     });
     pretty(&value)
+}
+
+fn file(file: &FileReport) -> Value {
+    json!({
+        "bytes": file.bytes,
+        "zero_initialised": file.zero_initialised,
+        "inputs": file.inputs.iter().map(|i| json!({
+            "path": i.path,
+            "bytes": i.bytes,
+            "stripped": i.stripped,
+        })).collect::<Vec<_>>(),
+        "parts": file.parts.iter().map(|p| json!({
+            "name": p.part.name(),
+            "bytes": p.bytes,
+            "sections": p.sections,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 fn group(row: &GroupRow) -> Value {
@@ -72,6 +97,8 @@ pub fn comparison(diff: &Comparison) -> String {
         "new_inputs": diff.new_inputs,
         "total": totals(&diff.total),
         "own": totals(&diff.own),
+        "file": totals(&diff.file),
+        "file_parts": diff.file_parts.iter().map(delta).collect::<Vec<_>>(),
         "kinds": diff.kinds.iter().map(delta).collect::<Vec<_>>(),
         "functions": diff.functions.iter().map(delta).collect::<Vec<_>>(),
     });

@@ -1,10 +1,12 @@
-//! `parec size`: where every byte of a build's code went — per function,
-//! module, generic and kind — and what changed between two builds.
+//! `parec size`: where every byte of a build went — every file byte to a
+//! part of the file (headers, code, data, symbols, strings, other sections,
+//! padding), every code byte to a function, module, generic and kind — and
+//! what changed between two builds.
 //!
 //! The questions bloaty, `llvm-size` and twiggy answer, for parec's
 //! executables and objects (and, as far as names allow, any aarch64 or
-//! x86_64 ELF file), from the symbol table and the code ([`elf`]), never
-//! from tool output.
+//! x86_64 ELF file), from the ELF headers ([`file`]), the symbol table and
+//! the code ([`elf`]), never from tool output.
 //!
 //! # Notation
 //!
@@ -43,8 +45,9 @@
 //! | `merge-body`  | `f.Tgm` (`parec_passes::merge::BODY_SUFFIX`): a merged body     |
 //! | `outlined`    | `OUTLINED_FUNCTION_*`: the machine outliner's functions        |
 //! | `trap-path`   | trap stubs: inside functions, the `[mov w0,#k]; bl pare_trap; udf` of a failed check; whole functions that are one stub (an outlined stub, a shared trap path) or named `pare_trap_*` / `pare_trap.*` ([`traps`]) |
-//! | `runtime`     | `pare_*`: the Pare runtime (module `pare_runtime`), `pare_trap` included |
+//! | `runtime`     | `pare_*`: the Pare runtime (module `pare_runtime`), `pare_trap` included; `_start` in an executable without the C library |
 //! | `libc`        | everything else: the C library and the start files          |
+//! | `unknown`     | the code of a stripped file (below): no symbol says whose it is |
 //! | `padding`     | code-section bytes in no function                            |
 //!
 //! A function's row has one kind; the trap stubs inside it count for the
@@ -54,20 +57,49 @@
 //! `OUTLINED_*`, `.Tgm`): parec links its objects together after the start
 //! files and before the libraries ([`crate::link`]), so a function inside
 //! the range is the program's even when its name is not Pare's (a `.clif`
-//! program's). Outside it, unknown names are `libc`.
+//! program's). Outside it, unknown names are `libc` — when the C library
+//! is linked: statically (the executable defines `__libc_start_main`,
+//! which glibc's and musl's start files call) or dynamically (`.interp`,
+//! `.dynamic`). An executable without it (parec's freestanding runtime)
+//! has no `libc` code: its `_start` is `runtime`, and every other function
+//! is the program's code.
 //!
 //! # Modules and generics
 //!
 //! Objects: each object is one module (its file name without `.o`).
 //! Executables: a Pare name's module is its first component; `pare_*` is
-//! `pare_runtime`; other functions of the program's code take the object
-//! they came from — the `STT_FILE` symbol before a local symbol (outlined
-//! functions), or, for a global one (`main`), the module of the closest
-//! function before it in the program's code (after it, if none is before):
-//! the linker keeps each object's code together. `libc` is one module,
-//! `(libc)`. A
+//! `pare_runtime`; `main` of a Pare program (one with the runtime) is the
+//! root module's (LANGUAGE.md), whose object parec links first: the first
+//! `STT_FILE` symbol that names a module (cranelift-object writes one per
+//! object, the module's name; C objects are named by their source files,
+//! `crtstuff.c`) other than the runtime's. Other functions of the
+//! program's code take the object they came from — the `STT_FILE` symbol
+//! before a local symbol (outlined functions), or, for a global one (a
+//! `.clif` program's), the module of the closest function before it in the
+//! program's code (after it, if none is before): the linker keeps each
+//! object's code together. `libc` is one module, `(libc)`. A
 //! generic is `module::name` of the instances `module::name<args>`,
 //! their thunks and bodies ([`names`]).
+//!
+//! # File bytes
+//!
+//! [`file`] puts every byte of each input in one part: the ELF header, the
+//! program and section header tables, the sections by class (code,
+//! read-only data, writable data, relocations, symbol table, string tables),
+//! any other section by its name (`.eh_frame`, `.comment`, notes), and the
+//! padding no header names. The parts of a file add up to its size; the
+//! report sums them over the inputs. The `code` part is the code
+//! sections' bytes: the total the kinds divide. Zero-initialised sections
+//! take memory, not file bytes: the report gives their size apart.
+//!
+//! # Stripped files
+//!
+//! A file without a symbol table (`strip`, `ld -s`, `parec build -s`) names
+//! no function. Its code is still counted, per code section: each is one
+//! block whose row is named after the section (`.text`), of kind
+//! `unknown`, module `(unknown)` (objects: the object's module). The report
+//! says the file is stripped; the own code is then 0 (nothing is known to
+//! be the program's).
 //!
 //! # Output
 //!
@@ -77,6 +109,7 @@
 
 pub mod compare;
 pub mod elf;
+pub mod file;
 pub mod html;
 pub mod json;
 pub mod names;
@@ -90,6 +123,7 @@ use anyhow::{bail, Result};
 use parec_passes::merge::BODY_SUFFIX;
 
 use crate::io_error;
+use crate::outputs::Outputs;
 use elf::{Arch, Image, SectionInfo};
 use traps::{Range, TrapTargets};
 
@@ -103,11 +137,12 @@ pub enum Kind {
     TrapPath,
     Runtime,
     Libc,
+    Unknown,
     Padding,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Program,
         Kind::MergeThunk,
         Kind::MergeBody,
@@ -115,6 +150,7 @@ impl Kind {
         Kind::TrapPath,
         Kind::Runtime,
         Kind::Libc,
+        Kind::Unknown,
         Kind::Padding,
     ];
 
@@ -127,19 +163,31 @@ impl Kind {
             Kind::TrapPath => "trap-path",
             Kind::Runtime => "runtime",
             Kind::Libc => "libc",
+            Kind::Unknown => "unknown",
             Kind::Padding => "padding",
         }
     }
 
     /// Whether the kind is the program's own code (not the C library's,
-    /// not padding).
+    /// not code of unknown owner, not padding).
     pub fn is_own(self) -> bool {
-        !matches!(self, Kind::Libc | Kind::Padding)
+        !matches!(self, Kind::Libc | Kind::Unknown | Kind::Padding)
     }
 }
 
 /// The module of the C library and start files in executables.
 pub const LIBC_MODULE: &str = "(libc)";
+
+/// The module of a stripped executable's code.
+pub const UNKNOWN_MODULE: &str = "(unknown)";
+
+/// The C library's entry from the start files (glibc's and musl's): an
+/// executable that defines it links the C library statically.
+const LIBC_ENTRY: &str = "__libc_start_main";
+
+/// The ELF entry point's conventional name: in an executable without the
+/// C library, parec's freestanding runtime defines it.
+const ENTRY: &str = "_start";
 
 /// One function of the report (module doc, "Notation").
 #[derive(Clone, Debug, PartialEq)]
@@ -193,23 +241,94 @@ pub struct Report {
     /// Sorted by bytes, then name.
     pub modules: Vec<GroupRow>,
     pub generics: Vec<GroupRow>,
-    /// Allocated sections, summed by name over the inputs, by class and
-    /// name.
+    /// Every section, summed by name over the inputs, by class and name.
     pub sections: Vec<SectionInfo>,
+    /// Where every byte of the files went.
+    pub file: FileReport,
+}
+
+/// Every byte of the input files, by part ([`file`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileReport {
+    /// The files' sizes, summed.
+    pub bytes: u64,
+    /// Each input: its path, size and whether it is stripped.
+    pub inputs: Vec<FileInput>,
+    /// Summed by part over the inputs, in [`file::Part`] order; they add
+    /// up to [`FileReport::bytes`].
+    pub parts: Vec<file::PartBytes>,
+    /// Memory of the zero-initialised sections (no file bytes).
+    pub zero_initialised: u64,
+}
+
+/// One input file in the [`FileReport`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileInput {
+    pub path: String,
+    pub bytes: u64,
+    /// No symbol table: its code is attributed per section, as kind
+    /// `unknown` (module doc, "Stripped files").
+    pub stripped: bool,
+}
+
+impl FileReport {
+    fn of_images(images: &[Image]) -> FileReport {
+        let mut parts: BTreeMap<file::Part, file::PartBytes> = BTreeMap::new();
+        for image in images {
+            for p in &image.file.parts {
+                let sum = parts
+                    .entry(p.part.clone())
+                    .or_insert_with(|| file::PartBytes {
+                        part: p.part.clone(),
+                        bytes: 0,
+                        sections: Vec::new(),
+                    });
+                sum.bytes += p.bytes;
+                for name in &p.sections {
+                    if !sum.sections.contains(name) {
+                        sum.sections.push(name.clone());
+                    }
+                }
+            }
+        }
+        FileReport {
+            bytes: images.iter().map(|i| i.file.bytes).sum(),
+            inputs: images
+                .iter()
+                .map(|i| FileInput {
+                    path: i.path.clone(),
+                    bytes: i.file.bytes,
+                    stripped: i.file.stripped,
+                })
+                .collect(),
+            parts: parts.into_values().collect(),
+            zero_initialised: images.iter().map(|i| i.file.zero_initialised).sum(),
+        }
+    }
+
+    /// Whether any input is stripped.
+    pub fn stripped(&self) -> bool {
+        self.inputs.iter().any(|i| i.stripped)
+    }
+
+    /// The bytes of `part` (0 if the files have none).
+    pub fn part(&self, part: &file::Part) -> u64 {
+        self.parts
+            .iter()
+            .find(|p| p.part == *part)
+            .map_or(0, |p| p.bytes)
+    }
 }
 
 impl Report {
     /// The report of `paths`: one executable, or objects (a directory
     /// stands for the `.o` files in it).
     pub fn of_files(paths: &[PathBuf]) -> Result<Report> {
-        let mut files = Vec::new();
-        for path in paths {
-            if path.is_dir() {
-                files.extend(elf::objects_in(path)?);
-            } else {
-                files.push(path.clone());
-            }
-        }
+        Report::of_input_files(&input_files(paths)?)
+    }
+
+    /// The report of files (no directories), as [`input_files`] lists them.
+    fn of_input_files(files: &[PathBuf]) -> Result<Report> {
         let images = files
             .iter()
             .map(|p| elf::read(p))
@@ -296,6 +415,10 @@ impl<'a> Analysis<'a> {
         image: &Image,
         row_of: &mut BTreeMap<(String, String), usize>,
     ) {
+        if image.file.stripped {
+            self.add_stripped_image(index, image, row_of);
+            return;
+        }
         let defined: BTreeSet<&str> = image.symbols.iter().map(|s| s.name.as_str()).collect();
         let naming = Naming::new(image, &defined);
         for (section_index, section) in image.code.iter().enumerate() {
@@ -357,6 +480,50 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// A stripped image's code (module doc, "Stripped files"): each code
+    /// section one block, with a row of kind `unknown` named after it.
+    fn add_stripped_image(
+        &mut self,
+        index: usize,
+        image: &Image,
+        row_of: &mut BTreeMap<(String, String), usize>,
+    ) {
+        let module = if image.executable {
+            UNKNOWN_MODULE.to_string()
+        } else {
+            object_module(&image.path)
+        };
+        for (section_index, section) in image.code.iter().enumerate() {
+            let size = section.bytes.len() as u64;
+            if size == 0 {
+                continue;
+            }
+            let block = self.blocks.len();
+            let row = *row_of
+                .entry((module.clone(), section.name.clone()))
+                .or_insert_with(|| {
+                    self.rows.push(Row {
+                        name: section.name.clone(),
+                        module: module.clone(),
+                        kind: Kind::Unknown,
+                        blocks: Vec::new(),
+                    });
+                    self.rows.len() - 1
+                });
+            self.rows[row].blocks.push(block);
+            self.blocks.push(Block {
+                image: index,
+                section: section_index,
+                range: Range {
+                    start: section.address,
+                    size,
+                },
+                rows: vec![row],
+                trap_bytes: 0,
+            });
+        }
+    }
+
     /// Marks the blocks that are one trap stub as trap paths (to a fixed
     /// point: a stub may call another trap path), then measures the stubs
     /// inside the other blocks of the program's code.
@@ -378,10 +545,12 @@ impl<'a> Analysis<'a> {
         let targets = self.trap_targets();
         for b in 0..self.blocks.len() {
             let block = &self.blocks[b];
-            let own = block
-                .rows
-                .iter()
-                .all(|&r| !matches!(self.rows[r].kind, Kind::TrapPath | Kind::Libc));
+            let own = block.rows.iter().all(|&r| {
+                !matches!(
+                    self.rows[r].kind,
+                    Kind::TrapPath | Kind::Libc | Kind::Unknown
+                )
+            });
             if own {
                 let image = &self.images[block.image];
                 let section = &image.code[block.section];
@@ -393,12 +562,13 @@ impl<'a> Analysis<'a> {
     }
 
     /// Whether block `b` is the program's code and not yet a trap path:
-    /// the runtime's `pare_trap` and the C library are never trap paths.
+    /// the runtime's `pare_trap`, the C library and code of unknown owner
+    /// are never trap paths.
     fn may_be_trap_path(&self, b: usize) -> bool {
         self.blocks[b].rows.iter().all(|&r| {
             !matches!(
                 self.rows[r].kind,
-                Kind::TrapPath | Kind::Libc | Kind::Runtime
+                Kind::TrapPath | Kind::Libc | Kind::Runtime | Kind::Unknown
             )
         })
     }
@@ -454,6 +624,7 @@ impl<'a> Analysis<'a> {
             modules: self.group_rows(|row| Some(row.module.clone())),
             generics: self.group_rows(|row| generic_of(&row.name)),
             sections: self.sections(),
+            file: FileReport::of_images(self.images),
         }
     }
 
@@ -568,7 +739,7 @@ impl<'a> Analysis<'a> {
     fn sections(&self) -> Vec<SectionInfo> {
         let mut table: BTreeMap<(elf::SectionClass, String), u64> = BTreeMap::new();
         for image in self.images {
-            for s in &image.sections {
+            for s in &image.file.sections {
                 *table.entry((s.class, s.name.clone())).or_default() += s.size;
             }
         }
@@ -577,6 +748,20 @@ impl<'a> Analysis<'a> {
             .map(|((class, name), size)| SectionInfo { name, size, class })
             .collect()
     }
+}
+
+/// The files `paths` stand for: a directory stands for the `.o` files in
+/// it.
+pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(elf::objects_in(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
 }
 
 /// The generic of a function name: `module::name` of an instance, its
@@ -591,6 +776,10 @@ struct Naming<'a> {
     defined: &'a BTreeSet<&'a str>,
     /// Executables: the program's code range, by code section.
     program_range: BTreeMap<usize, (u64, u64)>,
+    /// Executables: whether the C library is linked in (module doc).
+    libc: bool,
+    /// Executables of Pare programs: the root module, `main`'s.
+    root_module: Option<String>,
 }
 
 impl<'a> Naming<'a> {
@@ -605,10 +794,28 @@ impl<'a> Naming<'a> {
                 range.1 = range.1.max(s.address + s.size);
             }
         }
+        let libc = defined.contains(LIBC_ENTRY)
+            || image
+                .file
+                .sections
+                .iter()
+                .any(|s| s.name == ".interp" || s.name == ".dynamic");
+        let pare_program = image
+            .symbols
+            .iter()
+            .any(|s| s.name.starts_with(names::RUNTIME_PREFIX));
+        let root_module = image
+            .files
+            .iter()
+            .find(|f| names::is_module_name(f) && f.as_str() != names::RUNTIME_MODULE)
+            .filter(|_| image.executable && pare_program)
+            .cloned();
         Naming {
             image,
             defined,
             program_range,
+            libc,
+            root_module,
         }
     }
 
@@ -626,7 +833,9 @@ impl<'a> Naming<'a> {
                 by_name.unwrap_or(Kind::Program),
             );
         }
-        let kind = by_name.unwrap_or(if self.in_program(symbol) {
+        let kind = by_name.unwrap_or(if !self.libc && symbol.name == ENTRY {
+            Kind::Runtime
+        } else if self.in_program(symbol) {
             Kind::Program
         } else {
             Kind::Libc
@@ -636,11 +845,20 @@ impl<'a> Naming<'a> {
 
     /// A symbol's module in an executable (module doc).
     fn executable_module(&self, symbol: &elf::CodeSymbol, kind: Kind) -> String {
-        if kind == Kind::Libc {
-            return LIBC_MODULE.to_string();
+        match kind {
+            Kind::Libc => return LIBC_MODULE.to_string(),
+            Kind::Runtime => return names::RUNTIME_MODULE.to_string(),
+            _ => {}
         }
         if let Some(module) = self.named_module(symbol) {
             return module;
+        }
+        if let Some(root) = self
+            .root_module
+            .as_ref()
+            .filter(|_| symbol.name == names::ENTRY)
+        {
+            return root.clone();
         }
         // A global without a module in its name: the object around it.
         let same_section = |s: &&elf::CodeSymbol| s.section == symbol.section;
@@ -680,10 +898,14 @@ impl<'a> Naming<'a> {
         symbol.file.clone()
     }
 
+    /// Whether `symbol` is in the program's code: its range, or anywhere
+    /// in an executable without the C library.
     fn in_program(&self, symbol: &elf::CodeSymbol) -> bool {
-        self.program_range
-            .get(&symbol.section)
-            .is_some_and(|&(lo, hi)| symbol.address >= lo && symbol.address < hi)
+        !self.libc
+            || self
+                .program_range
+                .get(&symbol.section)
+                .is_some_and(|&(lo, hi)| symbol.address >= lo && symbol.address < hi)
     }
 }
 
@@ -715,10 +937,26 @@ pub struct SizeOptions {
 /// `parec size`: prints the report (or the comparison) and writes the
 /// page; returns the exit status.
 pub fn command(opts: &SizeOptions) -> Result<i32> {
-    let report = Report::of_files(&opts.inputs)?;
-    let text = match &opts.compare {
+    let inputs = input_files(&opts.inputs)?;
+    let compared = match &opts.compare {
+        Some(other) => Some(input_files(std::slice::from_ref(other))?),
+        None => None,
+    };
+    // The page may not replace a file the report reads.
+    let mut outputs = Outputs::default();
+    if let Some(page) = &opts.html {
+        outputs.file(page, "--html");
+    }
+    let read: Vec<PathBuf> = inputs
+        .iter()
+        .chain(compared.iter().flatten())
+        .cloned()
+        .collect();
+    outputs.check(&read)?;
+    let report = Report::of_input_files(&inputs)?;
+    let text = match &compared {
         Some(other) => {
-            let old = Report::of_files(std::slice::from_ref(other))?;
+            let old = Report::of_input_files(other)?;
             let diff = compare::compare(&old, &report)?;
             if opts.json {
                 json::comparison(&diff)
@@ -729,7 +967,7 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
         None if opts.json => json::report(&report),
         None => text::report(&report, opts.top, opts.all),
     };
-    print!("{text}");
+    io_error::write_stdout(text.as_bytes())?;
     if let Some(path) = &opts.html {
         io_error::write(path, html::page(&report).as_bytes())?;
     }
@@ -754,11 +992,12 @@ mod tests {
 
     /// An executable with a shared trap path in the style of issue 13
     /// (`pare_trap_null`: checks branch to it), an unnamed function that
-    /// is one stub, a function with a stub inside, and `pare_trap`.
+    /// is one stub, a function with a stub inside, `pare_trap`, and the C
+    /// library's `memcpy` and `__libc_start_main`.
     fn image() -> Image {
         let base = 0x1000;
         let trap = base + 0x40;
-        let mut words = [0u32; 0x50 / 4];
+        let mut words = [0u32; 0x58 / 4];
         let mut put = |at: u64, w: u32| words[((at - base) / 4) as usize] = w;
         // main::f at 0x1000: cbz x0, pare_trap_null; ret; then a stub.
         put(0x1000, CBZ_X0);
@@ -787,11 +1026,22 @@ mod tests {
             path: "prog".into(),
             executable: true,
             arch: Arch::Aarch64,
-            sections: vec![SectionInfo {
-                name: ".text".into(),
-                size: 0x50,
-                class: SectionClass::Code,
-            }],
+            file: file::Layout {
+                bytes: 0x58,
+                stripped: false,
+                sections: vec![file::Section {
+                    index: 1,
+                    name: ".text".into(),
+                    class: SectionClass::Code,
+                    size: 0x58,
+                }],
+                parts: vec![file::PartBytes {
+                    part: file::Part::Code,
+                    bytes: 0x58,
+                    sections: vec![".text".into()],
+                }],
+                zero_initialised: 0,
+            },
             code: vec![CodeSection {
                 index: 1,
                 name: ".text".into(),
@@ -805,7 +1055,9 @@ mod tests {
                 symbol("helper", 0x1030, 12),
                 symbol("pare_trap", 0x1040, 4),
                 symbol("memcpy", 0x1048, 8),
+                symbol("__libc_start_main", 0x1050, 8),
             ],
+            files: Vec::new(),
         }
     }
 
@@ -828,6 +1080,30 @@ mod tests {
         // Gaps between functions are padding; everything adds up.
         let kinds: u64 = report.kinds.iter().map(|k| k.bytes).sum();
         assert_eq!(kinds, report.total);
-        assert_eq!(report.total, 0x50);
+        assert_eq!(report.total, 0x58);
+    }
+
+    /// Without the C library (a freestanding executable), `_start` is the
+    /// runtime's and other names outside parec's are the program's.
+    #[test]
+    fn executables_without_libc_have_no_libc_code() {
+        let mut image = image();
+        image.symbols.retain(|s| s.name != "__libc_start_main");
+        image.symbols.push(CodeSymbol {
+            name: "_start".into(),
+            section: 0,
+            address: 0x1050,
+            size: 8,
+            global: true,
+            file: None,
+        });
+        let report = Report::of_images(&[image]).unwrap();
+        let row = |name: &str| report.functions.iter().find(|f| f.name == name).unwrap();
+        assert_eq!(row("_start").kind, Kind::Runtime);
+        assert_eq!(row("_start").module, names::RUNTIME_MODULE);
+        assert_eq!(row("memcpy").kind, Kind::Program);
+        assert_eq!(report.kind(Kind::Libc), None);
+        let padding = report.kind(Kind::Padding).unwrap().bytes;
+        assert_eq!(report.own, report.total - padding);
     }
 }

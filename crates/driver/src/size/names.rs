@@ -24,6 +24,14 @@ pub const TRAP_HELPER: &str = "pare_trap";
 /// The module of the runtime's functions.
 pub const RUNTIME_MODULE: &str = "pare_runtime";
 
+/// The program's entry point, the root module's `fn main`.
+pub const ENTRY: &str = "main";
+
+/// Whether `name` can be a Pare module's name (an identifier).
+pub fn is_module_name(name: &str) -> bool {
+    is_identifier(name)
+}
+
 /// A Pare-mangled name, taken apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PareName<'a> {
@@ -86,7 +94,7 @@ pub fn kind_by_name(name: &str, has_body: bool) -> Option<Kind> {
         Some(Kind::Runtime)
     } else if has_body {
         Some(Kind::MergeThunk)
-    } else if name == "main" || pare_name(name).is_some() {
+    } else if name == ENTRY || pare_name(name).is_some() {
         Some(Kind::Program)
     } else {
         None

@@ -1,5 +1,7 @@
 //! The report as tables for a terminal.
 //!
+//! The file table puts every byte of the input files in one part (the
+//! sections of each class listed beside it), adding up to the files' size.
 //! The kind table covers all code, with percentages of the total; the
 //! module, generic and function tables cover the program's own code (all
 //! code with `--all`), with percentages of the own code. Marks after a
@@ -10,9 +12,14 @@
 use std::fmt::Write as _;
 
 use super::compare::{Change, Comparison, Delta};
-use super::{FunctionRow, GroupRow, Kind, Report};
+use super::file::{Part, PartBytes};
+use super::{FileReport, FunctionRow, GroupRow, Kind, Report};
 
-/// The report: header, kinds, modules, generics, functions, sections.
+/// Section names listed beside a file part at most.
+const PART_SECTIONS: usize = 4;
+
+/// The report: header, file parts, kinds, modules, generics, functions,
+/// sections.
 /// `top` limits the generic and function tables (0: no limit); `all`
 /// includes the C library's modules and functions.
 pub fn report(report: &Report, top: usize, all: bool) -> String {
@@ -30,13 +37,25 @@ pub fn report(report: &Report, top: usize, all: bool) -> String {
         report.inputs.join(" "),
         report.arch.name()
     );
-    let _ = writeln!(
-        out,
-        "code: {} bytes; the program's own: {} bytes ({})",
-        report.total,
-        report.own,
-        percent(report.own, report.total)
-    );
+    let _ = writeln!(out, "file: {}", file_summary(&report.file));
+    if report.file.inputs.iter().all(|i| i.stripped) {
+        let _ = writeln!(
+            out,
+            "code: {} bytes; the program's own: unknown (no symbols name the code)",
+            report.total
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "code: {} bytes; the program's own: {} bytes ({})",
+            report.total,
+            report.own,
+            percent(report.own, report.total)
+        );
+    }
+
+    out.push('\n');
+    file_table(&mut out, &report.file);
 
     out.push('\n');
     let total_functions = report.functions.len();
@@ -65,7 +84,7 @@ pub fn report(report: &Report, top: usize, all: bool) -> String {
     let functions: Vec<&FunctionRow> = report
         .functions
         .iter()
-        .filter(|f| all || f.kind.is_own())
+        .filter(|f| all || f.kind != Kind::Libc)
         .collect();
     out.push('\n');
     function_table(&mut out, &functions, report.own, top);
@@ -76,6 +95,83 @@ pub fn report(report: &Report, top: usize, all: bool) -> String {
         let _ = writeln!(out, "{:<24} {:>9}  {}", s.name, s.size, s.class.name());
     }
     out
+}
+
+/// `638840 bytes`, and which inputs are stripped.
+fn file_summary(file: &FileReport) -> String {
+    let mut text = format!("{} bytes", file.bytes);
+    if file.inputs.len() > 1 {
+        let _ = write!(text, " in {} files", file.inputs.len());
+    }
+    let stripped: Vec<&str> = file
+        .inputs
+        .iter()
+        .filter(|i| i.stripped)
+        .map(|i| i.path.as_str())
+        .collect();
+    if stripped.len() == file.inputs.len() {
+        text.push_str("; stripped (no symbol table: code is attributed per section)");
+    } else if !stripped.is_empty() {
+        let _ = write!(
+            text,
+            "; stripped (no symbol table: code is attributed per section): {}",
+            stripped.join(" ")
+        );
+    }
+    text
+}
+
+/// Every part of the files, adding up to their size; then the memory of
+/// the zero-initialised sections.
+fn file_table(out: &mut String, file: &FileReport) {
+    let _ = writeln!(
+        out,
+        "{:<24} {:>9} {:>7}  sections",
+        "file part", "bytes", "% file"
+    );
+    for part in &file.parts {
+        let line = format!(
+            "{:<24} {:>9} {:>7}  {}",
+            part.part.name(),
+            part.bytes,
+            percent(part.bytes, file.bytes),
+            part_sections(part)
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let _ = writeln!(
+        out,
+        "{:<24} {:>9} {:>7}",
+        "total",
+        file.bytes,
+        percent(file.bytes, file.bytes)
+    );
+    if file.zero_initialised > 0 {
+        let _ = writeln!(
+            out,
+            "zero-initialised: {} bytes of memory, no file bytes",
+            file.zero_initialised
+        );
+    }
+}
+
+/// The sections of a part of a class, the first few by name (a section
+/// that is a part of its own is named already).
+fn part_sections(part: &PartBytes) -> String {
+    if matches!(part.part, Part::Section(_)) {
+        return String::new();
+    }
+    let mut text = part
+        .sections
+        .iter()
+        .take(PART_SECTIONS)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(" ");
+    if part.sections.len() > PART_SECTIONS {
+        let _ = write!(text, " ({} more)", part.sections.len() - PART_SECTIONS);
+    }
+    text
 }
 
 /// `part` as a percentage of `whole`, one decimal.
@@ -172,6 +268,26 @@ fn function_table(out: &mut String, rows: &[&FunctionRow], whole: u64, top: usiz
     }
 }
 
+/// A table of kinds or file parts in both builds.
+fn delta_table(out: &mut String, title: &str, rows: &[Delta]) {
+    let _ = writeln!(
+        out,
+        "{title:<24} {:>9} {:>9} {:>9}  change",
+        "old", "new", "delta"
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:<24} {:>9} {:>9} {:>+9}  {}",
+            row.name,
+            row.old,
+            row.new,
+            row.delta(),
+            row.change().name()
+        );
+    }
+}
+
 /// `  [shared with 2, 3 copies, trap 24]`, or nothing.
 fn marks(row: &FunctionRow) -> String {
     let mut marks = Vec::new();
@@ -203,6 +319,13 @@ pub fn comparison(diff: &Comparison, top: usize) -> String {
     );
     let _ = writeln!(
         out,
+        "file: {} -> {} bytes ({:+})",
+        diff.file.old,
+        diff.file.new,
+        diff.file.delta()
+    );
+    let _ = writeln!(
+        out,
         "code: {} -> {} bytes ({:+}); the program's own: {} -> {} bytes ({:+})",
         diff.total.old,
         diff.total.new,
@@ -212,22 +335,9 @@ pub fn comparison(diff: &Comparison, top: usize) -> String {
         diff.own.delta()
     );
     out.push('\n');
-    let _ = writeln!(
-        out,
-        "{:<24} {:>9} {:>9} {:>9}  change",
-        "kind", "old", "new", "delta"
-    );
-    for row in &diff.kinds {
-        let _ = writeln!(
-            out,
-            "{:<24} {:>9} {:>9} {:>+9}  {}",
-            row.name,
-            row.old,
-            row.new,
-            row.delta(),
-            row.change().name()
-        );
-    }
+    delta_table(&mut out, "file part", &diff.file_parts);
+    out.push('\n');
+    delta_table(&mut out, "kind", &diff.kinds);
     let changed: Vec<&Delta> = diff
         .functions
         .iter()

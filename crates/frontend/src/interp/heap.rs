@@ -11,18 +11,18 @@
 //!   interpreter's memory use matches compiled code's;
 //! - a `str` handle `h` names `strs[h - 1]`, read-only bytes.
 //!
-//! Out of memory: allocations are charged `8 + len * elem_size` bytes for an
-//! array (overflow of that computation traps, as in the runtime's
-//! `pare_new_array`) and 8 bytes per field slot for a struct; when the total
-//! would exceed [`HEAP_LIMIT`] the allocation traps `out of memory`, standing in
-//! for `calloc` failing in compiled code. Large arrays are allocated with
-//! `alloc_zeroed`, so untouched pages cost nothing, as with `calloc`.
+//! Out of memory: an allocation traps `out of memory` exactly where compiled
+//! code's does — when the array's size `8 + len * elem_size` overflows (as
+//! in the runtime's `pare_new_array`), or when the allocator refuses the
+//! memory, as `calloc` refuses it in compiled code. There is no limit of
+//! the interpreter's own: a program the JIT and the executables run (two
+//! 3 GB arrays, one of 4 GiB) runs here too. Each array is one zeroed
+//! allocation at its element type's width, so untouched pages cost nothing,
+//! as with `calloc`; the struct arena grows by a fallible reservation, so a
+//! refusal is the trap, never an abort of the interpreter.
 
 use crate::tir::{TrapKind, Ty};
 use std::alloc::{alloc_zeroed, Layout};
-
-/// Total bytes the program may allocate before allocations trap.
-pub const HEAP_LIMIT: u64 = 4 << 30;
 
 /// The elements of one array, at their type's width.
 enum Elems {
@@ -49,8 +49,6 @@ pub struct Heap {
     fields: Vec<i64>,
     arrays: Vec<Elems>,
     strs: Vec<Box<[u8]>>,
-    /// Bytes charged so far against [`HEAP_LIMIT`].
-    allocated: u64,
 }
 
 /// An element storage class and its size in bytes, from the element type.
@@ -103,20 +101,12 @@ fn element_index(index: i64, len: usize) -> Result<usize, TrapKind> {
 }
 
 impl Heap {
-    fn charge(&mut self, bytes: u64) -> Result<(), TrapKind> {
-        match self.allocated.checked_add(bytes) {
-            Some(total) if total <= HEAP_LIMIT => {
-                self.allocated = total;
-                Ok(())
-            }
-            _ => Err(TrapKind::OutOfMemory),
-        }
-    }
-
     /// A new struct with `num_fields` zero fields.
     pub fn new_struct(&mut self, num_fields: usize) -> Result<i64, TrapKind> {
         let slots = num_fields.max(1);
-        self.charge(8 * slots as u64)?;
+        self.fields
+            .try_reserve(slots)
+            .map_err(|_| TrapKind::OutOfMemory)?;
         let handle = self.fields.len() as i64 + 1;
         self.fields.resize(self.fields.len() + slots, 0);
         Ok(handle)
@@ -136,18 +126,20 @@ impl Heap {
     }
 
     /// `new [elem; len]`: traps on a negative length, on a size computation
-    /// that overflows, and past the heap limit.
+    /// that overflows, and when the allocator refuses the memory.
     pub fn new_array(&mut self, elem: &Ty, len: i64) -> Result<i64, TrapKind> {
         if len < 0 {
             return Err(TrapKind::NegativeLength);
         }
         let (elem_size, make) = storage_of(elem);
-        let bytes = (len as u64)
+        (len as u64)
             .checked_mul(elem_size)
             .and_then(|b| b.checked_add(8))
             .filter(|&b| b <= i64::MAX as u64)
             .ok_or(TrapKind::OutOfMemory)?;
-        self.charge(bytes)?;
+        self.arrays
+            .try_reserve(1)
+            .map_err(|_| TrapKind::OutOfMemory)?;
         let elems = usize::try_from(len)
             .ok()
             .and_then(make)

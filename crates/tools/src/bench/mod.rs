@@ -1,5 +1,6 @@
-//! `parec bench`: code size, compile time and run time of the benchmark
-//! corpus under every parec configuration and under `clang-19 -Oz`.
+//! `parec bench`: code size, file size, compile time and run time of the
+//! benchmark corpus under every parec configuration and under `clang-19
+//! -Oz`, against glibc and against musl.
 //!
 //! For each program `bench/NAME/main.pare` (with its C twin `NAME.c` and
 //! `expected.out`) and each [`Config`] — `Cranelift` (Cranelift alone at
@@ -16,7 +17,10 @@
 //! compiled through [`Build::run`] like `parec build`, linked statically with
 //! `ld.lld-19 --icf=all` exactly like `parec build`
 //! ([`link::link_executable`]), and run under `qemu-aarch64-static`; its
-//! stdout must equal `expected.out`.
+//! stdout must equal `expected.out`. The last configuration, `clang -Oz
+//! musl`, is the C twin as a C programmer builds a small static executable:
+//! clang `-Oz` against musl, stripped, unused sections collected, compiled
+//! and linked by `zig cc` ([`musl`]); it is run and checked alike.
 //!
 //! Measurements:
 //! - **bytes**: the linked executable's `.text` size minus that of an empty
@@ -24,12 +28,21 @@
 //!   same configuration, so that the static libc does not swamp the figure.
 //!   Section sizes are read with the `object` crate. The libc code linked
 //!   after the program's is 64-byte aligned, so the difference moves in
-//!   steps of 64 bytes: a change smaller than that may not show.
+//!   steps of 64 bytes: a change smaller than that may not show. The
+//!   ratios' anchor is `clang -Oz` (glibc). The musl twins have none
+//!   ([`Config::code_bytes_measured`]).
+//! - **file bytes**: the linked executable's size, the size of a copy
+//!   stripped by [`STRIP`] (symbols and debug sections dropped: the size
+//!   `ld.lld -s` writes, measured equal on bench/'s executables), and that
+//!   over the `clang -Oz musl` twin's (built stripped), per program, as a
+//!   geometric mean and as the largest.
 //! - **compile**: the median wall time of [`Runs::compile`] compilations.
 //!   Pare configurations compile in-process through the library (load,
 //!   check, lower, CLIF passes, Cranelift, object writing; one thread), so
 //!   no process start is included; C is compiled by spawning `clang-19 -c`,
-//!   which includes clang's process start. Linking is never included.
+//!   which includes clang's process start. Linking is never included. The
+//!   musl twins have none: `zig cc` compiles and links in one process,
+//!   from its cache.
 //! - **run**: the median CPU time (user + system) of [`Runs::run`] runs of
 //!   `qemu-aarch64-static` (emulation and process start included, identical
 //!   for every configuration), read from the kernel's accounting of the
@@ -83,6 +96,7 @@ use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_passes::profile::ProfileMode;
 
+pub mod musl;
 pub mod scaling;
 
 /// The C compiler of the twins.
@@ -98,6 +112,19 @@ pub const CLANG_FLAGS: &[&str] = &[
     "-isystem",
     "/usr/aarch64-linux-gnu/include",
 ];
+
+/// The tool that strips a copy of each executable for its stripped file
+/// bytes.
+pub const STRIP: &str = "llvm-strip-19";
+
+/// Its flags: symbols and debug sections dropped, other sections kept —
+/// what `ld.lld -s` (and so `zig cc -s`, the musl twins' flag) writes,
+/// byte for byte in size.
+pub const STRIP_FLAGS: &[&str] = &["--strip-all-gnu"];
+
+/// The names of the two C configurations.
+pub const CLANG_NAME: &str = "clang -Oz";
+pub const MUSL_NAME: &str = "clang -Oz musl";
 
 /// The empty programs whose `.text` is subtracted.
 const EMPTY_PARE: &str = "fn main() {}\n";
@@ -156,16 +183,42 @@ pub enum Config {
         /// run (`parec run --profile-generate`; its input is fixed).
         profile: bool,
     },
-    /// The C twin with `clang-19 -Oz`.
+    /// The C twin with `clang-19 -Oz`, linked by parec's linker against
+    /// glibc: the anchor of the code bytes.
     Clang,
+    /// The C twin with clang `-Oz` against musl, static, stripped, unused
+    /// sections collected ([`musl`]): the anchor of the file bytes.
+    Musl,
 }
 
 impl Config {
     pub fn name(&self) -> &str {
         match self {
             Config::Pare { name, .. } => name,
-            Config::Clang => "clang -Oz",
+            Config::Clang => CLANG_NAME,
+            Config::Musl => MUSL_NAME,
         }
+    }
+
+    /// Whether its compile time is measured: the musl twins are compiled
+    /// and linked by one process (and zig caches what it compiled), so they
+    /// have none.
+    fn compile_is_timed(&self) -> bool {
+        !matches!(self, Config::Musl)
+    }
+
+    /// Whether its code bytes (`.text` beyond the empty program's) are
+    /// measured. Not for the musl twins: with `--gc-sections` the empty
+    /// program keeps almost none of musl, so the difference would count the
+    /// C library's stdio and allocator with the program's code, unlike every
+    /// other configuration's (whose empty program links them already).
+    fn code_bytes_measured(&self) -> bool {
+        !matches!(self, Config::Musl)
+    }
+
+    /// The C configurations: the twins, not parec.
+    fn is_c(&self) -> bool {
+        matches!(self, Config::Clang | Config::Musl)
     }
 }
 
@@ -181,7 +234,7 @@ const SIZE_BASELINE: &str = "-Oz 2 rounds";
 
 /// The configurations, in column order: `Cranelift`, `-O2`, each pass
 /// alone, `-Oz` per module and whole-program, each in one and two rounds,
-/// the per-module two without each pass of `without`, clang.
+/// the per-module two without each pass of `without`, clang, clang + musl.
 pub fn configs(without: &[Pass]) -> Vec<Config> {
     let mut out = vec![
         Config::Pare {
@@ -269,6 +322,7 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
         }
     }
     out.push(Config::Clang);
+    out.push(Config::Musl);
     out
 }
 
@@ -279,6 +333,18 @@ pub struct Program {
     pub main: PathBuf,
     pub c_twin: PathBuf,
     pub expected: PathBuf,
+}
+
+/// Every file of the programs' directories (sources, C twins, expected
+/// outputs).
+fn corpus_files(programs: &[Program]) -> Vec<PathBuf> {
+    let dirs: std::collections::BTreeSet<&Path> =
+        programs.iter().filter_map(|p| p.main.parent()).collect();
+    dirs.into_iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .collect()
 }
 
 /// The corpus programs in `dir` selected by `filter`, in name order.
@@ -327,6 +393,11 @@ pub fn discover(dir: &Path, filter: &[String]) -> Result<Vec<Program>> {
 pub struct Cell {
     /// `.text` bytes beyond the empty program's.
     pub bytes: Option<i64>,
+    /// The executable's size.
+    pub file_bytes: Option<u64>,
+    /// The size of a stripped copy ([`STRIP`]; the musl twins are built
+    /// stripped).
+    pub stripped_bytes: Option<u64>,
     pub compile: Option<Duration>,
     /// Where the median compile's time went, stage by stage (parec's
     /// `StageTimes`; empty for clang).
@@ -356,18 +427,26 @@ pub struct Report {
     /// `cells[program][config]`.
     pub cells: Vec<Vec<Cell>>,
     pub runs: Runs,
+    /// How the musl twins were built ([`musl::command_line`]), if they were.
+    pub musl: Option<String>,
 }
 
 /// `parec bench`: measures, prints the table, writes the JSON; returns 0, or
 /// 1 if any cell failed.
 pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     let programs = discover(&opts.dir, &opts.filter)?;
+    if let Some(path) = &opts.json {
+        // The report may not replace a file of the corpus.
+        let mut outputs = parec::outputs::Outputs::default();
+        outputs.file(path, "--json");
+        outputs.check(&corpus_files(&programs))?;
+    }
     let report = measure(
         &programs,
         &select_configs(configs(&opts.without), &opts.configs)?,
         Runs::for_options(opts.quick, opts.compile_only),
     )?;
-    print!("{}", markdown(&report));
+    parec::io_error::write_stdout(markdown(&report).as_bytes())?;
     if let Some(path) = &opts.json {
         let text = serde_json::to_string_pretty(&to_json(&report))
             .map_err(|e| anyhow!("cannot serialize the report: {e}"))?;
@@ -378,10 +457,10 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
     for (p, row) in report.cells.iter().enumerate() {
         for (c, cell) in row.iter().enumerate() {
             if let Some(error) = &cell.error {
-                eprintln!(
+                parec::io_error::eprintln(format_args!(
                     "error: {} ({}): {error}",
                     report.programs[p], report.configs[c]
-                );
+                ));
                 failed = true;
             }
         }
@@ -391,8 +470,8 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
 
 /// The configurations of `all` named in `names`, in `all`'s order (every
 /// one when `names` is empty), with the baselines every ratio needs
-/// (`Cranelift` first, `-O2`, `-Oz 2 rounds`, clang last); an unknown name
-/// is an error listing them.
+/// (`Cranelift` first, `-O2`, `-Oz 2 rounds`, the C twins last); an
+/// unknown name is an error listing them.
 fn select_configs(all: Vec<Config>, names: &[String]) -> Result<Vec<Config>> {
     if let Some(unknown) = names.iter().find(|n| !all.iter().any(|c| c.name() == *n)) {
         let known: Vec<&str> = all.iter().map(Config::name).collect();
@@ -401,14 +480,13 @@ fn select_configs(all: Vec<Config>, names: &[String]) -> Result<Vec<Config>> {
             known.join(", ")
         );
     }
-    let last = all.len() - 1;
     Ok(all
         .into_iter()
         .enumerate()
         .filter(|(i, c)| {
             names.is_empty()
                 || *i == BASELINE
-                || *i == last
+                || c.is_c()
                 || [SPEED_BASELINE, SIZE_BASELINE].contains(&c.name())
                 || names.iter().any(|n| n == c.name())
         })
@@ -422,24 +500,32 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         .prefix("parec-bench-")
         .tempdir()
         .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
+    let musl = if configs.iter().any(|c| matches!(c, Config::Musl)) {
+        Some(musl::Toolchain::find()?)
+    } else {
+        None
+    };
+    let tools = Tools {
+        musl: musl.as_ref(),
+    };
     // The empty program's `.text` per configuration; a failure here is fatal
     // since no figure of that configuration would mean anything.
     let mut empty_text = Vec::new();
     for (c, config) in configs.iter().enumerate() {
+        if !config.code_bytes_measured() {
+            empty_text.push(0);
+            continue;
+        }
         let dir = work.path().join(format!("empty-{c}"));
         create_dir(&dir)?;
-        let source = match config {
-            Config::Pare { .. } => dir.join("main.pare"),
-            Config::Clang => dir.join("empty.c"),
-        };
-        let text = match config {
-            Config::Pare { .. } => EMPTY_PARE,
-            Config::Clang => EMPTY_C,
+        let (source, text) = match config {
+            Config::Pare { .. } => (dir.join("main.pare"), EMPTY_PARE),
+            Config::Clang | Config::Musl => (dir.join("empty.c"), EMPTY_C),
         };
         std::fs::write(&source, text)
             .map_err(|e| anyhow!("cannot write `{}`: {}", source.display(), io_reason(&e)))?;
         let exe = dir.join("empty");
-        build(config, &source, &dir, &exe)
+        build(config, &tools, &source, &dir, &exe)
             .with_context(|| format!("building the empty program ({})", config.name()))?;
         empty_text.push(text_size(&exe)?);
     }
@@ -451,7 +537,7 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         for (c, config) in configs.iter().enumerate() {
             let dir = work.path().join(format!("{p}-{c}"));
             create_dir(&dir)?;
-            let (cell, exe) = build_cell(program, config, &dir, empty_text[c], runs);
+            let (cell, exe) = build_cell(program, config, &tools, &dir, empty_text[c], runs);
             row.push(cell);
             exes.push(exe);
         }
@@ -465,7 +551,15 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         programs: programs.iter().map(|p| p.name.clone()).collect(),
         cells,
         runs,
+        musl: musl.map(|_| musl::command_line()),
     })
+}
+
+/// The toolchains a build may need besides parec's linker.
+#[derive(Clone, Copy)]
+struct Tools<'a> {
+    /// Found when a configuration is [`Config::Musl`].
+    musl: Option<&'a musl::Toolchain>,
 }
 
 fn create_dir(dir: &Path) -> Result<()> {
@@ -478,12 +572,13 @@ fn create_dir(dir: &Path) -> Result<()> {
 fn build_cell(
     program: &Program,
     config: &Config,
+    tools: &Tools,
     dir: &Path,
     empty: u64,
     runs: Runs,
 ) -> (Cell, Option<PathBuf>) {
     let mut cell = Cell::default();
-    match fill_cell(&mut cell, program, config, dir, empty, runs) {
+    match fill_cell(&mut cell, program, config, tools, dir, empty, runs) {
         Ok(exe) => (cell, Some(exe)),
         Err(e) => {
             cell.error = Some(format!("{e:#}"));
@@ -496,25 +591,74 @@ fn fill_cell(
     cell: &mut Cell,
     program: &Program,
     config: &Config,
+    tools: &Tools,
     dir: &Path,
     empty: u64,
     runs: Runs,
 ) -> Result<PathBuf> {
     let source = match config {
         Config::Pare { .. } => &program.main,
-        Config::Clang => &program.c_twin,
+        Config::Clang | Config::Musl => &program.c_twin,
     };
     let exe = dir.join(&program.name);
+    let builds = if config.compile_is_timed() {
+        runs.compile.max(1)
+    } else {
+        1
+    };
     let mut compiles = Vec::new();
-    for _ in 0..runs.compile.max(1) {
-        compiles.push(build(config, source, dir, &exe)?);
+    for _ in 0..builds {
+        compiles.push(build(config, tools, source, dir, &exe)?);
     }
     compiles.sort_by_key(|c| c.time);
     let median_compile = compiles.swap_remove(compiles.len() / 2);
-    cell.compile = Some(median_compile.time);
+    cell.compile = config.compile_is_timed().then_some(median_compile.time);
     cell.stages = median_compile.stages;
-    cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
+    if config.code_bytes_measured() {
+        cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
+    }
+    cell.file_bytes = Some(file_size(&exe)?);
+    cell.stripped_bytes = Some(match config {
+        Config::Musl => file_size(&exe)?,
+        Config::Pare { .. } | Config::Clang => {
+            let copy = dir.join(format!("{}.stripped", program.name));
+            strip(&exe, &copy)?;
+            file_size(&copy)?
+        }
+    });
     Ok(exe)
+}
+
+/// Writes a stripped copy of `exe` to `copy` ([`STRIP`]).
+fn strip(exe: &Path, copy: &Path) -> Result<()> {
+    let output = Command::new(STRIP)
+        .args(STRIP_FLAGS)
+        .arg("-o")
+        .arg(copy)
+        .arg(exe)
+        .output()
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                anyhow!("{STRIP} not found: run scripts/test.sh or apt-get install llvm-19")
+            } else {
+                anyhow!("cannot run {STRIP}: {e}")
+            }
+        })?;
+    if !output.status.success() {
+        bail!(
+            "{STRIP} failed on `{}`:\n{}",
+            exe.display(),
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
+    }
+    Ok(())
+}
+
+/// The size of a file.
+fn file_size(path: &Path) -> Result<u64> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|e| anyhow!("cannot read `{}`: {}", path.display(), io_reason(&e)))
 }
 
 /// Runs the executables of one program's configurations `runs` times each,
@@ -560,7 +704,7 @@ struct Compile {
 }
 
 /// Compiles `source` under `config` and links `exe`.
-fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compile> {
+fn build(config: &Config, tools: &Tools, source: &Path, dir: &Path, exe: &Path) -> Result<Compile> {
     let (objects, compile) = match config {
         Config::Pare {
             level,
@@ -580,6 +724,18 @@ fn build(config: &Config, source: &Path, dir: &Path, exe: &Path) -> Result<Compi
             let (objects, time) = compile_c(source, dir)?;
             let stages = Vec::new();
             (objects, Compile { time, stages })
+        }
+        Config::Musl => {
+            let toolchain = tools
+                .musl
+                .ok_or_else(|| anyhow!("the clang + musl toolchain was not looked for"))?;
+            let start = Instant::now();
+            toolchain.build(source, exe)?;
+            let time = start.elapsed();
+            return Ok(Compile {
+                time,
+                stages: Vec::new(),
+            });
         }
     };
     link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
@@ -770,6 +926,10 @@ struct Figures {
     vs_clang: Option<f64>,
     compile_ms: Option<f64>,
     run_ms: Option<f64>,
+    file_bytes: Option<f64>,
+    stripped_bytes: Option<f64>,
+    /// Stripped file bytes over the musl twin's.
+    vs_musl: Option<f64>,
 }
 
 fn ms(d: Option<Duration>) -> Option<f64> {
@@ -777,8 +937,8 @@ fn ms(d: Option<Duration>) -> Option<f64> {
 }
 
 impl Report {
-    fn clang_index(&self) -> usize {
-        self.configs.len() - 1
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.configs.iter().position(|c| c == name)
     }
 
     /// Configuration `c`'s compile time by stage, summed over the complete
@@ -803,12 +963,20 @@ impl Report {
     fn figures(&self, p: usize, c: usize) -> Figures {
         let row = &self.cells[p];
         let cell = &row[c];
+        let of = |name: &str| self.index_of(name).map(|i| &row[i]);
+        let file = |bytes: Option<u64>| bytes.map(|b| b as i64);
         Figures {
             bytes: cell.bytes.map(|b| b as f64),
             vs_baseline: ratio(cell.bytes, row[BASELINE].bytes),
-            vs_clang: ratio(cell.bytes, row[self.clang_index()].bytes),
+            vs_clang: ratio(cell.bytes, of(CLANG_NAME).and_then(|c| c.bytes)),
             compile_ms: ms(cell.compile),
             run_ms: ms(cell.run),
+            file_bytes: cell.file_bytes.map(|b| b as f64),
+            stripped_bytes: cell.stripped_bytes.map(|b| b as f64),
+            vs_musl: ratio(
+                file(cell.stripped_bytes),
+                of(MUSL_NAME).and_then(|c| file(c.stripped_bytes)),
+            ),
         }
     }
 
@@ -865,6 +1033,26 @@ impl Report {
             vs_clang: over(|f| f.vs_clang),
             compile_ms: over(|f| f.compile_ms),
             run_ms: over(|f| f.run_ms),
+            file_bytes: over(|f| f.file_bytes),
+            stripped_bytes: over(|f| f.stripped_bytes),
+            vs_musl: over(|f| f.vs_musl),
+        }
+    }
+
+    /// The largest of each file figure of configuration `c` over complete
+    /// rows (a target is "none above").
+    fn largest_file_figures(&self, c: usize) -> Figures {
+        let rows = self.complete_rows();
+        let over = |f: fn(&Figures) -> Option<f64>| -> Option<f64> {
+            rows.iter()
+                .filter_map(|&p| f(&self.figures(p, c)))
+                .max_by(f64::total_cmp)
+        };
+        Figures {
+            file_bytes: over(|f| f.file_bytes),
+            stripped_bytes: over(|f| f.stripped_bytes),
+            vs_musl: over(|f| f.vs_musl),
+            ..Figures::default()
         }
     }
 }
@@ -895,11 +1083,14 @@ pub fn markdown(report: &Report) -> String {
     let failed = vec![false; figures.len()];
     out.push_str(&table_row("geomean", &figures, &failed));
     out.push_str(&targets_table(report));
+    out.push_str(&file_table(report));
     out.push_str(&stage_table(report));
     let _ = writeln!(
         out,
         "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
-         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded) and the CPU time \
+         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
+         none for the musl twins, which zig compiles and links in one process, nor their code bytes, which would count \
+         the parts of musl the program uses and the empty program does not) and the CPU time \
          (user + system) of {} run(s) under {}.",
         report.runs.compile,
         report.runs.run,
@@ -924,7 +1115,7 @@ fn targets_table(report: &Report) -> String {
     );
     let rows = report.complete_rows();
     for (c, name) in report.configs.iter().enumerate() {
-        if c == report.clang_index() || c == BASELINE {
+        if [CLANG_NAME, MUSL_NAME].contains(&name.as_str()) || c == BASELINE {
             continue;
         }
         let ratios: Vec<(usize, f64)> = rows
@@ -1018,6 +1209,60 @@ fn stage_table(report: &Report) -> String {
     out
 }
 
+/// The file bytes of every configuration: the executable, a stripped
+/// copy, and the stripped copy over the musl twin; geometric-mean and
+/// largest rows.
+fn file_table(report: &Report) -> String {
+    let mut out = format!(
+        "\nFile bytes: the whole executable, a copy stripped by `{STRIP} {}` (the size \
+         `ld.lld -s` writes), and that over the C twin's built with clang -Oz + musl (`{}`):\n\n",
+        STRIP_FLAGS.join(" "),
+        report.musl.as_deref().unwrap_or("not built")
+    );
+    let mut header = String::from("| program |");
+    let mut rule = String::from("|---|");
+    for name in &report.configs {
+        for column in FILE_COLUMNS {
+            let _ = write!(header, " {name} {column} |");
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(out, "{header}\n{rule}");
+    let row = |name: &str, figures: &[Figures], failed: &[bool]| {
+        let mut line = format!("| {name} |");
+        for (f, &failed) in figures.iter().zip(failed) {
+            if failed {
+                line.push_str(" FAILED | | |");
+            } else {
+                let _ = write!(
+                    line,
+                    " {} | {} | {} |",
+                    fmt(f.file_bytes, 0),
+                    fmt(f.stripped_bytes, 0),
+                    fmt(f.vs_musl, 3)
+                );
+            }
+        }
+        line.push('\n');
+        line
+    };
+    let configs = 0..report.configs.len();
+    for (p, name) in report.programs.iter().enumerate() {
+        let figures: Vec<Figures> = configs.clone().map(|c| report.figures(p, c)).collect();
+        let failed: Vec<bool> = report.cells[p].iter().map(|c| c.error.is_some()).collect();
+        out.push_str(&row(name, &figures, &failed));
+    }
+    let ok = vec![false; report.configs.len()];
+    let geomean: Vec<Figures> = configs.clone().map(|c| report.geomean_figures(c)).collect();
+    out.push_str(&row("geomean", &geomean, &ok));
+    let largest: Vec<Figures> = configs.map(|c| report.largest_file_figures(c)).collect();
+    out.push_str(&row("largest", &largest, &ok));
+    out
+}
+
+/// The columns of [`file_table`], per configuration.
+const FILE_COLUMNS: [&str; 3] = ["file", "stripped", "vs musl"];
+
 fn table_row(name: &str, figures: &[Figures], failed: &[bool]) -> String {
     let mut line = format!("| {name} |");
     for (f, &failed) in figures.iter().zip(failed) {
@@ -1053,6 +1298,9 @@ fn figures_json(f: &Figures) -> Value {
         "ratio_vs_clang": f.vs_clang,
         "compile_ms": f.compile_ms,
         "run_ms": f.run_ms,
+        "file_bytes": f.file_bytes,
+        "stripped_file_bytes": f.stripped_bytes,
+        "ratio_stripped_vs_musl": f.vs_musl,
     })
 }
 
@@ -1107,6 +1355,8 @@ pub fn to_json(report: &Report) -> Value {
         .map(|(c, config)| {
             let mut v = figures_json(&report.geomean_figures(c));
             v["config"] = json!(config);
+            let largest = report.largest_file_figures(c);
+            v["largest_ratio_stripped_vs_musl"] = json!(largest.vs_musl);
             let (stages, total) = report.stage_totals(c);
             v["compile_ms_total"] = json!(total);
             v["reduction_kept"] = json!(report.reduction_kept(c));
@@ -1123,6 +1373,10 @@ pub fn to_json(report: &Report) -> Value {
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
         "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median; run_vs_o2 = run_ms / -O2's)",
         "targets": "geomean: reduction_kept = (Cranelift - config) / (Cranelift - -Oz 2 rounds), bytes by geometric means; compile_vs_o2 = geometric mean of compile_ms / -O2's",
+        "file_bytes": "size of the linked executable",
+        "stripped_file_bytes": format!("size of a copy stripped by {STRIP} {} (what ld.lld -s writes); the musl twins are built stripped", STRIP_FLAGS.join(" ")),
+        "ratio_stripped_vs_musl": "stripped_file_bytes / the clang -Oz musl twin's",
+        "musl": report.musl,
         "programs": programs,
         "geomean": geomean,
     })
@@ -1144,15 +1398,21 @@ mod tests {
         expected.push("-Oz 2 rounds profile".into());
         expected.push("-Os profile".into());
         expected.push("clang -Oz".into());
+        expected.push("clang -Oz musl".into());
         assert_eq!(names, expected);
         let merge = Pass::from_name("merge").unwrap();
         let without = configs(&[merge]);
         let names: Vec<&str> = without.iter().map(|c| c.name()).collect();
         assert_eq!(
-            names[names.len() - 3..],
-            ["-Oz -merge", "-Oz 2 rounds -merge", "clang -Oz"]
+            names[names.len() - 4..],
+            [
+                "-Oz -merge",
+                "-Oz 2 rounds -merge",
+                "clang -Oz",
+                "clang -Oz musl"
+            ]
         );
-        let Config::Pare { pipeline, .. } = &without[without.len() - 2] else {
+        let Config::Pare { pipeline, .. } = &without[without.len() - 3] else {
             panic!("a parec configuration");
         };
         assert!(!pipeline.merges(), "{pipeline:?}");
@@ -1188,7 +1448,7 @@ mod tests {
             stages: vec![("cranelift".into(), Duration::from_micros(600))],
             run: Some(Duration::from_millis(2)),
             run_samples: vec![Duration::from_millis(2), Duration::from_millis(3)],
-            error: None,
+            ..Cell::default()
         };
         let report = Report {
             configs: vec!["-O2".into(), "clang -Oz".into()],
@@ -1204,6 +1464,7 @@ mod tests {
                 ],
             ],
             runs: Runs { compile: 1, run: 1 },
+            musl: None,
         };
         let table = markdown(&report);
         assert!(table.contains("| b | 50 | 1.000 | - |"), "{table}");
@@ -1219,5 +1480,70 @@ mod tests {
         );
         let json = to_json(&report);
         assert_eq!(json["programs"][1]["results"][1]["error"], "boom");
+    }
+
+    #[test]
+    fn select_configs_keeps_the_baselines() {
+        let names = |configs: Vec<Config>| -> Vec<String> {
+            configs.iter().map(|c| c.name().to_string()).collect()
+        };
+        let selected = select_configs(configs(&[]), &["-Oz".to_string()]).unwrap();
+        assert_eq!(
+            names(selected),
+            ["Cranelift", "-Oz", "clang -Oz", "clang -Oz musl"]
+        );
+        let error = select_configs(configs(&[]), &["-Oq".to_string()]).unwrap_err();
+        assert!(error.to_string().contains("unknown configuration `-Oq`"));
+    }
+
+    /// The file table: each configuration's file and stripped bytes and
+    /// the stripped bytes over the musl twin's, per program, as geometric
+    /// mean and largest.
+    #[test]
+    fn file_bytes_over_the_musl_twins() {
+        let cell = |file: u64, stripped: u64| Cell {
+            bytes: Some(100),
+            file_bytes: Some(file),
+            stripped_bytes: Some(stripped),
+            ..Cell::default()
+        };
+        let report = Report {
+            configs: vec!["-Oz".into(), CLANG_NAME.into(), MUSL_NAME.into()],
+            programs: vec!["a".into(), "b".into()],
+            cells: vec![
+                vec![cell(9000, 1000), cell(600_000, 500_000), cell(4000, 4000)],
+                vec![cell(9000, 4000), cell(600_000, 500_000), cell(2000, 2000)],
+            ],
+            runs: Runs { compile: 1, run: 1 },
+            musl: Some(musl::command_line()),
+        };
+        let table = markdown(&report);
+        assert!(
+            table.contains("| program | -Oz file | -Oz stripped | -Oz vs musl |"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| a | 9000 | 1000 | 0.250 | 600000 | 500000 | 125.000 | 4000 | 4000 | 1.000 |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| geomean | 9000 | 2000 | 0.707 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| largest | 9000 | 4000 | 2.000 |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("aarch64-linux-musl -Oz -static -s"),
+            "{table}"
+        );
+        let json = to_json(&report);
+        let b = &json["programs"][1]["results"][0];
+        assert_eq!(b["stripped_file_bytes"], 4000.0);
+        assert_eq!(b["ratio_stripped_vs_musl"], 2.0);
+        assert_eq!(json["geomean"][0]["largest_ratio_stripped_vs_musl"], 2.0);
     }
 }

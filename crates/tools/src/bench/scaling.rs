@@ -222,9 +222,10 @@ pub fn scaling(sizes: &[usize], search_sizes: &[usize]) -> Result<i32, Failure> 
     for &n in &sizes {
         results.push(measure_size_median(n)?);
     }
-    print!("{}", scaling_markdown(&results));
+    parec::io_error::write_stdout(scaling_markdown(&results).as_bytes())?;
     if !search_sizes.is_empty() {
-        print!("\n{}", search_scaling(search_sizes)?);
+        let text = format!("\n{}", search_scaling(search_sizes)?);
+        parec::io_error::write_stdout(text.as_bytes())?;
     }
     Ok(0)
 }

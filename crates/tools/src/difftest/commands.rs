@@ -198,7 +198,7 @@ pub fn exit_status(result: Result<i32, Failure>) -> u8 {
         Ok(status) => (status & 0xff) as u8,
         Err(Failure::Reported) => 1,
         Err(Failure::Error(e)) => {
-            eprintln!("error: {e:#}");
+            parec::io_error::eprintln(format_args!("error: {e:#}"));
             1
         }
     }
@@ -206,7 +206,9 @@ pub fn exit_status(result: Result<i32, Failure>) -> u8 {
 
 /// Prints the line that follows a panic's message (status [`ICE_STATUS`]).
 pub fn report_internal_error() {
-    eprintln!("error: internal error (a bug in parec; the panic message is above)");
+    parec::io_error::eprintln(format_args!(
+        "error: internal error (a bug in parec; the panic message is above)"
+    ));
 }
 
 /// `exec-jit`.

@@ -832,18 +832,23 @@ impl Runner {
         for r in results.iter().filter(|r| r.failed()) {
             let summary = r.summary();
             if verbose {
-                eprint!("{summary}");
+                parec::io_error::eprint(&summary);
             }
             report.failures.push(summary);
             if report.reproducers.len() < self.max_reproducers {
                 match self.save_reproducer(r, out) {
                     Ok(dir) => {
                         if verbose {
-                            eprintln!("reproducer: {}", dir.display());
+                            parec::io_error::eprintln(format_args!(
+                                "reproducer: {}",
+                                dir.display()
+                            ));
                         }
                         report.reproducers.push(dir);
                     }
-                    Err(e) => eprintln!("error: cannot save the reproducer: {e:#}"),
+                    Err(e) => parec::io_error::eprintln(format_args!(
+                        "error: cannot save the reproducer: {e:#}"
+                    )),
                 }
             }
         }

@@ -249,18 +249,20 @@ pub fn campaign(
         }
         let summary = failure_summary(n, v);
         if verbose {
-            eprint!("{summary}");
+            parec::io_error::eprint(&summary);
         }
         report.failures.push(summary);
         if report.reproducers.len() < max_reproducers {
             match save_reproducer(n, v, out) {
                 Ok(dir) => {
                     if verbose {
-                        eprintln!("reproducer: {}", dir.display());
+                        parec::io_error::eprintln(format_args!("reproducer: {}", dir.display()));
                     }
                     report.reproducers.push(dir);
                 }
-                Err(e) => eprintln!("error: cannot save the reproducer: {e:#}"),
+                Err(e) => parec::io_error::eprintln(format_args!(
+                    "error: cannot save the reproducer: {e:#}"
+                )),
             }
         }
     }
@@ -349,9 +351,9 @@ mod tests {
                     other => format!("{other:?}\n{}", n.inserted),
                 });
             }
-            eprintln!("{kind:?}: {rejected} rejected");
+            parec::io_error::eprintln(format_args!("{kind:?}: {rejected} rejected"));
             for v in &verdicts {
-                eprintln!("    {v}");
+                parec::io_error::eprintln(format_args!("    {v}"));
             }
             if rejected == 0 {
                 missing.push(kind);
