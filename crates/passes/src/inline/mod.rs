@@ -261,6 +261,7 @@ pub fn run(
     options: &InlineOptions,
 ) -> InlineReport {
     let mut inliner = Inliner::new(module, isa, options);
+    inliner.find_splitting();
     for component in inliner.graph.bottom_up() {
         let members: BTreeSet<usize> = component.iter().copied().collect();
         for &callee in &component {
@@ -281,6 +282,8 @@ struct Inliner<'m> {
     /// could not compile it, so it is left alone).
     sizes: Vec<Option<Option<usize>>>,
     deleted: Vec<bool>,
+    /// Members of merge groups that will split ([`Inliner::is_kept`]).
+    splitting: Vec<bool>,
     report: InlineReport,
 }
 
@@ -311,6 +314,7 @@ impl<'m> Inliner<'m> {
             graph,
             sizes: vec![None; n],
             deleted: vec![false; n],
+            splitting: vec![false; n],
             report: InlineReport::default(),
         }
     }
@@ -335,7 +339,7 @@ impl<'m> Inliner<'m> {
             && !self.graph.is_address_taken(symbol)
             // A function merging will merge costs a thunk, not its body:
             // deleting it saves far less than its measured size.
-            && !self.options.keep.contains(self.name(g))
+            && !self.is_kept(g)
             && !self.options.shared.contains(self.name(g))
             && self
                 .graph
@@ -356,7 +360,7 @@ impl<'m> Inliner<'m> {
             if members.contains(&f) || self.deleted[f] {
                 continue;
             }
-            let list = match self.options.keep.contains(self.name(f)) {
+            let list = match self.is_kept(f) {
                 false => &mut by_caller,
                 true if self.is_alike(f, g) => &mut alike_kept,
                 true => continue,
@@ -380,6 +384,41 @@ impl<'m> Inliner<'m> {
         match self.options.policy {
             Policy::Size => self.decide_for_size(g, by_caller, removable),
             Policy::Speed => self.decide_for_speed(g, by_caller, removable && every_caller),
+        }
+    }
+
+    /// Whether `f` is left as it is for merging ([`InlineOptions::keep`]),
+    /// unless it is *splitting*: with [`InlineOptions::hot_sites_in_members`],
+    /// a member with a hot site whose callee is not alike in its group
+    /// ([`InlineOptions::keep_alike`]) differs from the other members once
+    /// that callee is inlined, so its group will not merge it; it is then
+    /// a caller and callee like any other (inlined into its callers and
+    /// deleted where that pays, as `-O2` inlines a generic instance used
+    /// once).
+    fn is_kept(&self, f: usize) -> bool {
+        self.options.keep.contains(self.name(f)) && !self.splitting[f]
+    }
+
+    /// The members [`Inliner::is_kept`] finds splitting, before any
+    /// inlining (the callees' sizes as they come).
+    fn find_splitting(&mut self) {
+        if !self.options.hot_sites_in_members || self.options.policy != Policy::Size {
+            return;
+        }
+        for f in 0..self.module.functions.len() {
+            if !self.options.keep.contains(self.name(f)) {
+                continue;
+            }
+            let mut by_callee: BTreeMap<usize, Vec<ir::Inst>> = BTreeMap::new();
+            for &(inst, symbol) in &self.graph.references(f).calls {
+                if let Some(g) = self.graph.function_of(symbol).filter(|&g| g != f) {
+                    by_callee.entry(g).or_default().push(inst);
+                }
+            }
+            self.splitting[f] = by_callee.iter().any(|(&g, sites)| {
+                let pair = (self.name(f).to_string(), self.name(g).to_string());
+                !self.options.keep_alike.contains(&pair) && !self.hot_sites(f, g, sites).is_empty()
+            });
         }
     }
 

@@ -997,7 +997,8 @@ impl Report {
     fn reduction_kept(&self, c: usize) -> Option<f64> {
         let bytes = |c: usize| self.geomean_figures(c).bytes;
         let (base, smallest) = (bytes(BASELINE)?, bytes(self.index(SIZE_BASELINE)?)?);
-        (base > smallest).then(|| (base - bytes(c)?) / (base - smallest))
+        let config = bytes(c)?;
+        (base > smallest).then(|| (base - config) / (base - smallest))
     }
 
     /// Program `p`'s run time under configuration `c` over
