@@ -628,3 +628,54 @@ fn cgdata_carries_merge_summary_and_outline_tree() {
         "{merged_show}"
     );
 }
+
+/// Two instances of a generic loop that call different predicates (the
+/// shape of `primes`' `count_if`): `-Oz` merges them into one body that
+/// calls its predicate through a parameter on every iteration; `-Os` (the
+/// default) inlines each instance's own predicate at the hot site, so the
+/// group splits and nothing calls through a parameter. Both print what
+/// the interpreter prints.
+#[test]
+fn os_splits_groups_whose_callees_differ_in_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = tmp.path().join("split.pare");
+    std::fs::write(
+        &main,
+        "fn is_even(n: i64) -> bool { n % 2 == 0 }\n\
+         fn is_square(n: i64) -> bool {\n\
+         \x20   let mut r = 0;\n\
+         \x20   while r * r < n { r += 1; }\n\
+         \x20   r * r == n\n\
+         }\n\
+         fn count_if<pred: fn(i64) -> bool>(lo: i64, hi: i64) -> i64 {\n\
+         \x20   let mut c = 0;\n\
+         \x20   for n in lo..hi { if pred(n) { c += 1; } }\n\
+         \x20   c\n\
+         }\n\
+         fn main() {\n\
+         \x20   print(count_if<is_even>(0, 1000));\n\
+         \x20   print(count_if<is_square>(0, 1000));\n\
+         }\n",
+    )
+    .unwrap();
+    let merged = |remarks: &str| {
+        remarks
+            .lines()
+            .filter(|l| l.starts_with("remark: merge: merged split::count_if"))
+            .count()
+    };
+    let inlined = |remarks: &str, callee: &str| {
+        let site = format!(
+            "remark: inline: inlined split::{callee} [split]: into `split::count_if<split::{callee}>`"
+        );
+        remarks.lines().any(|l| l.starts_with(&site))
+    };
+    let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
+    assert_eq!((out.as_str(), status), ("500\n32\n", 0));
+    assert_eq!(merged(&oz), 2, "{oz}");
+    assert!(!inlined(&oz, "is_even"), "{oz}");
+    let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
+    assert_eq!((out.as_str(), status), ("500\n32\n", 0));
+    assert_eq!(merged(&os), 0, "{os}");
+    assert!(inlined(&os, "is_even") && inlined(&os, "is_square"), "{os}");
+}
