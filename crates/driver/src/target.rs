@@ -357,7 +357,11 @@ pub fn inline_options(
         options.hot_sites_in_members = true;
         options.hot_accessor_insts = HOT_ACCESSOR_INSTS;
     }
-    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<usize>().ok());
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
     if let Some(n) = number("PAREC_INLINE_HOT_INSTS") {
         options.hot_callee_insts = n;
     }

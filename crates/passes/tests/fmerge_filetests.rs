@@ -339,7 +339,10 @@ fn region_dispatch_tests_the_identifier_once_per_iteration() {
     let (by_region, report) = run(&FmergeOptions::default());
     assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
     let saved_by_region = report.stats.measured_bytes;
-    assert_eq!(identifier_tests_in_loops(merged_functions(&by_region)[0]), 1);
+    assert_eq!(
+        identifier_tests_in_loops(merged_functions(&by_region)[0]),
+        1
+    );
 
     let per_instruction = FmergeOptions {
         regions: false,
@@ -430,5 +433,8 @@ fn hot_functions_merge_by_region_only() {
         },
     );
     assert_eq!(report.stats.candidates, 0);
-    assert!(report.remarks.iter().any(|r| r.to_string().contains("known hot")));
+    assert!(report
+        .remarks
+        .iter()
+        .any(|r| r.to_string().contains("known hot")));
 }

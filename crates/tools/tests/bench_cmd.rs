@@ -14,7 +14,11 @@ const PROGRAMS: [&str; 2] = ["checksum", "matrix"];
 
 /// The configuration names, in column order.
 fn configs() -> Vec<String> {
-    let mut names = vec!["Cranelift".to_string(), "-O2".to_string(), "-Os".to_string()];
+    let mut names = vec![
+        "Cranelift".to_string(),
+        "-O2".to_string(),
+        "-Os".to_string(),
+    ];
     names.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
     names.push("-Oz".into());
     names.push("-Oz 2 rounds".into());
@@ -105,7 +109,7 @@ fn bench_quick_on_two_programs() {
     let target_rows: Vec<Vec<String>> = stdout
         .lines()
         .skip_while(|l| !l.starts_with("Against the targets"))
-        .take_while(|l| !l.starts_with("Compile time by stage"))
+        .take_while(|l| !l.starts_with("File bytes"))
         .filter(|l| l.starts_with("| ") && !l.starts_with("| configuration"))
         .map(cells)
         .collect();

@@ -184,7 +184,11 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     /// Steps 1–4 for one pair; `None` on a conflict.
-    fn step(&mut self, (b0, b1): (Block, Block), worklist: &mut VecDeque<(Block, Block)>) -> Option<()> {
+    fn step(
+        &mut self,
+        (b0, b1): (Block, Block),
+        worklist: &mut VecDeque<(Block, Block)>,
+    ) -> Option<()> {
         let paired = [self.alignment.partner[0][b0], self.alignment.partner[1][b1]];
         if paired == [Some(b1), Some(b0)] {
             return Some(());
@@ -209,10 +213,10 @@ impl Walk<'_> {
             // instruction, as SalSSA's code generation does.
             return Some(());
         }
-        let (exits, regions) = self.find_exits(b0, b1)?;
+        let RegionPair { exits, nodes } = self.find_exits(b0, b1)?;
         for k in 0..2 {
             let graph = &self.graphs[k];
-            let blocks: Vec<Block> = regions[k].iter().map(|&n| graph.blocks[n]).collect();
+            let blocks: Vec<Block> = nodes[k].iter().map(|&n| graph.blocks[n]).collect();
             if blocks
                 .iter()
                 .any(|&b| self.in_region[k][b] || self.alignment.partner[k][b].is_some())
@@ -245,10 +249,8 @@ impl Walk<'_> {
         self.alignment.blocks[b0] = Some(aligned);
     }
 
-    /// The exits of the regions starting at `b0` and `b1` (step 2): the
-    /// exit blocks (`None`: the virtual exit) and each side's region, by
-    /// node.
-    fn find_exits(&self, b0: Block, b1: Block) -> Option<([Option<Block>; 2], [BTreeSet<usize>; 2])> {
+    /// The regions starting at `b0` and `b1` (step 2).
+    fn find_exits(&self, b0: Block, b1: Block) -> Option<RegionPair> {
         let graphs = self.graphs;
         let entries = [graphs[0].node(b0)?, graphs[1].node(b1)?];
         let chains = [0, 1].map(|k| graphs[k].post_dominator_chain(entries[k]));
@@ -273,11 +275,23 @@ impl Walk<'_> {
             }
             let regions = [0, 1].map(|k| graphs[k].region(entries[k], exits[k]));
             if let [Some(r0), Some(r1)] = regions {
-                return Some((blocks, [r0, r1]));
+                return Some(RegionPair {
+                    exits: blocks,
+                    nodes: [r0, r1],
+                });
             }
         }
         None
     }
+}
+
+/// Corresponding regions of the two sides, found by
+/// [`Walk::find_exits`].
+struct RegionPair {
+    /// Each side's exit block (`None`: the virtual exit).
+    exits: [Option<Block>; 2],
+    /// Each side's region, by node of its [`Graph`].
+    nodes: [BTreeSet<usize>; 2],
 }
 
 /// One side's control-flow graph without sinks (see the module doc).
@@ -425,15 +439,19 @@ impl Graph {
         }
         let nodes: BTreeSet<usize> = (0..end)
             .filter(|&b| {
-                b != exit && self.dominates(entry, b) && (exit == end || self.post_dominates(exit, b))
+                b != exit
+                    && self.dominates(entry, b)
+                    && (exit == end || self.post_dominates(exit, b))
             })
             .collect();
         let entered_elsewhere = nodes
             .iter()
             .any(|&b| b != entry && self.preds[b].iter().any(|p| !nodes.contains(p)));
-        let left_elsewhere = nodes
-            .iter()
-            .any(|&b| self.succs[b].iter().any(|&t| t != exit && !nodes.contains(&t)));
+        let left_elsewhere = nodes.iter().any(|&b| {
+            self.succs[b]
+                .iter()
+                .any(|&t| t != exit && !nodes.contains(&t))
+        });
         (!entered_elsewhere && !left_elsewhere).then_some(nodes)
     }
 
@@ -524,9 +542,8 @@ fn destinations(func: &Function, block: Block) -> Vec<Block> {
 /// Whether `block` holds nothing but a `jump`.
 fn is_forwarding(view: &FuncView, block: Block) -> bool {
     view.body[block].is_empty()
-        && view.terminator[block].is_some_and(|t| {
-            matches!(view.func.dfg.insts[t], InstructionData::Jump { .. })
-        })
+        && view.terminator[block]
+            .is_some_and(|t| matches!(view.func.dfg.insts[t], InstructionData::Jump { .. }))
         && view.func.layout.block_insts(block).count() == 1
 }
 
@@ -590,7 +607,10 @@ mod tests {
             r.iter().map(|&n| g.blocks[n].as_u32()).collect()
         };
         // An arm of the diamond; the diamond; the loop.
-        assert_eq!(blocks(g.region(node(3), node(5)).unwrap()), BTreeSet::from([3]));
+        assert_eq!(
+            blocks(g.region(node(3), node(5)).unwrap()),
+            BTreeSet::from([3])
+        );
         assert_eq!(
             blocks(g.region(node(2), node(5)).unwrap()),
             BTreeSet::from([2, 3, 4])

@@ -1138,7 +1138,9 @@ fn targets_table(report: &Report) -> String {
         let slowest = ratios
             .iter()
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map_or("-".to_string(), |&(p, r)| format!("{} {r:.2}", report.programs[p]));
+            .map_or("-".to_string(), |&(p, r)| {
+                format!("{} {r:.2}", report.programs[p])
+            });
         let percent = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
         let _ = writeln!(
             out,
@@ -1390,7 +1392,11 @@ mod tests {
     #[test]
     fn configs_are_baseline_passes_all_clang() {
         let names: Vec<String> = configs(&[]).iter().map(|c| c.name().to_string()).collect();
-        let mut expected = vec!["Cranelift".to_string(), "-O2".to_string(), "-Os".to_string()];
+        let mut expected = vec![
+            "Cranelift".to_string(),
+            "-O2".to_string(),
+            "-Os".to_string(),
+        ];
         expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
         expected.push("-Oz".into());
         expected.push("-Oz 2 rounds".into());
