@@ -40,11 +40,12 @@ use parec_passes::outline::global::OutlineTree;
 
 use crate::build::{Backend, Build, BuildMode, CgDataInput, Units};
 use crate::codegen::CodeModel;
-use crate::link::{self, Icf};
+use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::Outputs;
 use crate::pipeline::Pipeline;
 use crate::plan::ProgramPlan;
 use crate::profile::ProfileFlags;
+use crate::runtime::RuntimeChoice;
 use crate::target::{OptLevel, Target};
 use crate::{cgdata_file, io_error, Failure};
 
@@ -59,6 +60,8 @@ pub struct ActionFlags {
     pub two_rounds: bool,
     /// How symbols are addressed (`--code-model`).
     pub code_model: CodeModel,
+    /// What the runtime stands on (`--runtime`).
+    pub runtime: RuntimeChoice,
     /// `--profile-use`, `--profile-mode`, `--profile-mismatch`.
     pub profile: ProfileFlags,
 }
@@ -87,6 +90,7 @@ impl ActionFlags {
             jobs,
             units: Units::PerModule,
             code_model: self.code_model,
+            runtime: self.runtime,
         })
     }
 }
@@ -147,6 +151,7 @@ pub struct CompileOptions {
     pub level: OptLevel,
     pub passes: Option<String>,
     pub code_model: CodeModel,
+    pub runtime: RuntimeChoice,
     /// The profile flags; they must be the plan's.
     pub profile: ProfileFlags,
 }
@@ -185,6 +190,7 @@ pub fn compile(opts: &CompileOptions) -> Result<i32, Failure> {
         passes: opts.passes.clone(),
         two_rounds: opts.generate.is_some() || opts.use_file.is_some(),
         code_model: opts.code_model,
+        runtime: opts.runtime,
         profile: opts.profile.clone(),
     };
     let build = flags.build(1)?;
@@ -213,8 +219,15 @@ fn round1_tree(path: &Path, target: Target) -> Result<Option<Arc<OutlineTree>>, 
 }
 
 /// `parec link OBJS -o EXE`: the executable `parec build` links from the
-/// same objects.
-pub fn link(objects: &[PathBuf], out: &Path, target: Target, icf: Icf) -> Result<i32, Failure> {
+/// same objects (freestanding when the runtime among them is: see
+/// [`link::runtime_of_objects`]).
+pub fn link(
+    objects: &[PathBuf],
+    out: &Path,
+    target: Target,
+    icf: Icf,
+    strip: bool,
+) -> Result<i32, Failure> {
     if objects.is_empty() {
         return Err(anyhow!("no objects to link").into());
     }
@@ -224,6 +237,12 @@ pub fn link(objects: &[PathBuf], out: &Path, target: Target, icf: Icf) -> Result
     if let Some(missing) = objects.iter().find(|o| !o.is_file()) {
         return Err(anyhow!("cannot read the object `{}`", missing.display()).into());
     }
-    link::link_executable(objects, out, target, icf)?;
+    let options = LinkOptions {
+        target,
+        icf,
+        runtime: link::runtime_of_objects(objects)?,
+        strip,
+    };
+    link::link_executable(objects, out, &options)?;
     Ok(0)
 }

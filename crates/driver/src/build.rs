@@ -59,6 +59,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
+use pare_frontend::lower::Runtime;
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
@@ -72,6 +73,7 @@ use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, 
 use crate::outputs::Outputs;
 use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
+use crate::runtime::RuntimeChoice;
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
 use crate::{cgdata_file, frontend, parallel, Failure};
 
@@ -333,6 +335,9 @@ pub struct Build {
     pub units: Units,
     /// How symbols are addressed (`--code-model`; aarch64 objects).
     pub code_model: CodeModel,
+    /// What an executable's runtime stands on (`--runtime`; objects and
+    /// their CLIF). The JIT always stands on the C library.
+    pub runtime: RuntimeChoice,
 }
 
 /// The compilation units the CLIF passes and code generation work on.
@@ -361,6 +366,9 @@ pub struct Output {
     pub times: StageTimes,
     /// With `--profile-use`: what the profile says of each function.
     pub profile_remarks: Vec<Remark>,
+    /// What the runtime among the modules stands on: how the objects are
+    /// linked ([`RuntimeChoice::settle`]).
+    pub runtime: Runtime,
 }
 
 /// One CLIF pass of a compilation and what it did.
@@ -411,13 +419,15 @@ impl Build {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let (modules, read, trap_paths) = self.front_end(input)?;
+        let front = self.front_end(input)?;
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
         }
-        written.check_not_read(&read)?;
+        written.check_not_read(&front.files)?;
         out.times.add("frontend", start.elapsed());
+        out.runtime = front.runtime;
+        let (modules, trap_paths) = (front.modules, front.trap_paths);
         match self.with_profile_heat(&modules, &mut out)? {
             Some(build) => build.after_front_end(modules, trap_paths, out),
             None => self.after_front_end(modules, trap_paths, out),
@@ -588,7 +598,7 @@ impl Build {
             return Err(anyhow!("a plan is made for objects").into());
         };
         let mut out = Output::default();
-        let lowered = frontend::lower_for_aot(paths, target)?;
+        let lowered = frontend::lower_for_aot(paths, target, self.runtime)?;
         outputs.check_not_read(&lowered.files)?;
         let mut modules = lowered.modules;
         let profiled = self.with_profile_heat(&modules, &mut out)?;
@@ -603,6 +613,7 @@ impl Build {
             codegen_shared: codegen::shared_functions(&modules),
             near_symbols: self.code_model.near_symbols(&modules),
             heat: this.pipeline.heat.as_ref().clone(),
+            runtime: lowered.runtime.name().to_string(),
         })
     }
 
@@ -614,6 +625,7 @@ impl Build {
             passes: self.pipeline.names(),
             two_rounds: matches!(self.mode, BuildMode::TwoRounds { .. }),
             code_model: self.code_model.name().to_string(),
+            runtime: self.runtime.name().to_string(),
             profile: self.pipeline.profile.as_ref().map(|p| p.plan_profile()),
         }
     }
@@ -638,13 +650,22 @@ impl Build {
         plan.check_flags(&self.plan_flags(target))?;
         let mut out = Output::default();
         let start = Instant::now();
-        let lowered = frontend::lower_one_for_aot(paths, target, module)?;
+        let lowered = frontend::lower_one_for_aot(paths, target, self.runtime, module)?;
         outputs.check_not_read(&lowered.files)?;
         if lowered.names != plan.modules {
             return Err(anyhow!(
                 "the plan is for a program with the modules {}, not {}; run `parec plan` again",
                 plan.modules.join(", "),
                 lowered.names.join(", ")
+            )
+            .into());
+        }
+        if lowered.runtime.name() != plan.runtime {
+            return Err(anyhow!(
+                "the plan is for a program whose runtime stands on {}, this one's stands on {}; \
+                 run `parec plan` again",
+                plan.runtime,
+                lowered.runtime.name()
             )
             .into());
         }
@@ -671,6 +692,7 @@ impl Build {
         out.objects = vec![object];
         out.times.add_codegen(&out.objects);
         out.modules = modules;
+        out.runtime = lowered.runtime;
         Ok(ModuleBuild {
             output: out,
             summary: passes.published,
@@ -699,22 +721,51 @@ impl Build {
     }
 
     /// The front end: Pare sources lowered for the backend, or the modules
-    /// as given; the source files it read; and the shared trap paths code
-    /// generation must complete the code with, if the lowering used them
-    /// (never for given modules: their traps stay traps).
-    fn front_end(&self, input: Input) -> Result<FrontEndOutput, Failure> {
-        let (mut modules, files, trap_paths) = match input {
+    /// as given (with the runtime module when their executable is
+    /// freestanding: its entry point and exit); the source files it read;
+    /// the shared trap paths code generation must complete the code with, if
+    /// the lowering used them (never for given modules: their traps stay
+    /// traps); and what the runtime stands on, settled here, the one place
+    /// that knows whether the program calls C.
+    fn front_end(&self, input: Input) -> Result<FrontEnd, Failure> {
+        let mut front = match input {
             Input::Pare(paths) => {
                 let lowered = match self.backend {
                     Backend::Jit => frontend::lower_for_jit(&paths)?,
-                    _ => frontend::lower_for_aot(&paths, self.target())?,
+                    _ => frontend::lower_for_aot(&paths, self.target(), self.runtime)?,
                 };
-                (lowered.modules, lowered.files, lowered.trap_paths)
+                FrontEnd {
+                    modules: lowered.modules,
+                    files: lowered.files,
+                    trap_paths: lowered.trap_paths,
+                    runtime: lowered.runtime,
+                }
             }
-            Input::Modules(modules) => (modules, Vec::new(), None),
+            Input::Modules(mut modules) => {
+                let runtime = match self.backend {
+                    Backend::Objects(target) | Backend::Clif(Some(target)) => {
+                        let runtime = self.runtime.settle_for_modules(&modules)?;
+                        if runtime == Runtime::Freestanding {
+                            // With the settings the files ask for: a build
+                            // compiles every module with one set.
+                            let mut module = frontend::runtime_module(target, runtime);
+                            module.settings = common_settings(&modules)?;
+                            modules.push(module);
+                        }
+                        runtime
+                    }
+                    Backend::Jit | Backend::Clif(None) => Runtime::Libc,
+                };
+                FrontEnd {
+                    modules,
+                    files: Vec::new(),
+                    trap_paths: None,
+                    runtime,
+                }
+            }
         };
-        share_code_cache(&mut modules);
-        Ok((modules, files, trap_paths))
+        share_code_cache(&mut front.modules);
+        Ok(front)
     }
 }
 
@@ -735,7 +786,13 @@ fn share_code_cache(modules: &mut [ClifModule]) {
 }
 
 /// What [`Build::front_end`] gives the later stages.
-type FrontEndOutput = (Vec<ClifModule>, Vec<PathBuf>, Option<TrapPaths>);
+struct FrontEnd {
+    modules: Vec<ClifModule>,
+    /// The source files read.
+    files: Vec<PathBuf>,
+    trap_paths: Option<TrapPaths>,
+    runtime: Runtime,
+}
 
 /// Runs `pass` on every module, `jobs` at a time; the outcomes are summed
 /// in module order.

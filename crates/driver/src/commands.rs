@@ -15,10 +15,11 @@ use crate::clif_file::ClifFile;
 use crate::codegen::CodeModel;
 use crate::codegen::{self, CompiledObject};
 use crate::io_error;
-use crate::link::{self, Icf};
+use crate::link::{self, Icf, LinkOptions};
 use crate::outputs::{self, Outputs};
 use crate::pipeline::Pipeline;
 use crate::profile::{self, ProfileFlags};
+use crate::runtime::RuntimeChoice;
 use crate::size::{self, SizeOptions};
 use crate::target::{Machine, OptLevel, Target};
 use crate::{asm, frontend, jit, link_report, remarks, Failure};
@@ -60,6 +61,10 @@ pub struct BuildOptions {
     pub code_model: CodeModel,
     /// `--profile-use`, `--profile-mode`, `--profile-mismatch`.
     pub profile: ProfileFlags,
+    /// What the executable's runtime stands on (`--runtime`).
+    pub runtime: RuntimeChoice,
+    /// Leave the executable's symbol tables out (`-s`/`--strip`).
+    pub strip: bool,
 }
 
 /// The kind of the input files.
@@ -167,6 +172,7 @@ pub fn jit_build(pipeline: Pipeline, level: OptLevel) -> Build {
         jobs: available_jobs(),
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Libc,
     }
 }
 
@@ -304,6 +310,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
         jobs: opts.jobs,
         units: opts.units,
         code_model: opts.code_model,
+        runtime: opts.runtime,
     };
     let output = build.run_writing(input, &outputs)?;
     if opts.remarks {
@@ -350,7 +357,13 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
                 .out
                 .as_deref()
                 .ok_or_else(|| anyhow!("building an executable needs -o OUT"))?;
-            link_objects(&output.objects, out, opts.target, opts.icf)?;
+            let link = LinkOptions {
+                target: opts.target,
+                icf: opts.icf,
+                runtime: output.runtime,
+                strip: opts.strip,
+            };
+            link_objects(&output.objects, out, &link)?;
             let remarks = opts.remarks || opts.remarks_file.is_some();
             report_merging(&output, &build.mode, out, remarks)?;
         }
@@ -362,15 +375,14 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
 pub fn link_objects(
     objects: &[CompiledObject],
     out: &Path,
-    target: Target,
-    icf: Icf,
+    link: &LinkOptions,
 ) -> anyhow::Result<()> {
     let tmp = tempfile::Builder::new()
         .prefix("parec-")
         .tempdir()
         .map_err(|e| anyhow!("cannot create a temporary directory: {e}"))?;
     let paths = write_object_files(tmp.path(), objects)?;
-    link::link_executable(&paths, out, target, icf)
+    link::link_executable(&paths, out, link)
 }
 
 /// After linking: what the linker made of merging, when the build merged
@@ -396,8 +408,9 @@ fn clif_text(modules: &[ClifModule], clif_files: Option<&[ClifFile]>) -> String 
     for (i, module) in modules.iter().enumerate() {
         text.push_str(&format!("; module {}\n", module.name));
         for def in &module.functions {
-            let func = match clif_files {
-                Some(files) => files[i].restore_names(&def.func),
+            // Modules past the files' are the runtime's (a freestanding build).
+            let func = match clif_files.and_then(|files| files.get(i)) {
+                Some(file) => file.restore_names(&def.func),
                 None => def.func.clone(),
             };
             let name = module

@@ -14,13 +14,14 @@ use anyhow::anyhow;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use cranelift_codegen::ir::types;
 use pare_frontend::interp::{self, Exit};
-use pare_frontend::lower::{self, Arch, LowerConfig, TrapLowering};
-use pare_frontend::source::{Diagnostics, SourceMap};
+use pare_frontend::lower::{self, Arch, CFunction, LowerConfig, Runtime, TrapLowering};
+use pare_frontend::source::{Diagnostic, Diagnostics, SourceMap};
 use pare_frontend::tir::{ModuleId, Program, TRAP_EXIT_STATUS};
 use pare_frontend::{LoadError, LoadStage};
 use parec_passes::clif_module::ClifModule;
 use parec_passes::traps::TrapPaths;
 
+use crate::runtime::RuntimeChoice;
 use crate::target::Target;
 use crate::Failure;
 
@@ -50,6 +51,8 @@ pub struct Loaded {
     /// The given files and the imported modules the front end found, as
     /// named in diagnostics.
     pub files: Vec<PathBuf>,
+    /// Their text, for diagnostics about the program as a whole.
+    pub sources: SourceMap,
 }
 
 /// Like [`load`], also returning the files read.
@@ -77,6 +80,7 @@ fn load_reading_observed(
                 .file_ids()
                 .map(|file| PathBuf::from(sources.name(file)))
                 .collect(),
+            sources,
         }),
         Err(LoadError::Diagnostics(diags)) => {
             emit_diagnostics(&diags, &sources);
@@ -125,12 +129,14 @@ fn lower_config(
     target_c_conv: cranelift_codegen::isa::CallConv,
     arch: Arch,
     traps: TrapLowering,
+    runtime: Runtime,
 ) -> LowerConfig {
     LowerConfig {
         pointer_type: types::I64,
         c_call_conv: target_c_conv,
         arch,
         traps,
+        runtime,
     }
 }
 
@@ -143,16 +149,19 @@ pub struct Lowered {
     /// code, when the lowering left checks as `udf`s for it
     /// ([`TrapLowering::shared_paths`]): code generation must run it.
     pub trap_paths: Option<TrapPaths>,
+    /// What the runtime module stands on: how the objects are linked.
+    pub runtime: Runtime,
 }
 
 /// The whole program plus the runtime, for the host JIT.
 pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Lowered, Failure> {
-    let Loaded { program, files } = load_reading(paths)?;
+    let Loaded { program, files, .. } = load_reading(paths)?;
     let host_conv =
         cranelift_codegen::isa::CallConv::triple_default(&target_lexicon::Triple::host());
     let arch = Arch::host().ok_or_else(|| anyhow!("the JIT does not support this host"))?;
-    // The JIT has no machine layer: checks call `pare_trap` in CLIF.
-    let cfg = lower_config(host_conv, arch, TrapLowering::Call);
+    // The JIT has no machine layer: checks call `pare_trap` in CLIF. It
+    // runs in parec's process, on the C library parec runs on.
+    let cfg = lower_config(host_conv, arch, TrapLowering::Call, Runtime::Libc);
     Ok(Lowered {
         modules: vec![
             lower::lower_program(&program, &cfg),
@@ -160,6 +169,7 @@ pub fn lower_for_jit(paths: &[PathBuf]) -> Result<Lowered, Failure> {
         ],
         files,
         trap_paths: cfg.traps.shared_paths(),
+        runtime: cfg.runtime,
     })
 }
 
@@ -173,6 +183,8 @@ pub struct LoweredModule {
     pub files: Vec<PathBuf>,
     /// See [`Lowered::trap_paths`].
     pub trap_paths: Option<TrapPaths>,
+    /// See [`Lowered::runtime`].
+    pub runtime: Runtime,
 }
 
 /// The module called `name` (a source module, or the runtime) of the program
@@ -182,13 +194,19 @@ pub struct LoweredModule {
 pub fn lower_one_for_aot(
     paths: &[PathBuf],
     target: Target,
+    runtime: RuntimeChoice,
     name: &str,
 ) -> Result<LoweredModule, Failure> {
-    let Loaded { program, files } = load_reading(paths)?;
+    let Loaded {
+        program,
+        files,
+        sources,
+    } = load_reading(paths)?;
     let cfg = lower_config(
         target.c_call_conv(),
         target.arch(),
         object_trap_lowering(target),
+        settle_runtime(runtime, &program, &sources)?,
     );
     let runtime = lower::runtime_module(&cfg);
     let mut names: Vec<String> = program.modules.iter().map(|m| m.name.clone()).collect();
@@ -210,6 +228,7 @@ pub fn lower_one_for_aot(
         names,
         files,
         trap_paths: cfg.traps.shared_paths(),
+        runtime: cfg.runtime,
     })
 }
 
@@ -252,14 +271,63 @@ pub fn source_modules(paths: &[PathBuf]) -> Result<Vec<SourceModule>, Failure> {
         .collect())
 }
 
-/// The name of the runtime module, the last object of every AOT build.
+/// The name of the runtime module, the last object of every AOT build
+/// (the same in both flavours).
 pub fn runtime_module_name(target: Target) -> String {
+    runtime_module(target, Runtime::Libc).name
+}
+
+/// The runtime module for objects of `target` that do not complete their
+/// checks through shared trap paths (`.clif` programs, whose traps stay
+/// traps), standing on `runtime`.
+pub fn runtime_module(target: Target, runtime: Runtime) -> ClifModule {
     let cfg = lower_config(
         target.c_call_conv(),
         target.arch(),
-        object_trap_lowering(target),
+        TrapLowering::Call,
+        runtime,
     );
-    lower::runtime_module(&cfg).name
+    lower::runtime_module(&cfg)
+}
+
+/// What the runtime of `program`'s executable stands on, as `choice` asks:
+/// the C library for a program that declares an `extern fn` the
+/// freestanding runtime does not define ([`CFunction`]; under `auto`),
+/// Linux alone otherwise. Asking for a freestanding build of a program
+/// that needs the C library is an error located at the first such `extern
+/// fn`.
+pub fn settle_runtime(
+    choice: RuntimeChoice,
+    program: &Program,
+    sources: &SourceMap,
+) -> Result<Runtime, Failure> {
+    let mut needs_c = program
+        .externs
+        .iter()
+        .filter(|e| CFunction::named(&e.name).is_none());
+    choice.settle(needs_c.next()).map_err(|first| {
+        let others = needs_c.count();
+        let mut diagnostic = Diagnostic::error(
+            first.span,
+            format!(
+                "`extern fn {}` needs the C library, but the build is freestanding",
+                first.name
+            ),
+        )
+        .with_label("a C function the freestanding runtime does not define")
+        .with_note(
+            "--runtime freestanding links no C library (its runtime defines only putchar, \
+             getchar, abs, labs and exit); --runtime libc (or auto, the default) links \
+             programs that call other C functions against it",
+        );
+        if others > 0 {
+            diagnostic = diagnostic.with_note(format!("and {others} more `extern fn`"));
+        }
+        let mut diags = Diagnostics::default();
+        diags.push(diagnostic);
+        emit_diagnostics(&diags, sources);
+        Failure::Reported
+    })
 }
 
 /// How checks are lowered in code that becomes objects for `target`: the
@@ -291,20 +359,31 @@ impl FrontEndStage {
     }
 }
 
-/// One module per source module, then the runtime, for AOT objects.
-pub fn lower_for_aot(paths: &[PathBuf], target: Target) -> Result<Lowered, Failure> {
-    lower_for_aot_observed(paths, target, &mut |_| {})
+/// One module per source module, then the runtime (standing on what
+/// `runtime` settles to: [`settle_runtime`]), for AOT objects.
+pub fn lower_for_aot(
+    paths: &[PathBuf],
+    target: Target,
+    runtime: RuntimeChoice,
+) -> Result<Lowered, Failure> {
+    lower_for_aot_observed(paths, target, runtime, &mut |_| {})
 }
 
 /// [`lower_for_aot`], calling `ended` as each [`FrontEndStage`] ends.
 pub fn lower_for_aot_observed(
     paths: &[PathBuf],
     target: Target,
+    runtime: RuntimeChoice,
     ended: &mut dyn FnMut(FrontEndStage),
 ) -> Result<Lowered, Failure> {
-    let Loaded { program, files } = load_reading_observed(paths, ended)?;
+    let Loaded {
+        program,
+        files,
+        sources,
+    } = load_reading_observed(paths, ended)?;
     let traps = object_trap_lowering(target);
-    let cfg = lower_config(target.c_call_conv(), target.arch(), traps);
+    let runtime = settle_runtime(runtime, &program, &sources)?;
+    let cfg = lower_config(target.c_call_conv(), target.arch(), traps, runtime);
     let mut modules: Vec<ClifModule> = (0..program.modules.len())
         .map(|m| lower::lower_module(&program, ModuleId(m as u32), &cfg))
         .collect();
@@ -314,5 +393,6 @@ pub fn lower_for_aot_observed(
         modules,
         files,
         trap_paths: cfg.traps.shared_paths(),
+        runtime: cfg.runtime,
     })
 }

@@ -27,6 +27,7 @@
 //! | [`build`]       | [`build::Build::run`], build modes, stage times    |
 //! | [`pipeline`]    | CLIF and machine passes, the verifier              |
 //! | [`plan`]        | what one module's compilation knows of the others  |
+//! | [`runtime`]     | `--runtime`: what the runtime stands on, settled   |
 //! | [`remarks`]     | the passes' remarks as text and JSON lines         |
 //! | [`size`]        | `parec size`: where the bytes of a build went      |
 //! | [`codegen`]     | Cranelift, machine passes, objects per module      |
@@ -71,6 +72,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod profile;
 pub mod remarks;
+pub mod runtime;
 pub mod size;
 pub mod target;
 

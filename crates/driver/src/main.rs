@@ -15,6 +15,7 @@ use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::pipeline::Pipeline;
 use parec::profile::{MismatchPolicy, ProfileFlags};
+use parec::runtime::RuntimeChoice;
 use parec::size::SizeOptions;
 use parec::target::{OptLevel, Target};
 use parec::{io_error, Failure};
@@ -114,6 +115,15 @@ enum Command {
         /// the linker checks), or `auto` (tiny for small programs).
         #[arg(long, default_value = "auto", value_parser = parse_code_model)]
         code_model: CodeModel,
+        /// What the executable's runtime stands on: `freestanding` (Linux
+        /// system calls, no C library), `libc` (the C library), or `auto`
+        /// (freestanding unless the program calls C through `extern fn`).
+        #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+        runtime: RuntimeChoice,
+        /// Leave the executable's symbol tables out (smaller files; `parec
+        /// size` then knows no function).
+        #[arg(short = 's', long)]
+        strip: bool,
         #[command(flatten)]
         profile: ProfileArgs,
     },
@@ -170,6 +180,9 @@ enum Command {
         target: Target,
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
+        /// Leave the executable's symbol tables out.
+        #[arg(short = 's', long)]
+        strip: bool,
     },
     /// Write a Ninja build file that builds the program with `parec plan`,
     /// `compile`, `cgdata merge` and `link` (the bytes of `parec build`).
@@ -187,6 +200,9 @@ enum Command {
         two_rounds: bool,
         #[arg(long, default_value = "all", value_parser = parse_icf)]
         icf: Icf,
+        /// Leave the executable's symbol tables out.
+        #[arg(short = 's', long)]
+        strip: bool,
         /// The executable's name (default: the root module's name).
         #[arg(long)]
         exe: Option<String>,
@@ -216,6 +232,12 @@ enum Command {
         /// List the C library's modules and functions too.
         #[arg(long)]
         all: bool,
+        /// Instead: every instruction of the program's own code by role
+        /// (frame, calls and their moves, checks, traps, constants,
+        /// addresses, memory, compares and branches, arithmetic), in total
+        /// and per function (aarch64).
+        #[arg(long, conflicts_with = "html")]
+        roles: bool,
     },
     /// Inspect or combine cgdata files (the summaries of two-round builds).
     Cgdata {
@@ -287,6 +309,10 @@ struct ActionArgs {
     /// `parec build --code-model`).
     #[arg(long, default_value = "auto", value_parser = parse_code_model)]
     code_model: CodeModel,
+    /// What the runtime stands on: `auto`, `freestanding` or `libc` (as
+    /// `parec build --runtime`).
+    #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+    runtime: RuntimeChoice,
     /// The profile flags, as `parec build` takes them (the plan records
     /// the profile's content; every compile must use the same).
     #[command(flatten)]
@@ -301,6 +327,7 @@ impl ActionArgs {
             passes: self.passes.clone(),
             two_rounds,
             code_model: self.code_model,
+            runtime: self.runtime,
             profile: self.profile.flags(),
         }
     }
@@ -420,6 +447,10 @@ fn parse_icf(s: &str) -> Result<Icf, String> {
 }
 
 fn parse_code_model(s: &str) -> Result<CodeModel, String> {
+    s.parse()
+}
+
+fn parse_runtime(s: &str) -> Result<RuntimeChoice, String> {
     s.parse()
 }
 
@@ -543,6 +574,8 @@ fn execute(cli: Cli) -> u8 {
             outline_stats,
             lto,
             code_model,
+            runtime,
+            strip,
             profile,
         } => {
             let jobs = jobs.map_or_else(commands::available_jobs, |j| j as usize);
@@ -577,6 +610,8 @@ fn execute(cli: Cli) -> u8 {
                 },
                 code_model,
                 profile: profile.flags(),
+                runtime,
+                strip,
             })
         }
         Command::Size {
@@ -586,6 +621,7 @@ fn execute(cli: Cli) -> u8 {
             html,
             top,
             all,
+            roles,
         } => commands::size(&SizeOptions {
             inputs,
             json,
@@ -593,6 +629,7 @@ fn execute(cli: Cli) -> u8 {
             html,
             top,
             all,
+            roles,
         }),
         Command::Cgdata {
             command:
@@ -631,6 +668,7 @@ fn execute(cli: Cli) -> u8 {
             level: opt_level(&flags.opt),
             passes: flags.passes,
             code_model: flags.code_model,
+            runtime: flags.runtime,
             profile: flags.profile.flags(),
         }),
         Command::Link {
@@ -638,13 +676,15 @@ fn execute(cli: Cli) -> u8 {
             out,
             target,
             icf,
-        } => actions::link(&objects, &out, target, icf),
+            strip,
+        } => actions::link(&objects, &out, target, icf, strip),
         Command::Ninja {
             files,
             out,
             flags,
             two_rounds,
             icf,
+            strip,
             exe,
             parec,
         } => parec::ninja::generate(&parec::ninja::NinjaOptions {
@@ -652,6 +692,7 @@ fn execute(cli: Cli) -> u8 {
             out,
             flags: flags.flags(two_rounds),
             icf,
+            strip,
             exe,
             parec,
         }),

@@ -31,6 +31,11 @@
 //! profile), so touching it reruns them all, and a rewritten profile
 //! changes the plan (which records its content hash).
 //!
+//! The flags every action shares (`--target`, `-O`, `--passes`,
+//! `--code-model`, `--runtime`) go to the plan and every compile; `--icf`
+//! and `-s` to the link, which finds what the runtime stands on in the
+//! objects, as `parec build` links them.
+//!
 //! Paths in the file are relative to its directory (the build directory,
 //! where `ninja` runs): sources as seen from there, outputs inside it. The
 //! parec binary is named by the path it was run as, or `--parec`.
@@ -48,6 +53,7 @@ use crate::frontend::{self, SourceModule};
 use crate::link::Icf;
 use crate::outputs::Outputs;
 use crate::profile::MismatchPolicy;
+use crate::runtime::RuntimeChoice;
 use crate::{io_error, Failure};
 
 /// Options of `parec ninja`.
@@ -58,6 +64,8 @@ pub struct NinjaOptions {
     pub out: PathBuf,
     pub flags: ActionFlags,
     pub icf: Icf,
+    /// Leave the executable's symbol tables out (`-s`).
+    pub strip: bool,
     /// The executable's name in the build directory (default: the root
     /// module's name).
     pub exe: Option<String>,
@@ -354,6 +362,9 @@ impl NinjaFile<'_> {
         if flags.code_model != CodeModel::default() {
             common.push(format!("--code-model={}", flags.code_model.name()));
         }
+        if flags.runtime != RuntimeChoice::default() {
+            common.push(format!("--runtime={}", flags.runtime.name()));
+        }
         common.extend(self.profile_flags());
         let _ = writeln!(s, "parec = {}", shell_word(parec));
         let _ = writeln!(s, "program = {}", files.join(" "));
@@ -384,11 +395,12 @@ impl NinjaFile<'_> {
             );
         }
         let icf = self.opts.icf.name();
+        let strip = if self.opts.strip { " -s" } else { "" };
         rule(
             &mut s,
             "link",
             &format!(
-                "$parec link $in -o $out --target {} --icf {icf}",
+                "$parec link $in -o $out --target {} --icf {icf}{strip}",
                 flags.target.triple()
             ),
             "LINK $out",
@@ -504,6 +516,9 @@ impl NinjaFile<'_> {
             args.push("--two-rounds".into());
         }
         args.push(format!("--icf {}", self.opts.icf.name()));
+        if self.opts.strip {
+            args.push("-s".into());
+        }
         if let Some(exe) = &self.opts.exe {
             args.push(format!("--exe {}", shell_word(exe)));
         }

@@ -45,6 +45,7 @@ use crate::clif_file::ClifFile;
 use crate::clif_header;
 use crate::codegen::CodeModel;
 use crate::pipeline::Pipeline;
+use crate::runtime::RuntimeChoice;
 use crate::target::{Machine, OptLevel, Target};
 
 /// Instructions the interpreter may execute per run command.
@@ -94,6 +95,8 @@ pub fn opt(
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        // The file's module alone: no freestanding runtime joins it.
+        runtime: RuntimeChoice::Libc,
     };
     let output = build
         .run(Input::Modules(vec![file.module.clone()]))

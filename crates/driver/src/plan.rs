@@ -35,11 +35,17 @@
 //! The file is binary, little-endian and deterministic (sorted sets, the
 //! merge summary's canonical encoding): magic `PARECPL\0`, a version, the
 //! flags it was made with (target, optimization level, passes, rounds, code
-//! model, profile), the program's module names, one record per CLIF pass,
-//! the outliner's shared functions, the code model's choice for the program
-//! and what the profile says of the program's functions; then the xxh3-64
-//! checksum of every byte before it, as cgdata files end (a plan changed by
-//! a byte is refused, never compiled with).
+//! model, runtime, profile), the program's module names, one record per
+//! CLIF pass, the outliner's shared functions, the code model's choice for
+//! the program, what the profile says of the program's functions and what
+//! the runtime stands on; then the xxh3-64 checksum of every byte before
+//! it, as cgdata files end (a plan changed by a byte is refused, never
+//! compiled with).
+//!
+//! What the runtime stands on is a fact of the program too: `--runtime
+//! auto` makes it freestanding unless a module declares an `extern fn`.
+//! The plan records it, and a compile that settles otherwise (the program
+//! changed) is refused.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -54,7 +60,7 @@ use crate::io_error;
 /// The first bytes of a plan file.
 pub const MAGIC: &[u8; 8] = b"PARECPL\0";
 /// The plan format version; a plan of another version is refused.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// The bytes of the checksum at the end of a plan file.
 const CHECKSUM_BYTES: usize = 8;
@@ -82,6 +88,8 @@ pub struct PlanFlags {
     pub two_rounds: bool,
     /// The `--code-model` flag (`auto`, `small`, `tiny`).
     pub code_model: String,
+    /// The `--runtime` flag (`auto`, `freestanding`, `libc`).
+    pub runtime: String,
     /// `--profile-use` and its flags, if the build uses a profile.
     pub profile: Option<PlanProfile>,
 }
@@ -117,6 +125,10 @@ pub struct ProgramPlan {
     /// What the profile says of every module's functions, as the whole
     /// build's passes read it (empty without a profile).
     pub heat: HotCode,
+    /// What the runtime stands on, as the flags settled it for the program
+    /// (`freestanding` or `libc`): the runtime module's compile must lower
+    /// the same.
+    pub runtime: String,
 }
 
 impl ProgramPlan {
@@ -130,6 +142,7 @@ impl ProgramPlan {
         w.str(&self.flags.passes);
         w.u8(u8::from(self.flags.two_rounds));
         w.str(&self.flags.code_model);
+        w.str(&self.flags.runtime);
         write_profile_flags(&mut w, self.flags.profile.as_ref());
         write_names(&mut w, self.modules.iter());
         w.u32(self.passes.len() as u32);
@@ -156,6 +169,7 @@ impl ProgramPlan {
         write_names(&mut w, self.codegen_shared.iter());
         w.u8(u8::from(self.near_symbols));
         write_heat(&mut w, &self.heat);
+        w.str(&self.runtime);
         let mut bytes = w.into_bytes();
         let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
         bytes.extend_from_slice(&checksum.to_le_bytes());
@@ -199,6 +213,7 @@ impl ProgramPlan {
             passes: r.str("the passes")?,
             two_rounds: r.u8("the rounds")? != 0,
             code_model: r.str("the code model")?,
+            runtime: r.str("the runtime flag")?,
             profile: read_profile_flags(&mut r)?,
         };
         let modules = read_names(&mut r)?.into_iter().collect();
@@ -222,6 +237,7 @@ impl ProgramPlan {
         let codegen_shared = read_names(&mut r)?.into_iter().collect();
         let near_symbols = r.u8("the code model's choice")? != 0;
         let heat = read_heat(&mut r)?;
+        let runtime = r.str("the runtime")?;
         if !r.at_end() {
             return Err(CgDataError::Corrupt {
                 offset: r.offset(),
@@ -235,6 +251,7 @@ impl ProgramPlan {
             codegen_shared,
             near_symbols,
             heat,
+            runtime,
         })
     }
 
@@ -277,6 +294,9 @@ impl ProgramPlan {
         }
         if mine.code_model != other.code_model {
             return Err(differs("code model", &mine.code_model, &other.code_model));
+        }
+        if mine.runtime != other.runtime {
+            return Err(differs("runtime", &mine.runtime, &other.runtime));
         }
         if mine.two_rounds != other.two_rounds {
             let rounds = |two| if two { "two rounds" } else { "one round" };
@@ -426,6 +446,7 @@ mod tests {
                 passes: "inline,gvn".into(),
                 two_rounds: true,
                 code_model: "auto".into(),
+                runtime: "auto".into(),
                 profile: Some(PlanProfile {
                     content_hash: 0x0123_4567_89ab_cdef,
                     mode: "optimistic".into(),
@@ -446,6 +467,7 @@ mod tests {
                 functions: [("a".to_string(), Heat::Hot), ("b".to_string(), Heat::Cold)].into(),
                 hot_sites: [("a".to_string(), [3, 7].into())].into(),
             },
+            runtime: "freestanding".into(),
         }
     }
 

@@ -14,6 +14,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use parec_passes::clif_module::{ClifModule, CodegenSettings};
 use parec_passes::fmerge::{self, FmergeOptions};
 use parec_passes::merge::MergeOptions;
+use parec_passes::size_model::Decide;
 use target_lexicon::{Architecture, Triple};
 
 /// Optimization level of a build.
@@ -228,7 +229,7 @@ fn aot_flags(
     // Static non-PIE executables: a `.clif` file asking for PIC is refused
     // when it is read (`crate::clif_file`).
     b.set("is_pic", "false")?;
-    // Block starts for the machine outliner's lifter (`parec_passes::outline`).
+    // Block starts for the machine passes' lifter (`parec_passes::machine`).
     // Only recorded: the code bytes are the same with and without it, so
     // parec's choice overrides a file's.
     b.set(
@@ -344,10 +345,12 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// The inliner's options for `policy` at `level`: defaults; at `-Os` the
 /// hot-site rules (docs/DESIGN.md, "Hot code"): hot sites inlined in merge
 /// members whatever their callees (groups whose callees differ split) and
-/// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`]; plus the static
-/// hot-site limits `PAREC_INLINE_HOT_INSTS`
-/// (`InlineOptions::hot_callee_insts`) and `PAREC_INLINE_HOT_ACCESSOR_INSTS`
-/// from the environment.
+/// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`]; plus from the
+/// environment the static hot-site limits `PAREC_INLINE_HOT_INSTS`
+/// (`InlineOptions::hot_callee_insts`) and `PAREC_INLINE_HOT_ACCESSOR_INSTS`,
+/// and how size decisions are taken, `PAREC_INLINE_DECIDE` (`measure`,
+/// `estimate-then-measure`, `estimate`: `InlineOptions::decide`); unparsable
+/// values are ignored.
 pub fn inline_options(
     policy: parec_passes::inline::Policy,
     level: OptLevel,
@@ -368,6 +371,12 @@ pub fn inline_options(
     if let Some(n) = number("PAREC_INLINE_HOT_ACCESSOR_INSTS") {
         options.hot_accessor_insts = n;
     }
+    if let Some(decide) = std::env::var("PAREC_INLINE_DECIDE")
+        .ok()
+        .and_then(|v| Decide::from_name(&v))
+    {
+        options.decide = decide;
+    }
     options
 }
 
@@ -384,8 +393,9 @@ pub const HOT_ACCESSOR_INSTS: usize = 60;
 /// `PAREC_FMERGE_MIN_INSTS`, `PAREC_FMERGE_MIN_BENEFIT` (bytes),
 /// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
-/// to evaluate it) and `PAREC_FMERGE_EXCLUDE` (comma-separated functions not
-/// to touch: the hook for hot code).
+/// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
+/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
+/// (comma-separated functions not to touch: the hook for hot code).
 ///
 /// At `-Os`, the rule for hot code: a merged function may not test its
 /// identifier in every iteration of a loop (`FmergeOptions::loops_untested`:
@@ -428,6 +438,9 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
         options.max_members = n as usize;
     }
     options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
+    if let Some(decide) = var("PAREC_FMERGE_DECIDE").and_then(|v| Decide::from_name(&v)) {
+        options.decide = decide;
+    }
     if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
         options.exclude = list
             .split(',')

@@ -87,7 +87,9 @@ fn build_objects(dir: &Path, files: &[PathBuf], extra: &[&str]) -> Vec<(String, 
 #[test]
 fn objects_have_one_section_per_function_and_addrsig() {
     let dir = tempfile::tempdir().unwrap();
-    let objs = build_objects(dir.path(), &[data("hello.clif")], &[]);
+    // With the C library: the file's module alone (a freestanding build
+    // adds the runtime's object).
+    let objs = build_objects(dir.path(), &[data("hello.clif")], &["--runtime", "libc"]);
     assert_eq!(objs.len(), 1);
     let file = object::File::parse(&*objs[0].1).unwrap();
 
@@ -187,7 +189,9 @@ fn objects_are_deterministic_across_job_counts() {
     let one = build_objects(a.path(), &files, &["-j", "1"]);
     let two = build_objects(b.path(), &files, &["-j", "2"]);
     let again = build_objects(c.path(), &files, &["-j", "2"]);
-    assert_eq!(one.len(), 3);
+    // The three modules and the freestanding runtime's (they call only
+    // `putchar`, which it defines).
+    assert_eq!(one.len(), 4);
     assert_eq!(one, two);
     assert_eq!(two, again);
 }
@@ -296,7 +300,7 @@ fn opt_rejects_unknown_passes() {
     // A bad flag: clap's status and message.
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed, gvn-speed\n"),
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed\n"),
         "{}",
         stderr(&o)
     );
@@ -423,14 +427,17 @@ fn cross_module_flags_without_their_passes_are_bad_flags() {
     );
 }
 
-/// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode.
+/// Linked addresses of the `twin*` functions of `icf.clif` under an ICF mode
+/// (linked with the C library: with `--gc-sections`, as freestanding
+/// executables are linked, lld leaves the global symbols of folded
+/// functions out of the symbol table).
 fn twin_addresses(icf: &str) -> Vec<u64> {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("icf");
     let o = run(parec()
         .arg("build")
         .arg(data("icf.clif"))
-        .args(["--icf", icf, "-o"])
+        .args(["--icf", icf, "--runtime", "libc", "-o"])
         .arg(&exe));
     assert!(o.status.success(), "build failed: {}", stderr(&o));
     let o = run(Command::new("qemu-aarch64-static").arg(&exe));
@@ -471,7 +478,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, outline, inline-speed, gvn-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed"),
         "stderr: {}",
         stderr(&o)
     );
@@ -519,4 +526,166 @@ fn fuzz_and_bench_forward_to_parec_tools() {
         expected.extend(args);
         assert_eq!(seen.lines().collect::<Vec<_>>(), expected);
     }
+}
+
+/// The file `parec build -s` writes for `examples/hello.pare` (at most
+/// 2 KiB on aarch64: issue 30) and what it prints, for both targets; the
+/// layout of freestanding executables: code and read-only data in one
+/// read-only, executable segment, data in one writable one, never both,
+/// a stack that is not executable, no interpreter, no `.comment`, notes or
+/// `.eh_frame`, the entry at `_start`; `-s` drops the symbol tables.
+#[test]
+fn freestanding_executables_are_small_and_never_writable_and_executable() {
+    let root = support::workspace_root();
+    let hello = root.join("examples/hello.pare");
+    let expected = std::fs::read_to_string(root.join("examples/hello.out")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (target, limit) in [("aarch64", 2048), ("x86_64", 2560)] {
+        let triple = format!("{target}-unknown-linux-gnu");
+        let [full, stripped] = ["", "-s"].map(|strip| {
+            let exe = dir.path().join(format!("hello-{target}{strip}"));
+            let o = run(parec()
+                .arg("build")
+                .arg(&hello)
+                .args(["--target", &triple, "-o"])
+                .arg(&exe)
+                .args((!strip.is_empty()).then_some(strip)));
+            assert!(o.status.success(), "{target}: {}", stderr(&o));
+            exe
+        });
+        let size = std::fs::metadata(&stripped).unwrap().len();
+        assert!(size <= limit, "{target}: hello is {size} bytes");
+        for exe in [&full, &stripped] {
+            let o = match target {
+                "aarch64" => run(Command::new("qemu-aarch64-static").arg(exe)),
+                _ => run(&mut Command::new(exe)),
+            };
+            assert_eq!(stdout(&o), expected, "{target}");
+            assert_eq!(o.status.code(), Some(0));
+        }
+        let bytes = std::fs::read(&full).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let entry = file
+            .symbols()
+            .find(|s| s.name() == Ok("_start"))
+            .expect("_start");
+        assert_eq!(file.entry(), entry.address(), "{target}");
+        assert!(file.symbols().any(|s| s.name() == Ok("pare_syscall")));
+        check_freestanding_layout(&bytes, target);
+        let bytes = std::fs::read(&stripped).unwrap();
+        check_freestanding_layout(&bytes, target);
+        let file = object::File::parse(&*bytes).unwrap();
+        assert!(
+            file.section_by_name(".symtab").is_none(),
+            "{target}: -s keeps symbols"
+        );
+    }
+}
+
+/// See [`freestanding_executables_are_small_and_never_writable_and_executable`].
+fn check_freestanding_layout(bytes: &[u8], target: &str) {
+    use object::elf;
+    use object::read::elf::{FileHeader as _, ProgramHeader as _};
+    let header = elf::FileHeader64::<object::Endianness>::parse(bytes).unwrap();
+    let endian = header.endian().unwrap();
+    let mut loads = Vec::new();
+    let mut stack = None;
+    for ph in header.program_headers(endian, bytes).unwrap() {
+        let flags = ph.p_flags(endian);
+        match ph.p_type(endian) {
+            elf::PT_LOAD => loads.push(flags),
+            elf::PT_GNU_STACK => stack = Some(flags),
+            other => panic!("{target}: program header of type {other:#x}"),
+        }
+    }
+    let (w, x) = (elf::PF_W, elf::PF_X);
+    assert!(
+        loads.iter().all(|f| f & w == 0 || f & x == 0),
+        "{target}: {loads:?}"
+    );
+    assert_eq!(loads.iter().filter(|&&f| f & x != 0).count(), 1, "{target}");
+    assert!(loads.len() <= 2, "{target}: {loads:?}");
+    assert_eq!(stack.map(|f| f & x), Some(0), "{target}: executable stack");
+    let file = object::File::parse(bytes).unwrap();
+    for section in file.sections() {
+        let name = section.name().unwrap();
+        assert!(
+            !matches!(name, ".comment" | ".interp" | ".dynamic")
+                && !name.starts_with(".note")
+                && !name.starts_with(".eh_frame"),
+            "{target}: section {name}"
+        );
+    }
+}
+
+/// A `.clif` program that needs no C library links freestanding: the
+/// runtime joins it for its entry and exit (`main`'s status).
+#[test]
+fn clif_programs_without_imports_link_freestanding() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("status.clif");
+    std::fs::write(
+        &source,
+        "function %main() -> i32 system_v {\nblock0:\n    v0 = iconst.i32 42\n    return v0\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("status");
+    let o = run(parec().arg("build").arg(&source).arg("-o").arg(&exe));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+    assert_eq!(o.status.code(), Some(42));
+    let bytes = std::fs::read(&exe).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    assert!(file.symbols().any(|s| s.name() == Ok("_start")));
+}
+
+/// `--runtime freestanding` for a program that calls a C function the
+/// freestanding runtime does not define is an error naming the function
+/// and where it is declared (or imported); `putchar` and the others it
+/// defines need no C library (`hello.clif` calls `putchar`).
+#[test]
+fn freestanding_builds_of_programs_that_call_c_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("c.pare");
+    std::fs::write(
+        &source,
+        "fn main() {\n    print(putchar(getpid()));\n}\nextern fn getpid() -> i32;\n\
+         extern fn putchar(c: i32) -> i32;\n",
+    )
+    .unwrap();
+    let clif = dir.path().join("c.clif");
+    std::fs::write(
+        &clif,
+        "function %main() -> i32 system_v {\n    fn0 = %getpid() -> i32 system_v\n\
+         block0:\n    v0 = call fn0()\n    return v0\n}\n",
+    )
+    .unwrap();
+    for input in [source, clif] {
+        let o = run(parec()
+            .arg("build")
+            .arg(&input)
+            .args(["--runtime", "freestanding", "-o"])
+            .arg(dir.path().join("exe")));
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("getpid"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("freestanding"), "{}", stderr(&o));
+        assert!(!dir.path().join("exe").exists());
+    }
+    let exe = dir.path().join("hello");
+    let o = run(parec()
+        .arg("build")
+        .arg(data("hello.clif"))
+        .args(["--runtime", "freestanding", "-o"])
+        .arg(&exe));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(Command::new("qemu-aarch64-static").arg(&exe));
+    assert_eq!(stdout(&o), "Hi\n");
+    assert_eq!(o.status.code(), Some(3));
+    let o = run(parec()
+        .arg("build")
+        .arg(dir.path().join("c.pare"))
+        .args(["--runtime", "freestanding", "-o"])
+        .arg(dir.path().join("exe")));
+    assert!(stderr(&o).contains("c.pare:4:1"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("c.pare:5:1"), "{}", stderr(&o));
 }

@@ -201,11 +201,24 @@ fn write_errors_on_stdout_trap_in_every_executor() {
             let got = outcome_on_full_device(parec().current_dir(d).args([command, program]));
             assert_eq!(got, trap, "parec {command} {program}");
         }
-        for (target, emulator) in [("aarch64", Some("qemu-aarch64-static")), ("x86_64", None)] {
-            let exe = d.join(format!("{program}.{target}"));
+        // Freestanding executables of both targets, and one on the C library.
+        for (target, emulator, runtime) in [
+            ("aarch64", Some("qemu-aarch64-static"), "auto"),
+            ("x86_64", None, "auto"),
+            ("x86_64", None, "libc"),
+        ] {
+            let exe = d.join(format!("{program}.{target}.{runtime}"));
             let o = run(parec()
                 .current_dir(d)
-                .args(["build", program, "--target", target, "-o"])
+                .args([
+                    "build",
+                    program,
+                    "--target",
+                    target,
+                    "--runtime",
+                    runtime,
+                    "-o",
+                ])
                 .arg(&exe));
             assert!(o.status.success(), "{}", stderr(&o));
             let mut cmd = match emulator {
@@ -219,7 +232,7 @@ fn write_errors_on_stdout_trap_in_every_executor() {
             assert_eq!(
                 outcome_on_full_device(&mut cmd),
                 trap,
-                "{program} for {target}"
+                "{program} for {target}, runtime {runtime}"
             );
         }
     }

@@ -7,8 +7,10 @@
 //! `examples/X/main.pare` (multi-module, the other modules found through
 //! `import`) with `examples/X/expected.out`, `expected.status`, `expected.err`.
 //! Each runs with `parec interp`, `parec run` (JIT) and `parec build` +
-//! `qemu-aarch64-static`; every mismatch of any of them is reported, then the
-//! test fails. Missing qemu or lld is a failure, not a skip.
+//! `qemu-aarch64-static` (x86_64 executables natively); every mismatch of
+//! any of them is reported, then the test fails. Executables are
+//! freestanding, but for programs that call C and the builds with
+//! `--runtime libc`. Missing qemu or lld is a failure, not a skip.
 
 use std::process::{Command, Output};
 
@@ -36,8 +38,9 @@ fn at_least_fifteen_examples_exist() {
 }
 
 /// Runs every program with the interpreter (if `interp`), the JIT, and as
-/// aarch64 executables built with each of `levels` (flags separated by
-/// spaces) under qemu; returns every mismatch.
+/// executables built with each of `levels` (flags separated by spaces),
+/// aarch64 under qemu, x86_64 (`--target x86_64-unknown-linux-gnu`)
+/// natively; returns every mismatch.
 fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
     check_tool("qemu-aarch64-static", "--version");
     check_tool("ld.lld-19", "--version");
@@ -73,12 +76,18 @@ fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
                     .current_dir(&root),
                 "build",
             );
+            let mut run = match level.contains("x86_64") {
+                true => Command::new(&exe),
+                false => {
+                    let mut qemu = Command::new("qemu-aarch64-static");
+                    qemu.arg(&exe);
+                    qemu
+                }
+            };
             match built {
-                Ok(o) if o.status.success() => check(
-                    &mut problems,
-                    &format!("qemu {level}"),
-                    Command::new("qemu-aarch64-static").arg(&exe),
-                ),
+                Ok(o) if o.status.success() => {
+                    check(&mut problems, &format!("exe {level}"), &mut run)
+                }
                 Ok(o) => problems.push(format!(
                     "{} [build {level}]: failed with {:?}\n{}",
                     ex.name,
@@ -95,7 +104,16 @@ fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
 #[test]
 fn examples_agree_in_interpreter_jit_and_qemu() {
     let examples = programs_in("examples");
-    let problems = run_all(&examples, true, &["-O2", "-Oz", "-Oz --lto"]);
+    let problems = run_all(
+        &examples,
+        true,
+        &[
+            "-O2 --runtime libc",
+            "-Oz",
+            "-Oz --lto",
+            "-O2 --target x86_64-unknown-linux-gnu",
+        ],
+    );
     assert!(
         problems.is_empty(),
         "{} mismatch(es) over {} examples:\n\n{}",

@@ -51,6 +51,7 @@ fn build(profile: Option<&Path>) -> Output {
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::Auto,
+        runtime: Default::default(),
     };
     build
         .run(Input::Pare(vec![example()]))

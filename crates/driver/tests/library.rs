@@ -174,6 +174,7 @@ fn build(level: OptLevel, backend: Backend) -> Build {
         jobs: 1,
         units: Units::PerModule,
         code_model: Default::default(),
+        runtime: Default::default(),
     }
 }
 
@@ -202,7 +203,13 @@ fn handmade_module_runs_under_qemu() {
     let o = dir.path().join("handmade.o");
     std::fs::write(&o, &obj.bytes).unwrap();
     let exe = dir.path().join("handmade");
-    link::link_executable(&[o], &exe, Target::Aarch64, Icf::All).unwrap();
+    let options = link::LinkOptions {
+        target: Target::Aarch64,
+        icf: Icf::All,
+        runtime: output.runtime,
+        strip: false,
+    };
+    link::link_executable(&[o], &exe, &options).unwrap();
     let out = link::run_command(&exe, Target::Aarch64).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "OK\n");
     assert_eq!(out.status.code(), Some(7));

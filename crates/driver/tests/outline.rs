@@ -22,8 +22,9 @@ use parec::object;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::ClifModule;
-use parec_passes::outline::decode::{self, Decoder, Form};
-use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
+use parec_passes::machine::decode::{self, Decoder, Form};
+use parec_passes::machine::{lift, MachFunction};
+use parec_passes::outline::{self, OutlineOptions};
 
 mod support;
 use support::{text_size, workspace_root};
@@ -61,6 +62,7 @@ fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
         jobs: 1,
         units: Units::PerModule,
         code_model: Default::default(),
+        runtime: Default::default(),
     };
     build
         .run(Input::Pare(vec![root.to_path_buf()]))
@@ -358,7 +360,13 @@ fn link_and_run(objects: &[CompiledObject], dir: &Path, name: &str) -> (String, 
     std::fs::create_dir_all(&sub).unwrap();
     let paths = parec::commands::write_object_files(&sub, objects).unwrap();
     let exe = sub.join("a.out");
-    parec::link::link_executable(&paths, &exe, Target::Aarch64, parec::link::Icf::All).unwrap();
+    let options = parec::link::LinkOptions {
+        target: Target::Aarch64,
+        icf: parec::link::Icf::All,
+        runtime: parec::link::runtime_of_objects(&paths).unwrap(),
+        strip: false,
+    };
+    parec::link::link_executable(&paths, &exe, &options).unwrap();
     let out = Command::new("qemu-aarch64-static")
         .arg(&exe)
         .output()

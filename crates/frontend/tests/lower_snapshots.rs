@@ -6,7 +6,8 @@
 mod support;
 
 use pare_frontend::lower::{
-    lower_module, lower_program, runtime_module, string_literal_name, verify_module,
+    lower_module, lower_program, runtime_module, string_literal_name, verify_module, Arch,
+    LowerConfig, Runtime, ENTRY_POINT,
 };
 use pare_frontend::tir::{ModuleId, Program};
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
@@ -153,7 +154,6 @@ fn runtime_symbols() {
         "exit",
         "sigaltstack",
         "sigaction",
-        "signal",
         "stdout",
         "stderr",
     ] {
@@ -164,6 +164,71 @@ fn runtime_symbols() {
         rt.symbols[rt.symbol_index("stdout").unwrap() as usize].kind,
         SymbolKind::Data { .. }
     ));
+}
+
+/// The freestanding runtime imports only `main` (which `_start`
+/// calls): no C library. Its system-call primitive and entry point are
+/// machine code for the target, its helpers local CLIF functions.
+#[test]
+fn freestanding_runtime_symbols() {
+    for (arch, raw) in [
+        (Arch::Aarch64, vec!["pare_syscall", "_start"]),
+        (
+            Arch::X86_64,
+            vec!["pare_syscall", "_start", "pare_sigreturn"],
+        ),
+    ] {
+        let cfg = LowerConfig {
+            arch,
+            runtime: Runtime::Freestanding,
+            ..snapshot_config()
+        };
+        let rt = runtime_module(&cfg);
+        verify_module(&rt).unwrap();
+        let imports: Vec<&str> = rt
+            .symbols
+            .iter()
+            .filter(|s| s.linkage == Linkage::Import)
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(imports, ["main"], "{arch:?}");
+        let defined: Vec<&str> = rt
+            .raw_functions
+            .iter()
+            .map(|f| rt.symbols[f.symbol as usize].name.as_str())
+            .collect();
+        assert_eq!(defined, raw, "{arch:?}");
+        let start = &rt.symbols[rt.symbol_index(ENTRY_POINT).unwrap() as usize];
+        assert_eq!(start.linkage, Linkage::Export);
+        for helper in ["pare_write", "pare_out", "pare_map", "pare_syscall"] {
+            let s = &rt.symbols[rt.symbol_index(helper).unwrap() as usize];
+            assert_eq!(s.linkage, Linkage::Local, "{helper}");
+        }
+        // Every relocation of the machine code names a call of `main` or
+        // `pare_exit` inside its bytes.
+        for f in &rt.raw_functions {
+            for r in &f.relocs {
+                assert!((r.offset as usize) < f.bytes.len());
+                let target = rt.symbols[r.target as usize].name.as_str();
+                assert!(["main", "pare_exit"].contains(&target), "{target}");
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshots_of_the_freestanding_runtime() {
+    let cfg = LowerConfig {
+        runtime: Runtime::Freestanding,
+        ..snapshot_config()
+    };
+    let rt = runtime_module(&cfg);
+    assert_clif!("freestanding_out", snapshot(&rt, "pare_out"));
+    assert_clif!("freestanding_write", snapshot(&rt, "pare_write"));
+    assert_clif!("freestanding_flush", snapshot(&rt, "pare_flush"));
+    assert_clif!("freestanding_alloc", snapshot(&rt, "pare_alloc"));
+    assert_clif!("freestanding_init", snapshot(&rt, "pare_init"));
+    assert_clif!("freestanding_trap", snapshot(&rt, "pare_trap"));
 }
 
 /// The symbol table as `linkage name` lines, in order.
@@ -271,19 +336,23 @@ fn compiles_for_aarch64_and_x86_64() {
             "aarch64-unknown-linux-gnu" => pare_frontend::lower::Arch::Aarch64,
             _ => pare_frontend::lower::Arch::X86_64,
         };
-        let cfg = pare_frontend::lower::LowerConfig {
-            pointer_type: isa.pointer_type(),
-            c_call_conv: isa.default_call_conv(),
-            arch,
-            traps: pare_frontend::lower::TrapLowering::for_objects(arch),
-        };
-        for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
-            for def in &m.functions {
-                let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
-                let mut ctrl = cranelift_codegen::control::ControlPlane::default();
-                ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
-                    panic!("{triple}: {}: {e:?}", m.symbols[def.symbol as usize].name)
-                });
+        for runtime in [Runtime::Libc, Runtime::Freestanding] {
+            let cfg = pare_frontend::lower::LowerConfig {
+                pointer_type: isa.pointer_type(),
+                c_call_conv: isa.default_call_conv(),
+                arch,
+                traps: pare_frontend::lower::TrapLowering::for_objects(arch),
+                runtime,
+            };
+            for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {
+                for def in &m.functions {
+                    let mut ctx = cranelift_codegen::Context::for_function(def.func.clone());
+                    let mut ctrl = cranelift_codegen::control::ControlPlane::default();
+                    ctx.compile(&*isa, &mut ctrl).unwrap_or_else(|e| {
+                        let name = &m.symbols[def.symbol as usize].name;
+                        panic!("{triple} {runtime:?}: {name}: {e:?}")
+                    });
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, FuncOrDataId, Module};
-use pare_frontend::lower::{Arch, LowerConfig, TrapLowering};
+use pare_frontend::lower::{Arch, LowerConfig, Runtime, TrapLowering};
 use pare_frontend::tir::Program;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 
@@ -25,6 +25,7 @@ pub fn host_config() -> LowerConfig {
         c_call_conv: isa.default_call_conv(),
         arch: Arch::host().expect("a supported host"),
         traps: TrapLowering::Call,
+        runtime: Runtime::Libc,
     }
 }
 
@@ -35,6 +36,7 @@ pub fn snapshot_config() -> LowerConfig {
         c_call_conv: CallConv::SystemV,
         arch: Arch::Aarch64,
         traps: TrapLowering::Call,
+        runtime: Runtime::Libc,
     }
 }
 

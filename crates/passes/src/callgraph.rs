@@ -96,7 +96,8 @@ pub struct CallGraph {
     defined: BTreeMap<u32, usize>,
     /// Per function, what its body mentions.
     refs: Vec<References>,
-    /// Per symbol mentioned by a data object's relocation: true.
+    /// Per symbol mentioned by a data object's relocation or a raw
+    /// function's ([`ClifModule::raw_reloc_targets`]): true.
     in_data: BTreeSet<u32>,
     /// Per symbol, the functions calling it directly.
     callers: BTreeMap<u32, BTreeSet<usize>>,
@@ -118,10 +119,12 @@ impl CallGraph {
             .iter()
             .map(|def| References::of(&def.func))
             .collect();
+        // Functions defined by machine code refer to symbols as data does.
         let in_data = module
             .data
             .iter()
             .flat_map(|d| d.relocs.iter().map(|r| r.target))
+            .chain(module.raw_reloc_targets())
             .collect();
         let mut graph = CallGraph {
             defined,
@@ -140,6 +143,77 @@ impl CallGraph {
     /// Re-reads function `f` after a pass rewrote it.
     pub fn refresh(&mut self, module: &ClifModule, f: usize) {
         self.set_references(f, References::of(&module.functions[f].func));
+    }
+
+    /// Updates function `f` (now `func`) after Cranelift's inliner replaced
+    /// its calls at `sites` by callee bodies: what the instructions numbered
+    /// from `first_new_inst` and the global values from `first_new_gv`
+    /// mention joins `f`'s references in place of the sites. Equal to
+    /// [`CallGraph::refresh`], in time linear in the inlined code and the
+    /// caller's calls rather than its instructions: Cranelift's inliner
+    /// keeps the call instruction (as a jump into the body) in its block and
+    /// lays the body's blocks out right after it, and numbers the body's
+    /// instructions after every existing one.
+    pub fn note_inlined(
+        &mut self,
+        func: &ir::Function,
+        f: usize,
+        sites: &[ir::Inst],
+        first_new_inst: usize,
+        first_new_gv: usize,
+    ) {
+        let mut refs = std::mem::take(&mut self.refs[f]);
+        let mut added = References::default();
+        let mut callees_removed = BTreeSet::new();
+        for &site in sites {
+            let Some(pos) = refs.calls.iter().position(|&(inst, _)| inst == site) else {
+                continue;
+            };
+            callees_removed.insert(refs.calls.remove(pos).1);
+            let mut body = References::default();
+            let mut next = func
+                .layout
+                .inst_block(site)
+                .and_then(|b| func.layout.next_block(b));
+            while let Some(block) = next {
+                let inlined = func
+                    .layout
+                    .first_inst(block)
+                    .is_some_and(|i| i.as_u32() as usize >= first_new_inst);
+                if !inlined {
+                    break;
+                }
+                for inst in func.layout.block_insts(block) {
+                    body.note_inst(func, inst);
+                }
+                next = func.layout.next_block(block);
+            }
+            added.calls.extend(body.calls.iter().copied());
+            added.addressed.extend(&body.addressed);
+            refs.calls.splice(pos..pos, body.calls);
+        }
+        for gv in func.global_values.values().skip(first_new_gv) {
+            if let ir::GlobalValueData::Symbol { name, .. } = gv {
+                added.addressed.extend(ClifModule::symbol_of(func, name));
+            }
+        }
+        for symbol in callees_removed {
+            if !refs.calls.iter().any(|&(_, s)| s == symbol) {
+                if let Some(callers) = self.callers.get_mut(&symbol) {
+                    callers.remove(&f);
+                }
+            }
+        }
+        for (_, symbol) in added.calls {
+            self.callers.entry(symbol).or_default().insert(f);
+        }
+        for symbol in added.addressed {
+            if refs.addressed.insert(symbol) {
+                *self.addressers.entry(symbol).or_default() += 1;
+            }
+        }
+        debug_assert_eq!(refs, References::of(func), "inlined references of {f}");
+        self.refs[f] = refs;
     }
 
     /// Replaces `f`'s references, keeping the reverse indexes in step.

@@ -1,7 +1,8 @@
 //! The passes' unit of work: a CLIF module.
 //!
 //! A [`ClifModule`] is one compilation unit: the functions it defines (as
-//! `ir::Function`s), the data objects it defines, and a symbol table naming
+//! `ir::Function`s, and the few a language runtime gives as machine code,
+//! [`RawFunctionDef`]), the data objects it defines, and a symbol table naming
 //! everything those refer to, each with its linkage. It knows nothing of the
 //! source language; the Pare lowering, `.clif` files and the tests all build
 //! one, and the driver hands it to cranelift-jit or cranelift-object.
@@ -79,6 +80,32 @@ pub struct DataDef {
     pub relocs: Vec<DataReloc>,
 }
 
+/// A function defined by its machine code for the module's target, not by
+/// CLIF: the few instructions a language runtime cannot write in CLIF (an
+/// entry point that receives the initial stack, a system call). Passes see
+/// it as a function they cannot look into: they never change or delete it,
+/// and the symbols its relocations name count as referenced
+/// ([`ClifModule::raw_reloc_targets`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawFunctionDef {
+    /// Index of its symbol in [`ClifModule::symbols`].
+    pub symbol: u32,
+    pub bytes: Vec<u8>,
+    /// The alignment of its first byte.
+    pub align: u32,
+    pub relocs: Vec<RawReloc>,
+}
+
+/// A relocation in a [`RawFunctionDef`]: at `offset`, a field of kind
+/// `kind` referring to `target` plus `addend`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawReloc {
+    pub offset: u32,
+    pub kind: cranelift_codegen::binemit::Reloc,
+    pub target: u32,
+    pub addend: i64,
+}
+
 /// Cranelift settings a module asks for on top of the build's: a `.clif`
 /// file's `set` lines and the ISA flags of its `target` line, as `(name,
 /// value)` pairs in file order. Empty for modules that take the build's
@@ -106,6 +133,8 @@ pub struct ClifModule {
     pub symbols: Vec<Symbol>,
     pub functions: Vec<FunctionDef>,
     pub data: Vec<DataDef>,
+    /// Functions defined by their machine code (none in most modules).
+    pub raw_functions: Vec<RawFunctionDef>,
     /// The Cranelift settings its code is compiled with, on top of the
     /// build's.
     pub settings: CodegenSettings,
@@ -116,8 +145,10 @@ pub struct ClifModule {
     pub returns_nonnull: BTreeSet<String>,
     /// Functions, by symbol name, whose code depends on the target machine
     /// and not only on the source (a signal handler reading the machine's
-    /// `ucontext`): a profile made on one machine cannot name them on
-    /// another, so profiles leave them out (`crate::profile`).
+    /// `ucontext`; a runtime standing on the operating system alone, where
+    /// the profiled run stood on the C library): a profile made on one
+    /// machine cannot name them on another, so profiles leave them out
+    /// (`crate::profile`).
     pub target_specific: BTreeSet<String>,
     /// Symbol names to indices, for [`ClifModule::symbol_index`].
     names: Index<str>,
@@ -287,6 +318,14 @@ impl ClifModule {
     /// the module's code cache when it has one.
     pub fn code_size(&self, func: &ir::Function, isa: &dyn TargetIsa) -> Option<usize> {
         code_cache::code_size(func, isa, self.code_cache.as_deref())
+    }
+
+    /// The symbols the relocations of [`ClifModule::raw_functions`] name:
+    /// referenced from code no pass sees.
+    pub fn raw_reloc_targets(&self) -> impl Iterator<Item = u32> + '_ {
+        self.raw_functions
+            .iter()
+            .flat_map(|f| f.relocs.iter().map(|r| r.target))
     }
 
     /// Index of the symbol called `name`, if any (the first, should a pass
@@ -504,6 +543,12 @@ pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {
     for data in &mut module.data {
         data.symbol = map(data.symbol);
         for reloc in &mut data.relocs {
+            reloc.target = map(reloc.target);
+        }
+    }
+    for raw in &mut module.raw_functions {
+        raw.symbol = map(raw.symbol);
+        for reloc in &mut raw.relocs {
             reloc.target = map(reloc.target);
         }
     }

@@ -33,9 +33,9 @@
 //!
 //! # Invariants
 //!
-//! - The result defines every function and data object of the inputs once,
-//!   except dropped duplicates (weak, or equal local functions), and names
-//!   each external reference by the resolved symbol.
+//! - The result defines every function (raw functions too) and data object
+//!   of the inputs once, except dropped duplicates (weak, or equal local
+//!   functions), and names each external reference by the resolved symbol.
 //! - Deterministic: modules, symbols and functions keep their input order.
 //! - All modules must ask for the same Cranelift settings; the result has
 //!   them.
@@ -228,6 +228,7 @@ fn defined_symbols(module: &ClifModule) -> BTreeSet<u32> {
     let functions = module.functions.iter().map(|d| d.symbol);
     functions
         .chain(module.data.iter().map(|d| d.symbol))
+        .chain(module.raw_functions.iter().map(|d| d.symbol))
         .collect()
 }
 
@@ -330,6 +331,15 @@ impl Resolution {
                     reloc.target = map[reloc.target as usize];
                 }
                 self.module.data.push(DataDef { ..data });
+            }
+            for raw in &module.raw_functions {
+                let map = &self.map[m];
+                let mut raw = raw.clone();
+                raw.symbol = map[raw.symbol as usize];
+                for reloc in &mut raw.relocs {
+                    reloc.target = map[reloc.target as usize];
+                }
+                self.module.raw_functions.push(raw);
             }
             // By the name each symbol has in the whole program (locals
             // may have been renamed).

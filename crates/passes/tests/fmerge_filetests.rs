@@ -16,7 +16,9 @@
 
 use cranelift_codegen::ir::{Function, InstructionData};
 use parec_passes::clif_module::ClifModule;
-use parec_passes::fmerge::{self, AlignMode, Decision, FmergeOptions, FmergeReport, Search};
+use parec_passes::fmerge::{
+    self, AlignMode, Decide, Decision, FmergeOptions, FmergeReport, MeasureBudget, Search,
+};
 
 mod support;
 use support::{
@@ -168,6 +170,50 @@ fn output_does_not_depend_on_function_order() {
         assert_eq!(a.remarks, b.remarks, "{}", case.name);
         assert_eq!(printed(&forward), printed(&backward), "{}", case.name);
     }
+}
+
+/// Merges decided on the size model's estimate keep every file's
+/// semantics and compile nothing: every try under `Decide::Estimate`, and
+/// the tries that redirect a caller's calls once its measuring budget is
+/// spent (the bound on recompiling a caller once per merge).
+#[test]
+fn estimated_decisions_keep_semantics() {
+    let isa = aarch64();
+    let modes = [
+        FmergeOptions {
+            decide: Decide::Estimate,
+            ..FmergeOptions::default()
+        },
+        FmergeOptions {
+            measure_budget: MeasureBudget {
+                floor: 0,
+                per_inst: 0,
+            },
+            ..FmergeOptions::default()
+        },
+    ];
+    let mut failures = Vec::new();
+    for options in &modes {
+        let mut on_estimate = 0;
+        for case in load_module_cases("fmerge") {
+            let before = to_testcase_functions(&case.module);
+            let mut module = case.module.clone();
+            let report = fmerge::run(&mut module, Some(&*isa), options);
+            for attempt in report.attempts.iter().filter(|a| a.on_estimate) {
+                assert_eq!(attempt.measured, None, "{}", case.name);
+                on_estimate += 1;
+            }
+            verify_all(&module, &case.name);
+            let after = to_testcase_functions(&module);
+            failures.extend(run_differences(&case, &before, &after));
+        }
+        assert!(
+            on_estimate > 0,
+            "{:?}: nothing decided on an estimate",
+            options.decide
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Measuring what the model rejects changes measurements only.

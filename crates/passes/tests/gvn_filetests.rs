@@ -3,7 +3,6 @@
 //! cranelift-interpreter on its `; run:` lines (results and traps must agree).
 //! A second test compares aarch64 code size with and without the pass.
 
-use cranelift_codegen::data_value::DataValue;
 use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -18,7 +17,8 @@ use support::{clif_files, interpret, workspace};
 struct Case {
     name: String,
     funcs: Vec<Function>,
-    runs: Vec<(String, Vec<DataValue>)>,
+    /// The `; run:` and `; print:` lines.
+    runs: Vec<RunCommand>,
 }
 
 fn load_cases() -> Vec<Case> {
@@ -35,9 +35,7 @@ fn load_cases() -> Vec<Case> {
                     let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
                         panic!("{}: bad run line {}: {e}", path.display(), c.text)
                     });
-                    if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
-                        runs.push((inv.func.clone(), inv.args.clone()));
-                    }
+                    runs.extend(cmd);
                 }
                 funcs.push(func);
             }
@@ -86,7 +84,17 @@ fn gvn_filetests() {
                 ));
             }
         }
-        for (name, args) in &case.runs {
+        for command in &case.runs {
+            // The file's expectation holds before the pass (a wrong
+            // expectation would make the before/after comparison vacuous).
+            // (`print:` lines state nothing: a trap is what some of them show.)
+            if let RunCommand::Run(..) = command {
+                if let Err(e) = command.run(|name, args| interpret(&case.funcs, name, args)) {
+                    failures.push(format!("{}: `{command}` before GVN: {e}", case.name));
+                }
+            }
+            let (RunCommand::Run(inv, _, _) | RunCommand::Print(inv)) = command;
+            let (name, args) = (&inv.func, &inv.args);
             let before = interpret(&case.funcs, name, args);
             let after_result = interpret(&after, name, args);
             if before != after_result {

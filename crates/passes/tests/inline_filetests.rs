@@ -21,12 +21,13 @@
 use cranelift_codegen::ir::{Function, GlobalValueData};
 use parec_passes::callgraph::References;
 use parec_passes::clif_module::ClifModule;
-use parec_passes::inline::{self, InlineOptions, InlineReport, Policy};
+use parec_passes::inline::{self, InlineOptions, InlineReport, MeasureBudget, Policy};
+use parec_passes::size_model::Decide;
 
 mod support;
 use support::{
-    aarch64, expectations, load_module_cases, run_differences, snapshot_pass,
-    to_testcase_functions, verify_all,
+    aarch64, expectations, load_module_cases, parse_case, run_differences, snapshot_pass,
+    to_testcase_functions, verify_all, Case,
 };
 
 fn defined<'m>(module: &'m ClifModule, name: &str) -> Option<&'m Function> {
@@ -182,4 +183,207 @@ fn kept_callers_keep_their_callees() {
     let after = to_testcase_functions(&module);
     let differences = run_differences(&case, &before, &after);
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Decisions taken on estimates (every trial: `Decide::Estimate`, and a
+/// spent measuring budget) keep every file's semantics: the verifier passes
+/// and the run lines agree. (The decisions themselves may differ from the
+/// measured ones: that is the estimate's error.)
+#[test]
+fn estimated_decisions_keep_semantics() {
+    let isa = aarch64();
+    let modes = [
+        InlineOptions {
+            decide: Decide::Estimate,
+            ..InlineOptions::for_policy(Policy::Size)
+        },
+        InlineOptions {
+            measure_budget: MeasureBudget {
+                floor: 0,
+                per_inst: 0,
+            },
+            ..InlineOptions::for_policy(Policy::Size)
+        },
+    ];
+    let mut failures = Vec::new();
+    for options in &modes {
+        for case in load_module_cases("inline") {
+            let before = to_testcase_functions(&case.module);
+            let mut module = case.module.clone();
+            let report = inline::run(&mut module, Some(&*isa), options);
+            assert_eq!(
+                report.stats.measured, 0,
+                "{}: nothing may be compiled",
+                case.name
+            );
+            verify_all(&module, &case.name);
+            let after = to_testcase_functions(&module);
+            failures.extend(run_differences(&case, &before, &after));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A module whose exported `main` calls `n` small local functions, each
+/// once, in a chain (`v{k+1} = call g{k}(v{k})`); each callee stores to a
+/// global and calls an import.
+fn chain_of_calls(n: usize) -> Case {
+    let mut text = String::new();
+    for k in 0..n {
+        text.push_str(&format!(
+            "function %g{k}(i64) -> i64 tail {{
+                 sig0 = (i64) system_v
+                 fn0 = %print sig0
+                 gv0 = symbol %counter
+             block0(v0: i64):
+                 v1 = iconst.i64 {k}
+                 v2 = iadd v0, v1
+                 v3 = symbol_value.i64 gv0
+                 store v2, v3
+                 call fn0(v2)
+                 return v2
+             }}\n"
+        ));
+    }
+    text.push_str(
+        "; export: %main\nfunction %main(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n",
+    );
+    for k in 0..n {
+        text.push_str(&format!("    fn{k} = %g{k} sig0\n"));
+    }
+    text.push_str("block0(v0: i64):\n");
+    for k in 0..n {
+        text.push_str(&format!("    v{} = call fn{k}(v{k})\n", k + 1));
+    }
+    text.push_str(&format!("    return v{n}\n}}\n"));
+    parse_case(&text, "chain", "m")
+}
+
+/// Issue 34 item 8: the trials of one caller compile `O(|f|)` CLIF
+/// instructions whatever its number of calls. Measuring every trial (the
+/// inliner before the size model, `Decide::Measure`) compiles the caller
+/// once per call — quadratic —; the measuring budget bounds it. A budget
+/// floor of 1,000 instructions keeps the test to a few hundred small
+/// compilations.
+#[test]
+fn trials_of_a_caller_compile_linear_instructions() {
+    let isa = aarch64();
+    let budget = MeasureBudget {
+        floor: 1_000,
+        per_inst: 4,
+    };
+    let compiled = |n: usize, decide: Decide| -> (u64, usize) {
+        let mut module = chain_of_calls(n).module;
+        let size = module.inst_count();
+        let options = InlineOptions {
+            decide,
+            measure_budget: budget,
+            ..InlineOptions::for_policy(Policy::Size)
+        };
+        let report = inline::run(&mut module, Some(&*isa), &options);
+        assert_eq!(report.stats.inlined, n as u64, "every call is inlined");
+        (report.stats.compiled_insts, size)
+    };
+    for n in [80, 160] {
+        let (bounded, size) = compiled(n, Decide::EstimateThenMeasure);
+        assert!(
+            bounded <= 6 * size as u64,
+            "{n} calls: {bounded} instructions compiled for a module of {size}"
+        );
+    }
+    // The bound fails without the budget: the old inliner's cost.
+    let (measured, size) = compiled(80, Decide::Measure);
+    assert!(measured > 24 * size as u64, "{measured} for {size}");
+}
+
+/// A module whose exported `main` calls `n` one-line local functions
+/// (`x * c + k`), each once, in a chain: the shape of issue 34's program.
+fn chain_of_one_liners(n: usize) -> Case {
+    let mut text = String::new();
+    for k in 0..n {
+        text.push_str(&format!(
+            "function %g{k}(i64) -> i64 tail {{
+             block0(v0: i64):
+                 v1 = iconst.i64 {}
+                 v2 = imul v0, v1
+                 v3 = iconst.i64 {k}
+                 v4 = iadd v2, v3
+                 return v4
+             }}\n",
+            k % 7 + 3
+        ));
+    }
+    text.push_str(
+        "; export: %main\nfunction %main(i64) -> i64 tail {\n    sig0 = (i64) -> i64 tail\n",
+    );
+    for k in 0..n {
+        text.push_str(&format!("    fn{k} = %g{k} sig0\n"));
+    }
+    text.push_str("block0(v0: i64):\n");
+    for k in 0..n {
+        text.push_str(&format!("    v{} = call fn{k}(v{k})\n", k + 1));
+    }
+    text.push_str(&format!("    return v{n}\n}}\n"));
+    parse_case(&text, "one_liners", "m")
+}
+
+/// Issue 34 item 8, the decisions: once a caller's budget is spent, its
+/// trials near the threshold are decided on the estimate corrected by the
+/// model's error on its measured trials, and take the decisions measuring
+/// takes. The callees are in `keep` (the constant merger will merge them,
+/// as in the driver), so each inlining must not grow `main`: the raw
+/// estimate (+1 byte) refused what Cranelift's bytes (−8 to −12) accept.
+#[test]
+fn budget_spent_decisions_follow_the_measured_ones() {
+    let isa = aarch64();
+    let n = 60;
+    let run = |decide: Decide| {
+        let mut module = chain_of_one_liners(n).module;
+        let keep = module
+            .symbols
+            .iter()
+            .filter(|s| s.name.starts_with('g'))
+            .map(|s| s.name.clone())
+            .collect();
+        let options = InlineOptions {
+            decide,
+            keep,
+            measure_budget: MeasureBudget {
+                floor: 1_000,
+                per_inst: 0,
+            },
+            ..InlineOptions::for_policy(Policy::Size)
+        };
+        let report = inline::run(&mut module, Some(&*isa), &options);
+        (report.stats.inlined, report.stats.estimated)
+    };
+    let (measured, _) = run(Decide::Measure);
+    let (bounded, estimated) = run(Decide::EstimateThenMeasure);
+    assert!(
+        estimated > n as u64 / 2,
+        "{estimated} of {n} trials decided on estimates"
+    );
+    assert_eq!(bounded, measured);
+}
+
+/// Inlinings decided on estimates are made in batches (`Inliner::flush`):
+/// the result is the function inlining them one at a time gives, which is
+/// what `Decide::Measure` does — here both decide to inline every call.
+#[test]
+fn batched_inlining_equals_one_at_a_time() {
+    let isa = aarch64();
+    let run = |decide: Decide| {
+        let mut module = chain_of_calls(40).module;
+        let options = InlineOptions {
+            decide,
+            ..InlineOptions::for_policy(Policy::Size)
+        };
+        let report = inline::run(&mut module, Some(&*isa), &options);
+        assert_eq!(report.stats.inlined, 40);
+        to_testcase_functions(&module)
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(Decide::Estimate), run(Decide::Measure));
 }

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use clap::{Parser, Subcommand};
+use parec::runtime::RuntimeChoice;
 use parec::pipeline::{available_passes, Pass};
 use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};
@@ -95,6 +96,11 @@ enum Command {
         /// for every program)
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         configs_per_program: Option<u64>,
+        /// What the aot executor's runtime stands on (`parec build
+        /// --runtime`): `auto` (freestanding unless the program declares an
+        /// `extern fn`), `freestanding` or `libc`.
+        #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+        runtime: RuntimeChoice,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
     /// under -O2, -Os, each pass alone, -Oz and clang-19 -Oz (prints markdown tables).
@@ -167,6 +173,11 @@ struct FuzzOptions {
     jobs: Option<u64>,
     aot_every: u64,
     configs_per_program: Option<u64>,
+    runtime: RuntimeChoice,
+}
+
+fn parse_runtime(name: &str) -> Result<RuntimeChoice, String> {
+    name.parse()
 }
 
 /// A pass of `--without`, by name.
@@ -216,6 +227,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            runtime,
         } => fuzz(&FuzzOptions {
             seed,
             count,
@@ -230,6 +242,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            runtime,
         }),
         Command::Bench {
             json,
@@ -284,6 +297,7 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
         runner.jobs = usize::try_from(jobs).unwrap_or(usize::MAX);
     }
     runner.aot_every = opts.aot_every;
+    runner.runtime = opts.runtime;
     if let Some(n) = opts.configs_per_program {
         runner.configs_per_program = usize::try_from(n).unwrap_or(usize::MAX);
     }

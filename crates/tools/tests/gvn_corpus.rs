@@ -57,6 +57,7 @@ fn gvn_never_grows_generated_programs() {
         c_call_conv: target.c_call_conv(),
         arch: target.arch(),
         traps: pare_frontend::lower::TrapLowering::Call,
+        runtime: pare_frontend::lower::Runtime::Libc,
     };
     let flags = settings::Flags::new(settings::builder());
     let mut totals = Totals::default();

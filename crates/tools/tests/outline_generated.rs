@@ -21,6 +21,7 @@ fn generated_programs_shrink_and_never_grow() {
         jobs: 1,
         units: Units::PerModule,
         code_model: Default::default(),
+        runtime: Default::default(),
     };
     let (mut before, mut after, mut replaced) = (0u64, 0u64, 0usize);
     for seed in 11000..11040u64 {

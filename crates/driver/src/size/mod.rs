@@ -61,8 +61,12 @@
 //! is linked: statically (the executable defines `__libc_start_main`,
 //! which glibc's and musl's start files call) or dynamically (`.interp`,
 //! `.dynamic`). An executable without it (parec's freestanding runtime)
-//! has no `libc` code: its `_start` is `runtime`, and every other function
-//! is the program's code.
+//! has no `libc` code: its `_start` is `runtime`, and so are, in a Pare
+//! program, the C functions the runtime defines for `extern fn`s
+//! (`putchar`, `getchar`, `abs`, `labs`, `exit`:
+//! `pare_frontend::lower::CFunction`); every other function is the
+//! program's code. In objects, every function of `pare_runtime.o` is
+//! `runtime` unless its name says otherwise (outlined, trap path).
 //!
 //! # Modules and generics
 //!
@@ -113,6 +117,7 @@ pub mod file;
 pub mod html;
 pub mod json;
 pub mod names;
+pub mod roles;
 pub mod text;
 pub mod traps;
 
@@ -120,6 +125,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use pare_frontend::lower::CFunction;
 use parec_passes::merge::BODY_SUFFIX;
 
 use crate::io_error;
@@ -428,20 +434,12 @@ impl<'a> Analysis<'a> {
                 .filter(|s| s.section == section_index)
                 .collect();
             let mut covered = 0;
-            let mut k = 0;
-            while k < symbols.len() {
-                let start = symbols[k].address;
-                let mut at = Vec::new();
-                while k < symbols.len() && symbols[k].address == start {
-                    at.push(symbols[k]);
-                    k += 1;
-                }
-                let limit = symbols.get(k).map_or(section.end(), |s| s.address);
-                let size = at.iter().map(|s| s.size).max().unwrap_or(0);
-                let size = size.min(limit.saturating_sub(start));
-                if size == 0 {
-                    continue;
-                }
+            for SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            } in symbol_blocks(&symbols, section.end())
+            {
                 covered += size;
                 let block = self.blocks.len();
                 let mut rows = Vec::new();
@@ -750,6 +748,47 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// Symbols of a code section that share an address, and the bytes they
+/// cover.
+pub(crate) struct SymbolBlock<'a> {
+    pub start: u64,
+    /// The largest of the symbols' sizes, cut at the next symbol or the
+    /// section's end (`st_size` may overlap what follows).
+    pub size: u64,
+    pub symbols: Vec<&'a elf::CodeSymbol>,
+}
+
+/// The blocks of `symbols` (one code section's, in address order, the
+/// section ending at `end`) that cover bytes.
+pub(crate) fn symbol_blocks<'a>(symbols: &[&'a elf::CodeSymbol], end: u64) -> Vec<SymbolBlock<'a>> {
+    let mut blocks = Vec::new();
+    let mut k = 0;
+    while k < symbols.len() {
+        let start = symbols[k].address;
+        let mut at = Vec::new();
+        while k < symbols.len() && symbols[k].address == start {
+            at.push(symbols[k]);
+            k += 1;
+        }
+        let limit = symbols.get(k).map_or(end, |s| s.address);
+        let size = at.iter().map(|s| s.size).max().unwrap_or(0);
+        let size = size.min(limit.saturating_sub(start));
+        if size > 0 {
+            blocks.push(SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            });
+        }
+    }
+    blocks
+}
+
+/// The images of `paths`: files, and the `.o` files of directories.
+pub fn read_images(paths: &[PathBuf]) -> Result<Vec<Image>> {
+    input_files(paths)?.iter().map(|p| elf::read(p)).collect()
+}
+
 /// The files `paths` stand for: a directory stands for the `.o` files in
 /// it.
 pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -828,19 +867,34 @@ impl<'a> Naming<'a> {
     fn classify(&self, symbol: &elf::CodeSymbol) -> (String, Kind) {
         let by_name = names::kind_by_name(&symbol.name, self.has_body(&symbol.name));
         if !self.image.executable {
-            return (
-                object_module(&self.image.path),
-                by_name.unwrap_or(Kind::Program),
-            );
+            // The runtime's object defines C functions too (the
+            // freestanding runtime's `putchar`, ...): its code is runtime.
+            let module = object_module(&self.image.path);
+            let by_place = if module == names::RUNTIME_MODULE {
+                Kind::Runtime
+            } else {
+                Kind::Program
+            };
+            return (module, by_name.unwrap_or(by_place));
         }
-        let kind = by_name.unwrap_or(if !self.libc && symbol.name == ENTRY {
-            Kind::Runtime
-        } else if self.in_program(symbol) {
-            Kind::Program
-        } else {
-            Kind::Libc
-        });
+        let kind = by_name.unwrap_or(
+            if !self.libc && self.defined_by_freestanding_runtime(symbol) {
+                Kind::Runtime
+            } else if self.in_program(symbol) {
+                Kind::Program
+            } else {
+                Kind::Libc
+            },
+        );
         (self.executable_module(symbol, kind), kind)
+    }
+
+    /// Whether `symbol`, in an executable without the C library, is one the
+    /// freestanding runtime defines without a `pare_` name: the entry
+    /// point, and (in Pare programs) the C functions it implements.
+    fn defined_by_freestanding_runtime(&self, symbol: &elf::CodeSymbol) -> bool {
+        symbol.name == ENTRY
+            || (self.root_module.is_some() && CFunction::named(&symbol.name).is_some())
     }
 
     /// A symbol's module in an executable (module doc).
@@ -932,6 +986,9 @@ pub struct SizeOptions {
     pub top: usize,
     /// List the C library's functions too.
     pub all: bool,
+    /// Report the roles of the own code's instructions instead
+    /// ([`roles`]).
+    pub roles: bool,
 }
 
 /// `parec size`: prints the report (or the comparison) and writes the
@@ -953,6 +1010,10 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
         .cloned()
         .collect();
     outputs.check(&read)?;
+    if opts.roles {
+        io_error::write_stdout(roles::command(opts)?.as_bytes())?;
+        return Ok(0);
+    }
     let report = Report::of_input_files(&inputs)?;
     let text = match &compared {
         Some(other) => {

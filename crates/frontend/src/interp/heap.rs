@@ -11,15 +11,16 @@
 //!   interpreter's memory use matches compiled code's;
 //! - a `str` handle `h` names `strs[h - 1]`, read-only bytes.
 //!
-//! Out of memory: an allocation traps `out of memory` exactly where compiled
-//! code's does — when the array's size `8 + len * elem_size` overflows (as
-//! in the runtime's `pare_new_array`), or when the allocator refuses the
-//! memory, as `calloc` refuses it in compiled code. There is no limit of
-//! the interpreter's own: a program the JIT and the executables run (two
-//! 3 GB arrays, one of 4 GiB) runs here too. Each array is one zeroed
-//! allocation at its element type's width, so untouched pages cost nothing,
-//! as with `calloc`; the struct arena grows by a fallible reservation, so a
-//! refusal is the trap, never an abort of the interpreter.
+//! Out of memory: an allocation traps `out of memory` exactly where
+//! compiled code's does — when the array's size `8 + len * elem_size`
+//! overflows (as in the runtime's `pare_new_array`), or when the allocator
+//! refuses the memory, as `mmap` (freestanding) or `calloc` (libc) refuses
+//! it in compiled code. There is no limit of the interpreter's own: a
+//! program the JIT and the executables run (two 3 GB arrays, one of 4 GiB)
+//! runs here too. Each array is one zeroed allocation at its element type's
+//! width, so untouched pages cost nothing, as with `mmap` and `calloc`; the
+//! struct arena grows by a fallible reservation, so a refusal is the trap,
+//! never an abort of the interpreter.
 
 use crate::tir::{TrapKind, Ty};
 use std::alloc::{alloc_zeroed, Layout};

@@ -959,8 +959,8 @@ fn allocation_traps() {
         value(len(new_array(Ty::U8, int(i64::MAX)))),
         Err(Exit::Trap(TrapKind::OutOfMemory))
     );
-    // More than the allocator can give (2^62 bytes): `calloc` fails in
-    // compiled code, the allocation here.
+    // More than the allocator can give (2^62 bytes): `mmap` or `calloc`
+    // fails in compiled code, the allocation here.
     assert_eq!(
         value(len(new_array(Ty::I64, int(1 << 59)))),
         Err(Exit::Trap(TrapKind::OutOfMemory))

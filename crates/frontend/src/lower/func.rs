@@ -239,6 +239,9 @@ impl<'p> FnLower<'_, '_, 'p> {
             };
             // The C library flushes stdout after `main` without reporting
             // errors; the runtime flushes first and traps on a write error.
+            // (Freestanding, `pare_exit` flushes again, finding nothing: a
+            // program's own code is the same CLIF whatever its runtime
+            // stands on, so that the JIT's profiles name it.)
             self.call_runtime(RuntimeFn::Flush, &[]);
             self.b.ins().return_(&[status]);
         } else {

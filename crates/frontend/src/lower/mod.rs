@@ -52,7 +52,7 @@ use parec_passes::clif_module::{ClifModule, DataDef, DataReloc, FunctionDef, Lin
 
 use crate::tir::{self, FuncId, GlobalId, GlobalInit, ModuleId, Program, Ty};
 
-pub use runtime::runtime_module;
+pub use runtime::{runtime_module, CFunction, ENTRY_POINT};
 
 /// Target facts the lowering needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +67,32 @@ pub struct LowerConfig {
     pub arch: Arch,
     /// How a failed check reaches the runtime's `pare_trap`.
     pub traps: TrapLowering,
+    /// What the runtime stands on: the C library, or Linux alone.
+    pub runtime: Runtime,
+}
+
+/// What the runtime module stands on ([`runtime_module`]; docs/DESIGN.md,
+/// "The runtime"): the one decision that also tells the driver how to link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Runtime {
+    /// The C library: the JIT (parec's own process) and executables of
+    /// programs that call C (`extern fn`), whose output must interleave
+    /// with the C library's.
+    #[default]
+    Libc,
+    /// Linux system calls alone: executables linked without the C library
+    /// or start files, entered at [`ENTRY_POINT`].
+    Freestanding,
+}
+
+impl Runtime {
+    /// The name `--runtime` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Libc => "libc",
+            Runtime::Freestanding => "freestanding",
+        }
+    }
 }
 
 /// How a failed check (null, bounds, division) reaches `pare_trap`: the one

@@ -42,7 +42,10 @@
 //!    ([`FmergeOptions::exploration`]), stopping at the first merge that
 //!    pays. Each try: align; generate `M`; verify it; choose
 //!    thunk or deletion per side; the model's `Δ` must be positive; then
-//!    the measured bytes must shrink. One remark per try.
+//!    the bytes must shrink: measured, or estimated by
+//!    [`crate::size_model::merge_benefit`] where its error range is clear
+//!    of the threshold or a redirected caller's measuring budget is spent
+//!    ([`FmergeOptions::decide`]). One remark per try.
 //! 3. On success `f0` and `f1` leave the index and `M` enters it and the
 //!    worklist (the thesis' feedback loop: a merged function can merge
 //!    again, which is how three functions merge), up to
@@ -70,7 +73,11 @@
 //! [`search`]). Each try aligns (`O(n·m)` per block pair), generates code,
 //! verifies, and compiles `M`, the thunks and redirected callers with
 //! Cranelift when the model lets it through; at most `N` tries per
-//! function.
+//! function. A caller is compiled again for each merge that redirects its
+//! calls, so the compiled instructions of one caller are bounded by
+//! [`FmergeOptions::measure_budget`] (`O(|f|)`); beyond it the merges that
+//! redirect its calls are decided on the estimate (issue 34: a function
+//! calling `n` merged functions cost `n` compilations of it).
 
 pub mod align;
 pub mod codegen;
@@ -91,11 +98,13 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use hashbrown::HashMap;
 
-use crate::clif_module::{ClifModule, FunctionDef, Linkage, SymbolKind};
+use crate::clif_module::{count_insts, ClifModule, FunctionDef, Linkage, SymbolKind};
 use crate::heat::HotCode;
 use crate::merge::hash;
 use crate::merge::BODY_SUFFIX;
 use crate::remark::Remark;
+use crate::size_model::{self, Estimate};
+pub use crate::size_model::{Decide, MeasureBudget};
 
 /// The pass's name in remarks and on the command line.
 const PASS: &str = "fmerge";
@@ -131,6 +140,17 @@ pub struct FmergeOptions {
     /// Measure every try, even those the model rejects (to evaluate the
     /// model; decisions are unchanged).
     pub measure_all: bool,
+    /// How a try the thesis' model lets through is decided: by compiling
+    /// `M`, the thunks and the redirected callers ([`Decide::Measure`]), by
+    /// the size model's estimate of the bytes saved where its error range
+    /// is clear of [`FmergeOptions::min_benefit`] and compiling the others
+    /// ([`Decide::EstimateThenMeasure`], `-Oz`), or on the estimate alone
+    /// ([`Decide::Estimate`]). Both estimating modes take a try on its
+    /// estimate once a redirected caller's measuring budget is spent.
+    pub decide: Decide,
+    /// What compiling one caller's redirected versions may cost
+    /// ([`Decide::EstimateThenMeasure`]).
+    pub measure_budget: MeasureBudget,
     /// Thunks of tail-convention functions may `return_call` `M` (see
     /// `merge::MergeOptions::tail_calls`).
     pub tail_calls: bool,
@@ -173,6 +193,8 @@ impl Default for FmergeOptions {
             max_params: 16,
             max_members: 3,
             measure_all: false,
+            decide: Decide::default(),
+            measure_budget: MeasureBudget::default(),
             tail_calls: true,
             exclude: BTreeSet::new(),
             heat: Arc::default(),
@@ -198,6 +220,11 @@ pub struct FmergeStats {
     pub refused: usize,
     pub rejected_by_model: usize,
     pub rejected_by_measurement: usize,
+    /// Tries the size model's estimate rejected (without compiling).
+    pub rejected_by_estimate: usize,
+    /// Of the merges and rejections after the thesis' model, those taken on
+    /// the size model's estimate.
+    pub estimated: usize,
     pub merged: usize,
     /// Of the merges, those whose `M` dispatches by region.
     pub by_region: usize,
@@ -222,6 +249,8 @@ impl FmergeStats {
         self.refused += o.refused;
         self.rejected_by_model += o.rejected_by_model;
         self.rejected_by_measurement += o.rejected_by_measurement;
+        self.rejected_by_estimate += o.rejected_by_estimate;
+        self.estimated += o.estimated;
         self.merged += o.merged;
         self.by_region += o.by_region;
         self.thunks += o.thunks;
@@ -256,6 +285,13 @@ impl fmt::Display for FmergeStats {
             self.predicted_bytes,
             self.measured_bytes
         )?;
+        if self.estimated > 0 {
+            write!(
+                f,
+                ", {} decided on estimates ({} rejected)",
+                self.estimated, self.rejected_by_estimate
+            )?;
+        }
         if self.verifier_failures > 0 {
             write!(f, ", {} VERIFIER FAILURES", self.verifier_failures)?;
         }
@@ -270,6 +306,8 @@ pub enum Decision {
     Refused(String),
     RejectedByModel,
     RejectedByMeasurement,
+    /// The size model's estimate is surely not worth it.
+    RejectedByEstimate,
 }
 
 /// One tried pair.
@@ -283,6 +321,11 @@ pub struct Attempt {
     /// The measured benefit in bytes (with an ISA, when the model let the
     /// pair through or [`FmergeOptions::measure_all`] is set).
     pub measured: Option<i64>,
+    /// The size model's estimate of the benefit, with its error range
+    /// (after code generation).
+    pub estimated: Option<Estimate>,
+    /// Whether the decision was taken on the estimate.
+    pub on_estimate: bool,
     pub decision: Decision,
     /// For a merge: the merged function and what became of each side.
     pub detail: String,
@@ -453,6 +496,8 @@ struct Plan {
     sides: [SidePlan; 2],
     /// Callers rewritten for deleted sides, final versions.
     callers: Vec<(usize, Function)>,
+    /// The size model's estimate of the bytes the plan saves.
+    estimate: Estimate,
 }
 
 struct Pass<'m> {
@@ -476,6 +521,9 @@ struct Pass<'m> {
     tried: BTreeSet<(usize, usize)>,
     /// Merged functions (by function index) with a member known hot.
     hot_merged: BTreeSet<usize>,
+    /// Per caller, the CLIF instructions measuring its redirected versions
+    /// may still compile ([`FmergeOptions::measure_budget`]).
+    budget: HashMap<usize, u64>,
     report: FmergeReport,
 }
 
@@ -541,6 +589,7 @@ impl<'m> Pass<'m> {
             in_data,
             tried: BTreeSet::new(),
             hot_merged: BTreeSet::new(),
+            budget: HashMap::new(),
             report,
         }
     }
@@ -585,6 +634,8 @@ impl<'m> Pass<'m> {
             similarity,
             predicted: None,
             measured: None,
+            estimated: None,
+            on_estimate: false,
             decision: Decision::Merged,
             detail: String::new(),
         };
@@ -602,6 +653,7 @@ impl<'m> Pass<'m> {
             }
         };
         attempt.predicted = Some(predicted);
+        attempt.estimated = Some(plan.estimate);
         if predicted > 0 || self.options.measure_all {
             if let Err(why) = verified(&plan.merged.func, self.isa, &mut self.report.stats) {
                 self.report.stats.refused += 1;
@@ -610,18 +662,29 @@ impl<'m> Pass<'m> {
                 return None;
             }
         }
-        let measure = self.isa.is_some() && (predicted > 0 || self.options.measure_all);
+        let on_estimate = self.isa.is_some() && predicted > 0 && self.takes_on_estimate(&plan);
+        let measure =
+            self.isa.is_some() && ((predicted > 0 && !on_estimate) || self.options.measure_all);
         if measure {
             let start = Instant::now();
             attempt.measured = self.measure(ia, ib, &plan);
             self.report.times.measure += start.elapsed();
+            self.charge_callers(&plan);
         }
+        let min_benefit = self.options.min_benefit;
+        attempt.on_estimate = on_estimate;
         attempt.decision = if predicted <= 0 {
             Decision::RejectedByModel
+        } else if on_estimate {
+            self.report.stats.estimated += 1;
+            match plan.estimate.bytes > min_benefit {
+                true => Decision::Merged,
+                false => Decision::RejectedByEstimate,
+            }
         } else {
             match (self.isa, attempt.measured) {
                 (None, _) => Decision::Merged,
-                (Some(_), Some(m)) if m > self.options.min_benefit => Decision::Merged,
+                (Some(_), Some(m)) if m > min_benefit => Decision::Merged,
                 (Some(_), Some(_)) => Decision::RejectedByMeasurement,
                 (Some(_), None) => Decision::Refused("Cranelift cannot compile it".into()),
             }
@@ -629,6 +692,7 @@ impl<'m> Pass<'m> {
         match attempt.decision {
             Decision::RejectedByModel => self.report.stats.rejected_by_model += 1,
             Decision::RejectedByMeasurement => self.report.stats.rejected_by_measurement += 1,
+            Decision::RejectedByEstimate => self.report.stats.rejected_by_estimate += 1,
             Decision::Refused(_) => self.report.stats.refused += 1,
             _ => {}
         }
@@ -638,6 +702,7 @@ impl<'m> Pass<'m> {
         }
         self.report.stats.predicted_bytes += predicted;
         self.report.stats.measured_bytes += attempt.measured.unwrap_or(0);
+
         let new = self.commit(a, b, plan, &mut attempt);
         self.record(attempt);
         Some(new)
@@ -729,6 +794,26 @@ impl<'m> Pass<'m> {
         let predicted = profit::estimate(&fa.func) + profit::estimate(&fb.func)
             - profit::estimate(&merged.func)
             - epsilon;
+        let thunks: i64 = sides
+            .iter()
+            .map(|side| match side {
+                SidePlan::Thunk(thunk) => size_model::function_bytes(thunk),
+                SidePlan::Deleted { .. } => 0,
+            })
+            .sum();
+        let redirected: usize = sides
+            .iter()
+            .map(|side| match side {
+                SidePlan::Thunk(_) => 0,
+                SidePlan::Deleted { sites } => *sites,
+            })
+            .sum();
+        let estimate = size_model::merge_benefit(
+            size_model::function_bytes(&fa.func) + size_model::function_bytes(&fb.func),
+            size_model::function_bytes(&merged.func),
+            thunks,
+            redirected,
+        );
         let [s0, s1]: [SidePlan; 2] = sides.try_into().ok().expect("two sides");
         Ok((
             Plan {
@@ -737,6 +822,7 @@ impl<'m> Pass<'m> {
                 hot,
                 sides: [s0, s1],
                 callers,
+                estimate,
             },
             predicted,
         ))
@@ -853,6 +939,45 @@ impl<'m> Pass<'m> {
             })
             .collect();
         Some((rewritten, sites))
+    }
+
+    /// Whether a try the thesis' model let through is decided on the size
+    /// model's estimate ([`FmergeOptions::decide`]).
+    fn takes_on_estimate(&mut self, plan: &Plan) -> bool {
+        let min_benefit = self.options.min_benefit;
+        match self.options.decide {
+            Decide::Measure => false,
+            Decide::Estimate => true,
+            Decide::EstimateThenMeasure => {
+                plan.estimate.surely_above(min_benefit)
+                    || plan.estimate.surely_at_most(min_benefit)
+                    || plan
+                        .callers
+                        .iter()
+                        .any(|(caller, _)| self.budget_left(*caller) == 0)
+            }
+        }
+    }
+
+    /// What measuring `caller`'s redirected versions may still compile.
+    fn budget_left(&mut self, caller: usize) -> u64 {
+        let budget = self.options.measure_budget;
+        let func = &self.module.functions[caller].func;
+        *self
+            .budget
+            .entry(caller)
+            .or_insert_with(|| budget.of(count_insts(func)))
+    }
+
+    /// Charges each redirected caller of a measured plan its versions'
+    /// instructions (before and after).
+    fn charge_callers(&mut self, plan: &Plan) {
+        for (caller, func) in &plan.callers {
+            let cost =
+                (count_insts(func) + count_insts(&self.module.functions[*caller].func)) as u64;
+            let left = self.budget_left(*caller);
+            self.budget.insert(*caller, left.saturating_sub(cost));
+        }
     }
 
     /// Measured bytes of function `index` as it is now.
@@ -1049,6 +1174,12 @@ fn remark(a: &Attempt) -> Remark {
     if let Some(m) = a.measured {
         reason.push_str(&format!(", measured {m:+} bytes"));
     }
+    if let Some(e) = a.estimated.filter(|_| a.on_estimate) {
+        reason.push_str(&format!(
+            ", estimated {:+} bytes (decided on the estimate)",
+            e.bytes
+        ));
+    }
     let first = a.first.as_str();
     let remark = match &a.decision {
         Decision::Merged => {
@@ -1065,9 +1196,19 @@ fn remark(a: &Attempt) -> Remark {
             Remark::missed(PASS, "rejected-by-measurement", first, reason)
                 .count("rejected_by_measurement", 1)
         }
+        Decision::RejectedByEstimate => Remark::missed(PASS, "rejected-by-estimate", first, reason)
+            .count("rejected_by_estimate", 1),
     };
-    // The measured saving where there is one, else the model's.
-    match a.measured.or(a.predicted) {
+    // The measured saving where there is one, else the size model's, else
+    // the thesis model's.
+    match a
+        .measured
+        .or(a
+            .on_estimate
+            .then(|| a.estimated.map(|e| e.bytes))
+            .flatten())
+        .or(a.predicted)
+    {
         Some(bytes) => remark.bytes(bytes),
         None => remark,
     }

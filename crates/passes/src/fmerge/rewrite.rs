@@ -215,7 +215,8 @@ pub fn direct_call_sites<'a>(
     Some(callers)
 }
 
-/// The symbols some data relocation of `module` targets. Computed once per
+/// The symbols some data relocation of `module` targets, or a relocation of
+/// one of its raw functions (code no pass sees). Computed once per
 /// pass (merging changes no data) rather than by a scan of every data
 /// object per deletion considered: a module can hold a string literal per
 /// function.
@@ -224,6 +225,7 @@ pub fn data_targets(module: &ClifModule) -> BTreeSet<u32> {
         .data
         .iter()
         .flat_map(|d| d.relocs.iter().map(|r| r.target))
+        .chain(module.raw_reloc_targets())
         .collect()
 }
 

@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
 use super::expr::{is_const_type, masked, sext, term_order, Args, Key, Place, Term};
-use super::predicates::Relation;
+use super::predicates::{Affine, Cover, Relation};
 use super::simplify::{self, Context};
 use super::MAX_PASSES;
 
@@ -326,7 +326,9 @@ impl<'a> Analyzer<'a> {
                 IntCC::UnsignedGreaterThan | IntCC::UnsignedLessThanOrEqual => (b, a),
                 _ => return None,
             };
-            if self.below_by_decrement(less, more, block) {
+            if self.below_by_decrement(less, more, block)
+                || self.below_by_affine_bound(less, more, block)
+            {
                 let known = Relation {
                     cc: IntCC::UnsignedLessThan,
                     a: less,
@@ -527,6 +529,141 @@ impl<'a> Analyzer<'a> {
         step < 0
             && self.nonneg(a)
             && self.decide(IntCC::UnsignedLessThan, x, b, block) == Some(true)
+    }
+
+    /// Whether `idx <u n` follows from reading `idx` as `a·x + b` and a
+    /// relation `x <s m` known in `block` whose bound `m` covers `n`
+    /// ([`super::predicates`], "Affine indices"): `xs[4*i + 3]` under
+    /// `i < len(xs) / 4`.
+    fn below_by_affine_bound(&self, idx: Term, n: Term, block: Block) -> bool {
+        self.affine_readings(idx).into_iter().any(|index| {
+            let Some(low) = self.lower_bound(index.x) else {
+                return false;
+            };
+            self.scopes(block).any(|s| {
+                self.rels[s].iter().any(|r| {
+                    let m = match r.cc {
+                        IntCC::SignedLessThan if r.a == index.x => r.b,
+                        IntCC::SignedGreaterThan if r.b == index.x => r.a,
+                        _ => return false,
+                    };
+                    self.covers(m, MAX_SIGN_DEPTH)
+                        .iter()
+                        .any(|&cover| cover.n == n && index.below(i128::from(low), cover))
+                })
+            })
+        })
+    }
+
+    /// The readings of `t` as `a·x + b`, one per step down its operations
+    /// (`t` itself first): through `iadd`/`isub` of a constant, `imul` by a
+    /// positive constant and `ishl` by a constant, at most
+    /// [`MAX_SIGN_DEPTH`] deep. Each is exact in the type's wrapping
+    /// arithmetic.
+    fn affine_readings(&self, t: Term) -> SmallVec<[Affine; 4]> {
+        let mut readings: SmallVec<[Affine; 4]> = SmallVec::new();
+        // `t = outer(inner)`: `outer` maps a reading of `inner` to one of `t`.
+        let mut steps: SmallVec<[Step; 4]> = SmallVec::new();
+        let mut inner = t;
+        readings.push(Affine::of(t));
+        for _ in 0..MAX_SIGN_DEPTH {
+            let Some((step, operand)) = self.affine_step(inner) else {
+                break;
+            };
+            steps.push(step);
+            inner = operand;
+            let reading = steps
+                .iter()
+                .rev()
+                .try_fold(Affine::of(inner), |r, step| step.apply(r));
+            match reading {
+                Some(r) => readings.push(r),
+                None => break,
+            }
+        }
+        readings
+    }
+
+    /// `t` as one affine step applied to an operand, if it is one.
+    fn affine_step(&self, t: Term) -> Option<(Step, Term)> {
+        let Some(Key::Op { data, ty, args }) = self.key_of(t) else {
+            return None;
+        };
+        let width = u64::from(ty.bits());
+        // Commutative operands are ordered by `term_order`, which does not
+        // always put a constant first (a large one ties with a value).
+        match (data.opcode(), args.as_slice()) {
+            (Opcode::Iadd, &[Term::Const(cty, k), p] | &[p, Term::Const(cty, k)]) => {
+                Some((Step::Plus(i128::from(sext(cty, k))), p))
+            }
+            (Opcode::Isub, &[p, Term::Const(cty, k)]) => {
+                Some((Step::Plus(-i128::from(sext(cty, k))), p))
+            }
+            (Opcode::Imul, &[Term::Const(cty, k), p] | &[p, Term::Const(cty, k)]) => {
+                Some((Step::Times(i128::from(sext(cty, k))), p))
+            }
+            (Opcode::Ishl, &[p, Term::Const(_, s)]) if s % width < 62 => {
+                Some((Step::Times(1 << (s % width)), p))
+            }
+            _ => None,
+        }
+    }
+
+    /// What bounds `m`, as a value below which a variable stays, give:
+    /// [`Cover`]s `c·m + d ≤ n` for `1 ≤ m < 2^(w−1)` (see
+    /// [`super::predicates`]): `m` itself, and through a division or shift
+    /// by a constant and the subtraction of one.
+    fn covers(&self, m: Term, depth: u32) -> SmallVec<[Cover; 4]> {
+        let mut out: SmallVec<[Cover; 4]> = SmallVec::new();
+        out.push(Cover::of(m));
+        if depth == 0 {
+            return out;
+        }
+        let Some(Key::Op { data, ty, args }) = self.key_of(m) else {
+            return out;
+        };
+        let width = u64::from(ty.bits());
+        let shift = |s: u64| (1..=62).contains(&(s % width)).then(|| 1i128 << (s % width));
+        match (data.opcode(), args.as_slice()) {
+            // `m ≥ 1` makes the dividend at least the divisor, so positive:
+            // what covers it covers `m` with the divisor as a factor.
+            (Opcode::Sdiv, &[p, Term::Const(cty, k)]) if sext(cty, k) >= 1 => {
+                let k = i128::from(sext(cty, k));
+                let inner = self.covers(p, depth - 1);
+                out.extend(inner.into_iter().filter_map(|c| c.scaled(k)));
+            }
+            (Opcode::Sshr, &[p, Term::Const(_, s)]) => {
+                if let Some(k) = shift(s) {
+                    let inner = self.covers(p, depth - 1);
+                    out.extend(inner.into_iter().filter_map(|c| c.scaled(k)));
+                }
+            }
+            // Unsigned: the dividend may not be below 2^(w−1); it covers `m`
+            // but nothing is said about what it is made of.
+            (Opcode::Udiv, &[p, Term::Const(_, k)]) if k >= 1 => {
+                out.extend(Cover::of(p).scaled(i128::from(k)));
+            }
+            (Opcode::Ushr, &[p, Term::Const(_, s)]) => {
+                out.extend(shift(s).and_then(|k| Cover::of(p).scaled(k)));
+            }
+            // `m = p - k`: `p = m + k` exactly (no wrap below 2^w).
+            (Opcode::Iadd, &[Term::Const(cty, k), p] | &[p, Term::Const(cty, k)])
+                if sext(cty, k) < 0 =>
+            {
+                out.push(Cover {
+                    n: p,
+                    c: 1,
+                    d: -i128::from(sext(cty, k)),
+                })
+            }
+            (Opcode::Isub, &[p, Term::Const(cty, k)]) if sext(cty, k) > 0 => out.push(Cover {
+                n: p,
+                c: 1,
+                d: i128::from(sext(cty, k)),
+            }),
+            _ => {}
+        }
+        out
     }
 
     /// Whether `x <s y` holds in `block` for some `y` (so `x` is not the
@@ -943,6 +1080,22 @@ impl<'a> Analyzer<'a> {
         }
         self.edge_reachable = live;
         self.block_reachable = reached;
+    }
+}
+
+/// One step of an affine reading ([`Analyzer::affine_readings`]).
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Plus(i128),
+    Times(i128),
+}
+
+impl Step {
+    fn apply(self, inner: Affine) -> Option<Affine> {
+        match self {
+            Step::Plus(k) => inner.plus(k),
+            Step::Times(k) => inner.times(k),
+        }
     }
 }
 

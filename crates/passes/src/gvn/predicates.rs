@@ -33,8 +33,31 @@
 //! overflow); `x - k` lowers it by `k` while it stays above the type's least
 //! value. And `x - k` (`k > 0`) with `x - k ≥ 0` is below whatever `x` is
 //! below (unsigned): `xs[i - 1]` for `i` from 1. This is the part of
-//! [ABCD]'s proof that `for` and counting `while` loops need; ABCD's general
-//! difference constraints (`j = 4*i`, `i < n/4`) are not attempted.
+//! [ABCD]'s proof that `for` and counting `while` loops need.
+//!
+//! # Affine indices
+//!
+//! ABCD's difference constraints (`x ≤ y + c`) do not cover strided
+//! indices: `xs[4*i + 3]` under `i < n/4` needs a product. An index is read
+//! as `a·x + b` ([`Affine`], constants `a ≥ 1`, `b`, over the type's
+//! wrapping arithmetic, through `iadd`/`isub` of constants, `imul` by a
+//! positive constant and `ishl`), and a loop bound `x <s m` as a [`Cover`]
+//! of the length `n`: constants `c ≥ 1`, `d` with `c·m + d ≤ n` (unsigned)
+//! whenever `1 ≤ m < 2^(w−1)` in the type's `w` bits (`x <s m` and `x ≥ 0`
+//! give that) — `m = n` (`c = 1`), `m = n /s k` or `n >>s s` (`c = k`,
+//! `2^s`, and then what covers the dividend: `n > 0` follows from
+//! `m ≥ 1`), `m = n /u k` or `n >>u s`, `m = n − k` (`d = k`, `k` read
+//! signed: `n = m + k` exactly, as `m + k < 2^w`). Then with `x ≥ L`:
+//!
+//! ```text
+//! 0 ≤ a·L + b ≤ a·x + b ≤ a·(m − 1) + b ≤ c·(m − 1) + b ≤ n − d − c + b < n
+//! ```
+//!
+//! when `a·L + b ≥ 0`, `a ≤ c` and `b < c + d` ([`Affine::below`]). Every
+//! step is over the integers: the true value of `a·x + b` lies in `[0, n)`,
+//! so the wrapped one is the same, and `a·x + b <u n` holds. So
+//! `xs[4*i + k]` (`k < 4`) under `i < len(xs) / 4`, `xs[2*i + 1]` under
+//! `i < len(xs) / 2` and `xs[i + 1]` under `i < len(xs) - 1` need no check.
 
 //! # Cost
 //!
@@ -152,6 +175,74 @@ impl Relation {
     }
 }
 
+/// A value as `a·x + b` in its type's wrapping arithmetic (`a ≥ 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Affine {
+    pub x: Term,
+    pub a: i128,
+    pub b: i128,
+}
+
+/// What a bound `m` of a value says about `n`: `c·m + d ≤ n` (unsigned)
+/// whenever `1 ≤ m < 2^(w−1)` (`c ≥ 1`; see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cover {
+    pub n: Term,
+    pub c: i128,
+    pub d: i128,
+}
+
+/// Coefficients beyond this are not followed (no product overflows `i128`).
+pub const MAX_COEFFICIENT: i128 = 1 << 62;
+
+impl Affine {
+    /// `x` itself.
+    pub fn of(x: Term) -> Affine {
+        Affine { x, a: 1, b: 0 }
+    }
+
+    /// `self + k`, if the constants stay small.
+    pub fn plus(self, k: i128) -> Option<Affine> {
+        let b = self.b.checked_add(k).filter(|b| b.abs() <= MAX_COEFFICIENT)?;
+        Some(Affine { b, ..self })
+    }
+
+    /// `self · k` for `k ≥ 1`, if the constants stay small.
+    pub fn times(self, k: i128) -> Option<Affine> {
+        let small = |v: &i128| v.abs() <= MAX_COEFFICIENT;
+        if k < 1 {
+            return None;
+        }
+        let a = self.a.checked_mul(k).filter(small)?;
+        let b = self.b.checked_mul(k).filter(small)?;
+        Some(Affine { x: self.x, a, b })
+    }
+
+    /// Whether `a·x + b <u n` follows from `low ≤ x`, `x <s m` and the
+    /// cover `c·m + d ≤ n` of `m` (module doc, "Affine indices").
+    pub fn below(self, low: i128, cover: Cover) -> bool {
+        low >= 0
+            && self.a >= 1
+            && self.a * low + self.b >= 0
+            && self.a <= cover.c
+            && self.b < cover.c + cover.d
+    }
+}
+
+impl Cover {
+    /// `m` covers itself: `m ≤ m`.
+    pub fn of(m: Term) -> Cover {
+        Cover { n: m, c: 1, d: 0 }
+    }
+
+    /// What covers the dividend `p` of `m = p / k` (`p ≥ k·m`) covers `m`
+    /// with `k` times the factor.
+    pub fn scaled(self, k: i128) -> Option<Cover> {
+        let c = self.c.checked_mul(k).filter(|&c| (1..=MAX_COEFFICIENT).contains(&c))?;
+        Some(Cover { c, ..self })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +287,63 @@ mod tests {
         let eq = rel(Equal, v(1), v(2));
         assert_eq!(eq.decides(UnsignedLessThanOrEqual, v(1), v(2)), Some(true));
         assert_eq!(eq.decides(SignedLessThan, v(1), v(2)), Some(false));
+    }
+
+    /// Brute force over small widths: whenever the premises hold for every
+    /// `x` in `[low, m)`, `a·x + b` is below `n` (no false proof).
+    #[test]
+    fn affine_below_is_sound_on_small_numbers() {
+        let x = v(1);
+        let n = v(2);
+        for a in 1..5i128 {
+            for b in -4..6i128 {
+                for c in 1..5i128 {
+                    for d in -2..4i128 {
+                        for low in 0..3i128 {
+                            let idx = Affine { x, a, b };
+                            let cover = Cover { n, c, d };
+                            if !idx.below(low, cover) {
+                                continue;
+                            }
+                            for m in 1..12i128 {
+                                let n_val = c * m + d;
+                                for nv in n_val.max(0)..n_val.max(0) + 3 {
+                                    for xv in low..m {
+                                        let i = a * xv + b;
+                                        assert!(
+                                            0 <= i && i < nv,
+                                            "{a}x+{b}, x in [{low},{m}), n={nv} >= {c}m+{d}"
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn affine_below_cases() {
+        let (x, n) = (v(1), v(2));
+        // murmur3: `data[4*i + 3]` under `i < n / 4`.
+        let quarter = Cover::of(n).scaled(4).unwrap();
+        assert!(Affine { x, a: 4, b: 3 }.below(0, quarter));
+        assert!(!Affine { x, a: 4, b: 4 }.below(0, quarter));
+        assert!(!Affine { x, a: 5, b: 0 }.below(0, quarter));
+        // `xs[i + 1]` under `i < n - 1`, not under `i < n`.
+        let minus_one = Cover { n, c: 1, d: 1 };
+        assert!(Affine::of(x).plus(1).unwrap().below(0, minus_one));
+        assert!(!Affine::of(x).plus(1).unwrap().below(0, Cover::of(n)));
+        // `xs[2*i - 1]` needs `i ≥ 1`.
+        let half = Cover::of(n).scaled(2).unwrap();
+        let odd_below = Affine::of(x).times(2).unwrap().plus(-1).unwrap();
+        assert!(!odd_below.below(0, half));
+        assert!(odd_below.below(1, half));
+        // Coefficients stay bounded.
+        assert!(Affine::of(x).times(MAX_COEFFICIENT * 2).is_none());
+        assert!(Cover::of(n).scaled(0).is_none());
     }
 
     #[test]

@@ -79,8 +79,13 @@ pub struct Case {
 /// other name an import.
 pub fn load(path: &Path, module_name: &str) -> Case {
     let text = std::fs::read_to_string(path).unwrap();
-    let file = parse_test(&text, ParseOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    parse_case(&text, &name, module_name)
+}
+
+/// [`load`] for a file's text: `name` names the case.
+pub fn parse_case(text: &str, name: &str, module_name: &str) -> Case {
+    let file = parse_test(text, ParseOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut module = ClifModule::new(module_name);
     let mut runs = Vec::new();
     let exported: Vec<String> = text
@@ -100,7 +105,7 @@ pub fn load(path: &Path, module_name: &str) -> Case {
     for (mut func, details) in file.functions {
         for c in &details.comments {
             let cmd = parse_run_command(c.text, &func.signature)
-                .unwrap_or_else(|e| panic!("{}: bad run line {}: {e}", path.display(), c.text));
+                .unwrap_or_else(|e| panic!("{name}: bad run line {}: {e}", c.text));
             if let Some(RunCommand::Run(inv, _, _)) | Some(RunCommand::Print(inv)) = cmd {
                 runs.push((inv.func.clone(), inv.args.clone()));
             }
@@ -112,8 +117,11 @@ pub fn load(path: &Path, module_name: &str) -> Case {
         rename_to_symbols(&mut module, &mut func);
         module.functions.push(FunctionDef { symbol: own, func });
     }
-    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-    Case { name, module, runs }
+    Case {
+        name: name.to_string(),
+        module,
+        runs,
+    }
 }
 
 fn testcase(printed: &str) -> String {

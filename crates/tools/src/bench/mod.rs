@@ -74,7 +74,9 @@
 //! other cells are still measured. Geometric means are over the programs
 //! whose every configuration succeeded.
 //!
-//! [`scaling`] (`--scaling`) measures how compile phases grow with module size.
+//! [`roles`] adds the table of the own code by instruction role, parec
+//! beside clang. [`scaling`] (`--scaling`) measures how compile phases grow
+//! with module size.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -87,6 +89,7 @@ use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
@@ -97,10 +100,14 @@ use parec::Failure;
 use parec_passes::profile::ProfileMode;
 
 pub mod musl;
+pub mod roles;
 pub mod scaling;
 
 /// The C compiler of the twins.
 pub const CLANG: &str = "clang-19";
+
+/// The object file of a C twin, in its cell's directory.
+const TWIN_OBJECT: &str = "twin.o";
 
 /// Flags of the C twins' compilation (besides `-c`, input and output).
 pub const CLANG_FLAGS: &[&str] = &[
@@ -405,6 +412,8 @@ pub struct Cell {
     pub run: Option<Duration>,
     /// Every run's CPU time, in the order run (the median is [`Cell::run`]).
     pub run_samples: Vec<Duration>,
+    /// The program's own code by instruction role ([`roles`]).
+    pub roles: Option<parec_passes::machine::roles::RoleBytes>,
     pub error: Option<String>,
 }
 
@@ -617,6 +626,7 @@ fn fill_cell(
     if config.code_bytes_measured() {
         cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
     }
+    cell.roles = roles::of_cell(config, dir, &exe)?;
     cell.file_bytes = Some(file_size(&exe)?);
     cell.stripped_bytes = Some(match config {
         Config::Musl => file_size(&exe)?,
@@ -738,7 +748,14 @@ fn build(config: &Config, tools: &Tools, source: &Path, dir: &Path, exe: &Path) 
             });
         }
     };
-    link::link_executable(&objects, exe, Target::Aarch64, Icf::All)?;
+    let options = link::LinkOptions {
+        target: Target::Aarch64,
+        icf: Icf::All,
+        // Pare programs stand on what `--runtime auto` chooses; C twins on libc.
+        runtime: link::runtime_of_objects(&objects)?,
+        strip: false,
+    };
+    link::link_executable(&objects, exe, &options)?;
     Ok(compile)
 }
 
@@ -793,6 +810,7 @@ fn compile_pare(
         jobs: 1,
         units,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Auto,
     };
     let start = Instant::now();
     let output = match build.run(Input::Pare(vec![main.to_path_buf()])) {
@@ -815,7 +833,7 @@ fn compile_pare(
 /// Compiles a C file with `clang-19 -Oz`; returns the object and the
 /// process's wall time.
 fn compile_c(source: &Path, dir: &Path) -> Result<(Vec<PathBuf>, Duration)> {
-    let object = dir.join("twin.o");
+    let object = dir.join(TWIN_OBJECT);
     let mut cmd = Command::new(CLANG);
     cmd.args(CLANG_FLAGS)
         .arg("-c")
@@ -1086,10 +1104,12 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&targets_table(report));
     out.push_str(&file_table(report));
     out.push_str(&stage_table(report));
+    out.push_str(&roles::table(report));
     let _ = writeln!(
         out,
-        "\n.text bytes beyond an empty program (in steps of the 64-byte alignment of the libc \
-         code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
+        "\n.text bytes beyond an empty program (Pare programs are freestanding, linked with \
+         --gc-sections: with the runtime functions the program reaches and the empty program does not; \
+         the C twins' in steps of the 64-byte alignment of the libc code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
          none for the musl twins, which zig compiles and links in one process, nor their code bytes, which would count \
          the parts of musl the program uses and the empty program does not) and the CPU time \
          (user + system) of {} run(s) under {}.",
@@ -1340,6 +1360,7 @@ pub fn to_json(report: &Report) -> Value {
                         .collect::<Vec<_>>());
                     v["run_spread"] = json!(cell.run_spread());
                     v["run_vs_o2"] = json!(report.run_vs_speed(p, c));
+                    v["roles"] = roles::cell_json(cell.roles.as_ref());
                     v["compile_ms_by_stage"] = stages_json(
                         cell.stages
                             .iter()
@@ -1364,6 +1385,7 @@ pub fn to_json(report: &Report) -> Value {
             v["compile_ms_total"] = json!(total);
             v["reduction_kept"] = json!(report.reduction_kept(c));
             v["compile_vs_o2"] = json!(report.compile_vs_speed(c));
+            v["roles"] = roles::total_json(report, c);
             v["compile_ms_by_stage"] = stages_json(stages);
             v
         })
@@ -1373,6 +1395,7 @@ pub fn to_json(report: &Report) -> Value {
         "compile_runs": report.runs.compile,
         "run_runs": report.runs.run,
         "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
+        "roles": "bytes of the program's own code by instruction role (parec size --roles): parec's executable, clang's twin object; per cell and, per configuration, summed over the programs without a failed cell",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
         "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median; run_vs_o2 = run_ms / -O2's)",
         "targets": "geomean: reduction_kept = (Cranelift - config) / (Cranelift - -Oz 2 rounds), bytes by geometric means; compile_vs_o2 = geometric mean of compile_ms / -O2's",

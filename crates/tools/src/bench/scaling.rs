@@ -53,6 +53,7 @@ use std::time::{Duration, Instant};
 use crate::heap::StagePeak;
 use anyhow::{anyhow, Result};
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::frontend;
 use parec::io_error::reason as io_reason;
@@ -565,7 +566,8 @@ fn front_end_stages(main: &Path) -> Result<Vec<Phase>, Failure> {
     let mut phases = Vec::new();
     let mut start = Instant::now();
     let mut peak = StagePeak::start();
-    frontend::lower_for_aot_observed(&[main.to_path_buf()], Target::Aarch64, &mut |stage| {
+    let runtime = RuntimeChoice::Auto;
+    frontend::lower_for_aot_observed(&[main.to_path_buf()], Target::Aarch64, runtime, &mut |stage| {
         let name = format!("frontend: {}", stage.name());
         phases.push(Phase::new(&name, start.elapsed(), peak.bytes()));
         start = Instant::now();
@@ -585,6 +587,7 @@ fn build(mut pipeline: Pipeline, backend: Backend) -> Build {
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Auto,
     }
 }
 

@@ -28,6 +28,7 @@ use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
@@ -106,6 +107,7 @@ pub fn check_program(
         ),
         arch: lower::Arch::host().unwrap_or(lower::Arch::X86_64),
         traps: lower::TrapLowering::Call,
+        runtime: lower::Runtime::Libc,
     };
     check_module(&lower::lower_program(program, &cfg), passes, seed)
 }
@@ -143,6 +145,7 @@ fn check_pass(
         jobs: 1,
         units: Units::PerModule,
         code_model: CodeModel::default(),
+        runtime: RuntimeChoice::Libc,
     };
     let after = match build.run(Input::Modules(vec![before.clone()])) {
         Ok(mut output) => output.modules.remove(0),

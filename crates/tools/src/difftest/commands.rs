@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use parec::build::{Input, ModeFlags, Units};
+use parec::runtime::RuntimeChoice;
 use parec::commands::{self, BuildOptions, Emit};
 use parec::link::Icf;
 use parec::target::{OptLevel, Target};
@@ -99,8 +100,15 @@ pub struct ExecAotArgs {
     pub profile_use: Option<PathBuf>,
     #[arg(short = 'o', required = true)]
     pub out: PathBuf,
+    /// What the executable's runtime stands on (`parec build --runtime`).
+    #[arg(long, default_value = "auto", value_parser = parse_runtime)]
+    pub runtime: RuntimeChoice,
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+}
+
+fn parse_runtime(name: &str) -> Result<RuntimeChoice, String> {
+    name.parse()
 }
 
 /// Where the time of one `exec-jit` run went.
@@ -274,6 +282,8 @@ fn build_aot(args: &ExecAotArgs) -> Result<i32, Failure> {
         units: Units::PerModule,
         code_model: Default::default(),
         profile: profile_flags(args.profile_use.clone()),
+        runtime: args.runtime,
+        strip: false,
     };
     commands::build_with_pipeline(&options, pipeline)
 }

@@ -89,6 +89,7 @@ use rayon::prelude::*;
 use clif_check::ClifStats;
 use commands::JitPhases;
 use exec::{run_with_timeout, Captured};
+use parec::runtime::RuntimeChoice;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
 use parec::target::OptLevel;
 use worker::{Lease, WorkerPool};
@@ -354,15 +355,18 @@ impl PassConfig {
         Ok(args)
     }
 
-    /// The arguments of `parec-tools exec-aot` building `files` to `exe`.
+    /// The arguments of `parec-tools exec-aot` building `files` to `exe`
+    /// with a runtime standing on `runtime`.
     fn exec_aot_args(
         &self,
         profile: Option<&Path>,
         files: &[PathBuf],
         exe: &Path,
+        runtime: RuntimeChoice,
     ) -> Result<Vec<String>, String> {
         let mut args = self.exec_args("exec-aot", profile, files)?;
         args.extend(["-o".to_string(), path_arg(exe)?]);
+        args.push(format!("--runtime={}", runtime.name()));
         Ok(args)
     }
 
@@ -718,6 +722,9 @@ pub struct Runner {
     /// Configurations each program is checked in ([`Runner::configs_for`]);
     /// 0 or at least the number of configurations: all of them.
     pub configs_per_program: usize,
+    /// What the AOT executables' runtime stands on (`parec build
+    /// --runtime`; by default freestanding unless the program calls C).
+    pub runtime: RuntimeChoice,
     /// The workers, started on first use with `tools` and `child_env` and
     /// shared by the runner's clones.
     workers: Arc<OnceLock<WorkerPool>>,
@@ -742,6 +749,7 @@ impl Runner {
             jobs: 0,
             aot_every: 1,
             configs_per_program: 0,
+            runtime: RuntimeChoice::Auto,
             workers: Arc::default(),
         }
     }
@@ -1090,7 +1098,7 @@ impl Runner {
             },
             false => None,
         };
-        let args = match config.exec_aot_args(profile.as_deref(), files, &exe) {
+        let args = match config.exec_aot_args(profile.as_deref(), files, &exe, self.runtime) {
             Ok(args) => args,
             Err(why) => return Outcome::failed(why),
         };
