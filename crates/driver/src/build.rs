@@ -62,7 +62,9 @@ use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use pare_frontend::lower::Runtime;
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
+use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
+use parec_passes::inline::Policy;
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
@@ -71,7 +73,9 @@ use parec_passes::whole_program;
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
-use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
+use crate::pipeline::{
+    verify_modules, BuildView, ClifPass, GuardView, PassOutcome, PassStats, Pipeline,
+};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
 use crate::runtime::RuntimeChoice;
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
@@ -416,10 +420,32 @@ impl Build {
     /// build publishes, is a file the front end read (the imported modules
     /// of a Pare program are known only then; see [`crate::outputs`]).
     pub fn run_writing(&self, input: Input, outputs: &Outputs) -> Result<Output, Failure> {
+        self.run_compiling_through(input, outputs, None)
+    }
+
+    /// Like [`Build::run`], compiling through `cache` (every module's code
+    /// cache, `parec_passes::code_cache`), which other builds may share: a
+    /// function several builds compile alike is compiled once. The output
+    /// is the same as without it.
+    pub fn run_sharing(&self, input: Input, cache: &Arc<CodeCache>) -> Result<Output, Failure> {
+        self.run_compiling_through(input, &Outputs::default(), Some(cache))
+    }
+
+    fn run_compiling_through(
+        &self,
+        input: Input,
+        outputs: &Outputs,
+        cache: Option<&Arc<CodeCache>>,
+    ) -> Result<Output, Failure> {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let front = self.front_end(input)?;
+        let mut front = self.front_end(input)?;
+        if let Some(cache) = cache {
+            for module in &mut front.modules {
+                module.set_code_cache(cache.clone());
+            }
+        }
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
@@ -469,7 +495,13 @@ impl Build {
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();
 
-        let passes = self.run_clif_passes(&mut modules, isa, Facts::Computed, &mut out)?;
+        let passes = self.run_clif_passes(
+            &mut modules,
+            isa,
+            Facts::Computed,
+            trap_paths.as_ref(),
+            &mut out,
+        )?;
         let summary = passes.published;
 
         let Backend::Objects(target) = self.backend else {
@@ -522,6 +554,7 @@ impl Build {
         modules: &mut [ClifModule],
         isa: Option<&dyn TargetIsa>,
         facts: Facts,
+        trap_paths: Option<&TrapPaths>,
         out: &mut Output,
     ) -> Result<PassesDone, Failure> {
         let mut done = PassesDone::default();
@@ -529,6 +562,9 @@ impl Build {
             heat: self.pipeline.heat.clone(),
             ..merge_options(isa)
         };
+        // What the guard compares with: the modules as they came in.
+        let before = self.pipeline.guards().then(|| modules.to_vec());
+        let mut merge_plan = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
             let merging_follows = self.pipeline.merges_after(pass);
@@ -556,6 +592,7 @@ impl Build {
             let view = BuildView {
                 plan: plan.as_ref(),
                 merging_follows,
+                fmerge_follows: self.pipeline.runs_after(pass, ClifPass::Fmerge),
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
                 level: self.level,
@@ -567,6 +604,27 @@ impl Build {
             out.passes.push(PassRun { pass, outcome });
             out.times.add(pass.name(), start.elapsed());
             done.facts.push(known);
+            if pass == ClifPass::Merge {
+                merge_plan = plan;
+            }
+        }
+        if let Some(before) = before {
+            let start = Instant::now();
+            let view = GuardView {
+                plan: merge_plan.as_ref(),
+                gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
+                heat: self.pipeline.heat.clone(),
+                trap_paths,
+            };
+            let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
+            if self.pipeline.verify {
+                verify_modules(modules, isa, ClifPass::Guard.name()).map_err(|e| anyhow!(e))?;
+            }
+            out.passes.push(PassRun {
+                pass: ClifPass::Guard,
+                outcome,
+            });
+            out.times.add(ClifPass::Guard.name(), start.elapsed());
         }
         Ok(done)
     }
@@ -604,8 +662,14 @@ impl Build {
         let profiled = self.with_profile_heat(&modules, &mut out)?;
         let this = profiled.as_ref().unwrap_or(self);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
+        let trap_paths = lowered.trap_paths.as_ref();
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Computed,
+            trap_paths,
+            &mut out,
+        )?;
         Ok(ProgramPlan {
             flags: self.plan_flags(target),
             modules: modules.iter().map(|m| m.name.clone()).collect(),
@@ -673,8 +737,13 @@ impl Build {
         let mut modules = vec![lowered.module];
         let this = self.with_planned_heat(plan);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Planned(plan),
+            lowered.trap_paths.as_ref(),
+            &mut out,
+        )?;
         let codegen = CodegenOptions {
             target,
             level: self.level,
@@ -805,6 +874,26 @@ fn run_on_every_module(
 ) -> Result<PassOutcome> {
     let outcomes = parallel::map_mut(jobs, modules, |m| pass.run(m, isa, view))?;
     let mut total = PassOutcome::nothing(pass);
+    for outcome in outcomes {
+        total.accumulate(outcome);
+    }
+    Ok(total)
+}
+
+/// The size guard on every module, `jobs` at a time, against `before`, the
+/// modules as they came in; the outcomes are summed in module order.
+fn guard_every_module(
+    before: &[ClifModule],
+    modules: &mut [ClifModule],
+    isa: Option<&dyn TargetIsa>,
+    view: &GuardView,
+    jobs: usize,
+) -> Result<PassOutcome> {
+    let mut pairs: Vec<(&ClifModule, &mut ClifModule)> = before.iter().zip(modules).collect();
+    let outcomes = parallel::map_mut(jobs, &mut pairs, |(before, after)| {
+        crate::pipeline::run_guard(before, after, isa, view)
+    })?;
+    let mut total = PassOutcome::nothing(ClifPass::Guard);
     for outcome in outcomes {
         total.accumulate(outcome);
     }
