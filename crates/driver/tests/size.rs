@@ -304,7 +304,8 @@ fn icf_folded_functions_are_counted_once_and_attributed_to_both() {
 /// Merged bodies folded across modules in a large program (`-Oz`, which
 /// merges every group; `-Os` splits those whose callees differ): the report's
 /// invariants hold — shares tile the own code, kinds and modules add up to
-/// their totals, every `.Tgm` body is a merge body and its function a thunk.
+/// their totals, every `.Tgm` body is a merge body and its function, unless
+/// elided, a thunk.
 #[test]
 fn report_invariants_on_generic_zoo() {
     let tmp = tempfile::tempdir().unwrap();
@@ -329,7 +330,11 @@ fn report_invariants_on_generic_zoo() {
         let name = f["name"].as_str().unwrap();
         if let Some(thunk) = name.strip_suffix(".Tgm") {
             assert_eq!(f["kind"], "merge-body", "{name}");
-            assert_eq!(function(&report, thunk)["kind"], "merge-thunk", "{thunk}");
+            // Merging deletes a thunk whose callers all call the body
+            // (`thunk-elided`); one that stays is a thunk.
+            if let Some(t) = functions(&report).iter().find(|f| f["name"] == thunk) {
+                assert_eq!(t["kind"], "merge-thunk", "{thunk}");
+            }
         }
         if name.starts_with("OUTLINED_FUNCTION_") {
             assert!(
