@@ -128,6 +128,8 @@ fn bench_quick_on_two_programs() {
     let stage_rows: Vec<Vec<String>> = stdout
         .lines()
         .skip_while(|l| !l.starts_with("Compile time by stage"))
+        // The role table follows.
+        .take_while(|l| !l.starts_with("| role"))
         .filter(|l| l.starts_with("| ") && !l.starts_with("| configuration"))
         .map(cells)
         .collect();
