@@ -12,8 +12,8 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use clap::{Parser, Subcommand};
-use parec::runtime::RuntimeChoice;
 use parec::pipeline::{available_passes, Pass};
+use parec::runtime::RuntimeChoice;
 use parec::Failure;
 use parec_tools::bench::{self, BenchOptions};
 use parec_tools::difftest::commands::{self, ExecCommand, Session, ICE_STATUS};

@@ -389,8 +389,8 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
         // mov rax, r8; mov r10, rcx; or r8, -1; xor r9d, r9d; syscall; ret
         (Raw::Syscall, Arch::X86_64) => (
             vec![
-                0x4c, 0x89, 0xc0, 0x49, 0x89, 0xca, 0x49, 0x83, 0xc8, 0xff, 0x45, 0x31, 0xc9,
-                0x0f, 0x05, 0xc3,
+                0x4c, 0x89, 0xc0, 0x49, 0x89, 0xca, 0x49, 0x83, 0xc8, 0xff, 0x45, 0x31, 0xc9, 0x0f,
+                0x05, 0xc3,
             ],
             vec![],
         ),
@@ -411,10 +411,7 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
             ],
         ),
         // mov eax, 15; syscall
-        (Raw::Sigreturn, _) => (
-            vec![0xb8, X86_64_RT_SIGRETURN, 0, 0, 0, 0x0f, 0x05],
-            vec![],
-        ),
+        (Raw::Sigreturn, _) => (vec![0xb8, X86_64_RT_SIGRETURN, 0, 0, 0, 0x0f, 0x05], vec![]),
     }
 }
 
@@ -1028,7 +1025,6 @@ impl RtFn<'_, '_> {
         self.b.switch_to_block(cont);
     }
 
-
     // ---- the entry points --------------------------------------------------
 
     /// Writes `x` in decimal and a newline: digits are produced from the
@@ -1184,7 +1180,10 @@ impl RtFn<'_, '_> {
             .b
             .ins()
             .load(types::I64, TRUSTED, state, STATE_HEAP_NEXT);
-        let end = self.b.ins().load(types::I64, TRUSTED, state, STATE_HEAP_END);
+        let end = self
+            .b
+            .ins()
+            .load(types::I64, TRUSTED, state, STATE_HEAP_END);
         let left = self.b.ins().isub(end, next);
         let too_small = self
             .b
@@ -1312,9 +1311,7 @@ impl RtFn<'_, '_> {
         let answer = self.syscall(Sys::Ioctl, &[stdout, tcgets, termios]);
         let terminal = self.b.ins().icmp_imm_u(IntCC::Equal, answer, 0);
         let terminal = self.b.ins().uextend(types::I64, terminal);
-        self.b
-            .ins()
-            .store(TRUSTED, terminal, state, STATE_TERMINAL);
+        self.b.ins().store(TRUSTED, terminal, state, STATE_TERMINAL);
 
         let stack = self.b.ins().iadd_imm_u(state, STATE_STACK_T);
         let alt_stack = self.b.ins().iadd_imm_u(state, STATE_ALT_STACK);
@@ -1384,9 +1381,9 @@ impl RtFn<'_, '_> {
     /// on stdout`, as every output of a Pare program does.)
     fn putchar(&mut self, c: Value) {
         let byte = self.b.ins().ireduce(types::I8, c);
-        let slot = self
-            .b
-            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
         let at = self.b.ins().stack_addr(self.cfg.pointer_type, slot, 0);
         self.b.ins().store(TRUSTED, byte, at, 0);
         let one = self.iconst(1);
@@ -1399,9 +1396,9 @@ impl RtFn<'_, '_> {
     /// time: no input is read ahead), or -1 at its end or on an error;
     /// `EINTR` reads again.
     fn getchar(&mut self) {
-        let slot = self
-            .b
-            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 1, 0));
         let again = self.b.create_block();
         let got = self.b.create_block();
         let not_got = self.b.create_block();
@@ -1471,10 +1468,7 @@ impl RtFn<'_, '_> {
         );
 
         self.b.switch_to_block(no_progress);
-        let interrupted = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::Equal, written, -EINTR);
+        let interrupted = self.b.ins().icmp_imm_s(IntCC::Equal, written, -EINTR);
         self.b.ins().brif(
             interrupted,
             again,

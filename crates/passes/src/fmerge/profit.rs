@@ -25,10 +25,13 @@
 //! are reported per attempt, so the model's ranking can be judged.
 
 use cranelift_codegen::entity::SecondaryMap;
-use cranelift_codegen::ir::{self, BlockArg, Function, InstructionData, Opcode, Value};
+use cranelift_codegen::ir::{Function, InstructionData, Opcode, Value};
 use cranelift_codegen::isa::TargetIsa;
 
 use crate::merge::hash::materialisation_cost;
+// The constants' uses are the size model's (one definition of which
+// constants an instruction takes as immediates).
+use crate::size_model::{constant, constant_uses, ConstantUses};
 
 /// Bytes of a frame set-up and tear-down (`stp`, `mov x29`, `ldp`).
 const FRAME: i64 = 12;
@@ -56,80 +59,6 @@ pub fn estimate(func: &Function) -> i64 {
         }
     }
     total + if calls { FRAME } else { 0 }
-}
-
-/// How a constant (an `iconst` result) is used, as far as seen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum ConstantUses {
-    /// No use yet.
-    #[default]
-    Unused,
-    /// Every use so far takes it as an immediate.
-    Immediate,
-    /// Some use needs it in a register.
-    Register,
-}
-
-/// Per constant, whether every use takes it as an immediate. One walk over
-/// the instructions; nothing is recorded for other values (this runs for
-/// both candidates and the merged function of every attempt).
-fn constant_uses(func: &Function) -> SecondaryMap<Value, ConstantUses> {
-    let mut uses: SecondaryMap<Value, ConstantUses> = SecondaryMap::new();
-    let mut record = |value: Value, use_site: Option<(Opcode, usize)>| {
-        let value = func.dfg.resolve_aliases(value);
-        let Some(imm) = constant(func, value) else {
-            return;
-        };
-        let immediate = use_site.is_some_and(|(opcode, k)| takes_immediate(opcode, k, imm));
-        uses[value] = match (uses[value], immediate) {
-            (ConstantUses::Register, _) | (_, false) => ConstantUses::Register,
-            (_, true) => ConstantUses::Immediate,
-        };
-    };
-    for block in func.layout.blocks() {
-        for inst in func.layout.block_insts(block) {
-            let opcode = func.dfg.insts[inst].opcode();
-            for (k, &a) in func.dfg.inst_args(inst).iter().enumerate() {
-                record(a, Some((opcode, k)));
-            }
-            for call in func.dfg.insts[inst]
-                .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-            {
-                for arg in call.args(&func.dfg.value_lists) {
-                    if let BlockArg::Value(v) = arg {
-                        // A block argument is a register.
-                        record(v, None);
-                    }
-                }
-            }
-        }
-    }
-    uses
-}
-
-/// The immediate of `value`, if an `iconst` defines it.
-fn constant(func: &Function, value: Value) -> Option<i64> {
-    match func.dfg.value_def(value) {
-        ir::ValueDef::Result(def, _) => match func.dfg.insts[def] {
-            InstructionData::UnaryImm {
-                opcode: Opcode::Iconst,
-                imm,
-            } => Some(imm.bits()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Whether argument `k` of `opcode` can take the constant `value` as an
-/// immediate: the second operand of an add, subtract or compare (12 bits)
-/// or a shift amount.
-fn takes_immediate(opcode: Opcode, k: usize, value: i64) -> bool {
-    match opcode {
-        Opcode::Iadd | Opcode::Isub | Opcode::Icmp => k == 1 && (-4095..=4095).contains(&value),
-        Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr => k == 1,
-        _ => false,
-    }
 }
 
 /// One instruction's estimated bytes.

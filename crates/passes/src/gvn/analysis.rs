@@ -623,7 +623,11 @@ impl<'a> Analyzer<'a> {
             return out;
         };
         let width = u64::from(ty.bits());
-        let shift = |s: u64| (1..=62).contains(&(s % width)).then(|| 1i128 << (s % width));
+        let shift = |s: u64| {
+            (1..=62)
+                .contains(&(s % width))
+                .then(|| 1i128 << (s % width))
+        };
         match (data.opcode(), args.as_slice()) {
             // `m ≥ 1` makes the dividend at least the divisor, so positive:
             // what covers it covers `m` with the divisor as a factor.

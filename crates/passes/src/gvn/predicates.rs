@@ -203,7 +203,10 @@ impl Affine {
 
     /// `self + k`, if the constants stay small.
     pub fn plus(self, k: i128) -> Option<Affine> {
-        let b = self.b.checked_add(k).filter(|b| b.abs() <= MAX_COEFFICIENT)?;
+        let b = self
+            .b
+            .checked_add(k)
+            .filter(|b| b.abs() <= MAX_COEFFICIENT)?;
         Some(Affine { b, ..self })
     }
 
@@ -238,7 +241,10 @@ impl Cover {
     /// What covers the dividend `p` of `m = p / k` (`p ≥ k·m`) covers `m`
     /// with `k` times the factor.
     pub fn scaled(self, k: i128) -> Option<Cover> {
-        let c = self.c.checked_mul(k).filter(|&c| (1..=MAX_COEFFICIENT).contains(&c))?;
+        let c = self
+            .c
+            .checked_mul(k)
+            .filter(|&c| (1..=MAX_COEFFICIENT).contains(&c))?;
         Some(Cover { c, ..self })
     }
 }

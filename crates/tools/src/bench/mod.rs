@@ -89,12 +89,12 @@ use object::{Object as _, ObjectSection as _};
 use serde_json::{json, Value};
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
-use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::io_error::reason as io_reason;
 use parec::link::{self, Icf};
 use parec::pipeline::{Pass, Pipeline};
 use parec::profile::{MismatchPolicy, ProfileUse};
+use parec::runtime::RuntimeChoice;
 use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_passes::profile::ProfileMode;

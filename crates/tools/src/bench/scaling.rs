@@ -53,11 +53,11 @@ use std::time::{Duration, Instant};
 use crate::heap::StagePeak;
 use anyhow::{anyhow, Result};
 use parec::build::{Backend, Build, BuildMode, Input, Units};
-use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::frontend;
 use parec::io_error::reason as io_reason;
 use parec::pipeline::{Pass, Pipeline};
+use parec::runtime::RuntimeChoice;
 use parec::target::{OptLevel, Target};
 use parec::Failure;
 use parec_passes::clif_module::{count_insts, ClifModule};
@@ -567,12 +567,17 @@ fn front_end_stages(main: &Path) -> Result<Vec<Phase>, Failure> {
     let mut start = Instant::now();
     let mut peak = StagePeak::start();
     let runtime = RuntimeChoice::Auto;
-    frontend::lower_for_aot_observed(&[main.to_path_buf()], Target::Aarch64, runtime, &mut |stage| {
-        let name = format!("frontend: {}", stage.name());
-        phases.push(Phase::new(&name, start.elapsed(), peak.bytes()));
-        start = Instant::now();
-        peak = StagePeak::start();
-    })?;
+    frontend::lower_for_aot_observed(
+        &[main.to_path_buf()],
+        Target::Aarch64,
+        runtime,
+        &mut |stage| {
+            let name = format!("frontend: {}", stage.name());
+            phases.push(Phase::new(&name, start.elapsed(), peak.bytes()));
+            start = Instant::now();
+            peak = StagePeak::start();
+        },
+    )?;
     Ok(phases)
 }
 

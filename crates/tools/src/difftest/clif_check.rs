@@ -28,9 +28,9 @@ use pare_frontend::tir::Program;
 use parec_passes::clif_module::ClifModule;
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
-use parec::runtime::RuntimeChoice;
 use parec::codegen::CodeModel;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
+use parec::runtime::RuntimeChoice;
 use parec::target::OptLevel;
 
 /// Instructions the interpreter may execute per call.

@@ -89,8 +89,8 @@ use rayon::prelude::*;
 use clif_check::ClifStats;
 use commands::JitPhases;
 use exec::{run_with_timeout, Captured};
-use parec::runtime::RuntimeChoice;
 use parec::pipeline::{ClifPass, Pass, Pipeline};
+use parec::runtime::RuntimeChoice;
 use parec::target::OptLevel;
 use worker::{Lease, WorkerPool};
 
