@@ -562,17 +562,15 @@ fn two_round_objects_do_not_depend_on_jobs() {
 }
 
 /// One cgdata file carries both round-1 results: the merge summary and the
-/// outline tree. `--two-rounds` and `--cgdata-use` of a generated file
-/// give executables smaller than a local build at `-Oz`, and both work at
-/// `-Os`; `cgdata show` and `cgdata merge` handle both sections.
+/// outline tree. `--two-rounds` and `--cgdata-use` of a generated file give
+/// the same executable, smaller than a local build, at `-Oz` and at the
+/// default level, and `cgdata show` and `cgdata merge` handle both sections.
 #[test]
 fn cgdata_carries_merge_summary_and_outline_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let main = workspace_root().join("bench/generic_zoo/main.pare");
     let expected =
         std::fs::read_to_string(workspace_root().join("bench/generic_zoo/expected.out")).unwrap();
-    let cgdata = tmp.path().join("zoo.cgdata");
-    let cg = cgdata.to_str().unwrap();
     let build = |name: &str, args: &[&str]| -> (Vec<u8>, u64) {
         let exe = tmp.path().join(name);
         let out = run(parec()
@@ -586,25 +584,37 @@ fn cgdata_carries_merge_summary_and_outline_tree() {
         assert_eq!(text(&ran.stdout), expected, "{args:?}");
         (std::fs::read(&exe).unwrap(), text_size(&exe))
     };
-    // The inliner of round 2 reads the groups of a plan: a two-round
-    // build's from round 1's modules before inlining, `--cgdata-use`'s from
-    // round 1's after (the summary the file carries). Where round 1's
-    // inliner changes or deletes members (the hot-site rules of `-Os`
-    // split groups; at both levels the price leaves members to the
-    // inliner, `inline-member`: 11 of generic_zoo's at `-Oz`), the plans
-    // differ and so may the executables: both run correctly (checked by
-    // `build`) and both are smaller than a local build.
-    let local = build("local", &["-Oz"]);
-    build("generate", &["-Oz", "--cgdata-generate", cg]);
-    let used = build("used", &["-Oz", "--cgdata-use", cg]);
-    let two_rounds = build("two", &["-Oz", "--two-rounds"]);
-    assert!(used.1 < local.1, "--cgdata-use is not smaller");
-    let cg_os = tmp.path().join("zoo-os.cgdata");
-    let cg_os = cg_os.to_str().unwrap();
-    build("generate-os", &["--cgdata-generate", cg_os]);
-    build("used-os", &["--cgdata-use", cg_os]);
-    // Code, not file size: two rounds add thunk and body symbols.
-    assert!(two_rounds.1 < local.1, "two rounds are not smaller");
+    // At `-Oz` and at the default level (`-Os`): `--cgdata-use` of the file
+    // round 1 wrote gives the executable `--two-rounds` gives, byte for
+    // byte, and both are smaller than a local build.
+    for (level, flags) in [("oz", &["-Oz"][..]), ("default", &[][..])] {
+        let file = tmp.path().join(format!("zoo-{level}.cgdata"));
+        let file = file.to_str().unwrap();
+        let local = build(&format!("local-{level}"), flags);
+        build(
+            &format!("generate-{level}"),
+            &[flags, &["--cgdata-generate", file]].concat(),
+        );
+        let used = build(
+            &format!("used-{level}"),
+            &[flags, &["--cgdata-use", file]].concat(),
+        );
+        let two_rounds = build(
+            &format!("two-{level}"),
+            &[flags, &["--two-rounds"]].concat(),
+        );
+        assert!(
+            used.0 == two_rounds.0,
+            "{level}: --cgdata-use differs from --two-rounds"
+        );
+        // Code, not file size: two rounds add thunk and body symbols.
+        assert!(
+            two_rounds.1 < local.1,
+            "{level}: two rounds are not smaller"
+        );
+    }
+    let cgdata = tmp.path().join("zoo-oz.cgdata");
+    let cg = cgdata.to_str().unwrap();
 
     let show = run(parec().args(["cgdata", "show", cg]));
     let shown = text(&show.stdout);
