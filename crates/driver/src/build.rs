@@ -615,6 +615,7 @@ impl Build {
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
                 heat: self.pipeline.heat.clone(),
                 trap_paths,
+                decide: self.level.decide(),
             };
             let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {

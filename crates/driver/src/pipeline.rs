@@ -241,6 +241,7 @@ pub fn run_guard(
             .trap_paths
             .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
             .unwrap_or_default(),
+        decide: view.decide,
     };
     let report = guard::run(before, after, isa, &options);
     PassOutcome {
@@ -262,6 +263,8 @@ pub struct GuardView<'a> {
     /// The shared trap paths code generation completes the code with, if
     /// the lowering uses them.
     pub trap_paths: Option<&'a TrapPaths>,
+    /// How the guard knows sizes (`crate::target::OptLevel::decide`).
+    pub decide: parec_passes::size_model::Decide,
 }
 
 /// For each member of a group of `plan` defined in `module`, its body's
@@ -353,6 +356,7 @@ fn inline_options(
                 heat: view.heat(),
                 ..crate::target::fmerge_options(isa, view.level)
             }),
+            decide: view.level.decide(),
             ..PriceOptions::default()
         };
         let prices = price::price(module, measure, plan, &price_options);

@@ -431,7 +431,9 @@ pub fn similar_pairs(
 /// The measured bytes merging each pair would save in `module` as it is
 /// (`None`: code generation refuses the pair, or the model or Cranelift
 /// rejects it), as [`run`] would measure the try: the two functions, minus
-/// the merged function, its thunks and the callers it rewrites.
+/// the merged function, its thunks and the callers it rewrites; under
+/// [`Decide::Estimate`] the size model's estimate of the same (nothing is
+/// compiled), as [`run`] decides the try then.
 pub fn price_pairs(
     module: &ClifModule,
     isa: &dyn TargetIsa,
@@ -448,7 +450,12 @@ pub fn price_pairs(
                 return None;
             }
             verified(&plan.merged.func, Some(isa), &mut pass.report.stats).ok()?;
-            pass.measure(pair.first, pair.second, &plan)
+            match options.decide {
+                Decide::Estimate => Some(plan.estimate.bytes),
+                Decide::Measure | Decide::EstimateThenMeasure => {
+                    pass.measure(pair.first, pair.second, &plan)
+                }
+            }
         })
         .collect()
 }
