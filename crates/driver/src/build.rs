@@ -563,7 +563,8 @@ impl Build {
             ..merge_options(isa)
         };
         // What the guard compares with: the modules as they came in.
-        let before = self.pipeline.guards().then(|| modules.to_vec());
+        let guards = self.pipeline.guards() && self.level.guards();
+        let before = guards.then(|| modules.to_vec());
         let mut merge_plan = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
@@ -615,7 +616,6 @@ impl Build {
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
                 heat: self.pipeline.heat.clone(),
                 trap_paths,
-                decide: self.level.decide(),
             };
             let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {

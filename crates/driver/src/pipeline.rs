@@ -241,7 +241,6 @@ pub fn run_guard(
             .trap_paths
             .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
             .unwrap_or_default(),
-        decide: view.decide,
     };
     let report = guard::run(before, after, isa, &options);
     PassOutcome {
@@ -263,8 +262,6 @@ pub struct GuardView<'a> {
     /// The shared trap paths code generation completes the code with, if
     /// the lowering uses them.
     pub trap_paths: Option<&'a TrapPaths>,
-    /// How the guard knows sizes (`crate::target::OptLevel::decide`).
-    pub decide: parec_passes::size_model::Decide,
 }
 
 /// For each member of a group of `plan` defined in `module`, its body's

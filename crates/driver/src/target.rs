@@ -79,8 +79,9 @@ impl OptLevel {
     /// How the size passes take their decisions at this level
     /// (`parec_passes::size_model::Decide`): `-Os` on the size model's
     /// estimates alone, so that it compiles nearly as fast as `-O2` (no
-    /// trial is compiled: the inliner, the price, `fmerge` and the guard
-    /// read the model); `-Oz` estimates first and compiles the candidates
+    /// trial is compiled: the inliner, the price and `fmerge` read the
+    /// model, and the guard does not run: [`OptLevel::guards`]);
+    /// `-Oz` estimates first and compiles the candidates
     /// near the threshold, for the last bytes.
     pub fn decide(self) -> Decide {
         if self.size_at_speed() {
@@ -88,6 +89,18 @@ impl OptLevel {
         } else {
             Decide::default()
         }
+    }
+
+    /// Whether the size guard (`parec_passes::guard`) runs after the CLIF
+    /// passes when a size pass does: at `-Oz`, not at `-Os`. The guard puts
+    /// back every group of functions the passes made bigger, and `-Os`'s
+    /// hot-site rules make hot code bigger on purpose: guarded, `-Os` lost
+    /// the accessors it inlined into hot loops (bench/matrix: `at` and
+    /// `set` called again in `det_mod`'s and `multiply_mod`'s loops, 2.7×
+    /// `-O2`'s run time). Its compilations of the functions as they came
+    /// in are `-Os` compile time besides.
+    pub fn guards(self) -> bool {
+        !self.size_at_speed()
     }
 }
 

@@ -71,9 +71,7 @@
 //!
 //! Two profile hashes per function, one folding-class computation per
 //! version, one compilation of `B`'s version of each function in a group
-//! (the passes compiled many of them already), and linear bookkeeping;
-//! under [`Decide::Estimate`] a linear estimate per function instead of
-//! the compilations.
+//! (the passes compiled many of them already), and linear bookkeeping.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,7 +83,6 @@ use crate::clif_module::{self, ClifModule, FunctionDef, SYMBOL_NAMESPACE};
 use crate::fmerge::icf;
 use crate::profile::hash::profile_hash;
 use crate::remark::Remark;
-use crate::size_model::{self, Decide};
 
 /// The pass's name in remarks.
 const PASS: &str = "guard";
@@ -108,13 +105,6 @@ pub struct GuardOptions {
     /// that only trap with such a code, all but the first of each code
     /// cost nothing in the object, so a function is priced without them.
     pub shared_traps: Vec<TrapCode>,
-    /// How a group's cost is known: compiled (through the module's code
-    /// cache: `A`'s functions are compiled once more for code generation
-    /// anyway), or under [`Decide::Estimate`] (`-Os`) the size model's
-    /// estimate of each function (`crate::size_model`): nothing is
-    /// compiled, and `B`'s versions, which code generation never needs,
-    /// cost no compilation.
-    pub decide: Decide,
 }
 
 /// What the guard did to one module (summed over modules by the driver).
@@ -338,12 +328,8 @@ fn cost(
             continue;
         }
         let def = &module.functions[f];
-        let bytes = match options.decide {
-            Decide::Estimate => size_model::function_bytes(&def.func),
-            Decide::Measure | Decide::EstimateThenMeasure => {
-                module.code_size(&def.func, isa)? as i64
-            }
-        } - shared_trap_bytes(&def.func, &options.shared_traps);
+        let bytes = module.code_size(&def.func, isa)? as i64
+            - shared_trap_bytes(&def.func, &options.shared_traps);
         let name = &module.symbols[def.symbol as usize].name;
         let share = options.body_shares.get(name).copied().unwrap_or(1).max(1);
         total += bytes / share as i64;

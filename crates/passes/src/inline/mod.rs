@@ -861,7 +861,11 @@ impl<'m> Inliner<'m> {
                 Some((false, true)) => false,
                 _ => trial.estimate.surely_at_most(0) || trial.estimate.surely_above(0),
             };
-            let wanted = self.options.decide == Decide::Measure || !settled;
+            let wanted = match self.options.decide {
+                Decide::Measure => true,
+                Decide::EstimateThenMeasure => !settled,
+                Decide::Estimate => false,
+            };
             let basis = if !wanted {
                 Basis::Estimated
             } else if self.may_measure(trial.caller) {
