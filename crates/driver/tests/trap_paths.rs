@@ -5,7 +5,8 @@
 //! own `trapz user(N)` stays a trap. Under the tiny code model (a small
 //! program's default) a check branches to the shared path itself
 //! (`R_AARCH64_CONDBR19`) and keeps no island, and the executable traps
-//! with the interpreter's message. The listing of a small program at
+//! with the interpreter's message, also from a function that only traps.
+//! The listing of a small program at
 //! `-O2` is a snapshot (`snapshots/traps/`).
 
 mod support;
@@ -172,6 +173,37 @@ fn a_direct_check_traps_with_the_interpreters_message() {
     assert_eq!(ran.stderr, interpreted.stderr);
     assert_eq!(ran.status.code(), interpreted.status.code());
     assert!(String::from_utf8_lossy(&ran.stderr).contains("index out of bounds"));
+}
+
+#[test]
+fn a_function_that_only_traps_traps() {
+    // GVN folds `12 / 0` to `trap`: the function's whole body is its
+    // island, which no branch names but the entry falls into (generated
+    // program seed 103 ran on into the next function when it was deleted).
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.pare");
+    std::fs::write(&main, "import m1;\nfn main() {\n    print(m1::f(1));\n}\n").unwrap();
+    std::fs::write(
+        dir.path().join("m1.pare"),
+        "pub fn f(p: i64) -> i64 {\n    let mut h: i64 = 12 / 0;\n    p\n}\n",
+    )
+    .unwrap();
+    let interpreted = support::run(support::parec().arg("interp").arg(&main));
+    assert!(String::from_utf8_lossy(&interpreted.stderr).contains("division by zero"));
+    for level in ["-O2", "-Oz"] {
+        let exe = dir.path().join(format!("main{level}"));
+        let built = support::run(
+            support::parec()
+                .args(["build", level, "--code-model", "tiny", "-o"])
+                .arg(&exe)
+                .arg(&main),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = support::run(&mut parec::link::run_command(&exe, Target::Aarch64));
+        assert_eq!(ran.stdout, interpreted.stdout, "{level}");
+        assert_eq!(ran.stderr, interpreted.stderr, "{level}");
+        assert_eq!(ran.status.code(), interpreted.status.code(), "{level}");
+    }
 }
 
 #[test]

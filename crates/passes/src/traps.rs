@@ -272,7 +272,8 @@ fn rewrite_items(
 /// Step 3 (with [`ResolvedPaths::near`]): every `b.cond`, `cbz` and `cbnz`
 /// to an island branches to the island's path instead
 /// (`R_AARCH64_CONDBR19`); an island then left without a branch to it,
-/// and that nothing falls into, is deleted. `tbz`/`tbnz` reach ±32 KiB
+/// and that nothing falls into (neither the previous item nor, for the
+/// first item, the function's entry), is deleted. `tbz`/`tbnz` reach ±32 KiB
 /// only: they keep their island.
 fn branch_to_paths(items: &mut Vec<(Label, Item)>, paths: &ResolvedPaths, stats: &mut TrapStats) {
     let islands: BTreeMap<Label, MachReloc> = items
@@ -304,7 +305,9 @@ fn branch_to_paths(items: &mut Vec<(Label, Item)>, paths: &ResolvedPaths, stats:
     let targeted = lift::targeted_labels(items);
     let mut kept = Vec::with_capacity(items.len());
     for (label, item) in items.drain(..) {
-        let falls_in = kept.last().is_some_and(|(_, previous)| !ends_flow(previous));
+        // The function's entry falls into its first item: an island there
+        // is the function's whole body (a function that only traps).
+        let falls_in = kept.last().is_none_or(|(_, previous)| !ends_flow(previous));
         let unused = islands.contains_key(&label) && !targeted.contains(&label) && !falls_in;
         if unused {
             stats.islands_deleted += 1;
@@ -483,6 +486,23 @@ mod tests {
         assert_eq!(funcs[0].relocs, [direct(0), direct(4)]);
         assert_eq!((stats.direct, stats.islands_deleted), (2, 1));
         assert_eq!((stats.bytes_before, stats.bytes_after), (16, 12));
+    }
+
+    #[test]
+    fn a_function_that_only_traps_keeps_its_island() {
+        // GVN reduces a function whose first statement divides by zero to
+        // `trap`: its entry falls into the island, which must stay even
+        // though no branch names it (generated program seed 103 ran on
+        // into the next function when it was deleted).
+        let near = ResolvedPaths {
+            near: true,
+            ..paths()
+        };
+        let mut funcs = [function(&[UDF], &[(0, check_code())])];
+        let stats = run(&mut funcs, &near);
+        assert_eq!(words(&funcs[0]), [B]);
+        assert_eq!(funcs[0].relocs, [island_reloc(0)]);
+        assert_eq!((stats.islands, stats.islands_deleted), (1, 0));
     }
 
     fn island_reloc(offset: u32) -> MachReloc {

@@ -646,8 +646,13 @@ impl LiftedFunction {
     }
 
     /// Lays the items out: offsets (with alignment padding for data),
-    /// PC-relative fields re-encoded, records moved.
+    /// PC-relative fields re-encoded, records moved. A function left
+    /// without code is refused: its entry would run into whatever the
+    /// linker places next (the caller keeps the code it had).
     pub fn layout(&self) -> Result<Emitted, LayoutError> {
+        if self.items.is_empty() {
+            return Err(LayoutError("a function cannot be left without code".into()));
+        }
         let offsets = self.offsets();
         let at = self
             .items
