@@ -65,7 +65,7 @@ use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
 use parec_passes::inline::Policy;
-use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
+use parec_passes::merge::{self, InlinerSummary, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
@@ -156,6 +156,8 @@ pub enum BuildMode {
 pub struct CgDataInput {
     pub path: PathBuf,
     pub summary: Option<Summary>,
+    /// The summary the inliner planned with in round 1 ([`InlinerSummary`]).
+    pub inliner: Option<Summary>,
     pub tree: Option<Arc<OutlineTree>>,
 }
 
@@ -167,11 +169,38 @@ impl CgDataInput {
         Ok(CgDataInput {
             path: path.to_path_buf(),
             summary: data.get::<Summary>().map_err(section_error)?,
+            inliner: data
+                .get::<InlinerSummary>()
+                .map_err(section_error)?
+                .map(|s| s.0),
             tree: data
                 .get::<OutlineTree>()
                 .map_err(section_error)?
                 .map(Arc::new),
         })
+    }
+}
+
+impl CgDataInput {
+    /// This input, if `pipeline` can plan from it: a pipeline whose
+    /// inliner runs before merging needs the summary the inliner of
+    /// round 1 planned with (its prices read the plan's members, and a plan
+    /// combined from the summary taken after inlining has others: the
+    /// executable would not be the one `--two-rounds` makes).
+    fn check_for(self, pipeline: &Pipeline) -> Result<CgDataInput> {
+        let inliner_plans = pipeline
+            .clif
+            .iter()
+            .any(|&p| matches!(p, ClifPass::Inline(_)) && pipeline.merges_after(p));
+        if self.summary.is_some() && self.inliner.is_none() && inliner_plans {
+            bail!(
+                "cgdata `{}` has a merge summary but no `inliner` section (the summary the \
+                 inliner plans with): it was written by an older parec or by a build without \
+                 the inliner before merging; generate it again with this build's passes",
+                self.path.display()
+            );
+        }
+        Ok(self)
     }
 }
 
@@ -187,7 +216,8 @@ impl BuildMode {
         } else if let Some(path) = &flags.generate {
             BuildMode::Generate(path.clone())
         } else if let Some(path) = &flags.use_file {
-            match CgDataInput::read(path, target) {
+            let input = CgDataInput::read(path, target).and_then(|i| i.check_for(pipeline));
+            match input {
                 Ok(input) => BuildMode::Use(input),
                 Err(e) if flags.ignore_errors => {
                     crate::io_error::eprintln(format_args!(
@@ -233,11 +263,19 @@ impl BuildMode {
 
     /// The merge plan (`None`: local merging), combined from `summary`, the
     /// union of every module's summary, when the build summarizes; from
-    /// the `--cgdata-use` file's summary otherwise.
-    fn merge_plan(&self, summary: Option<&Summary>, options: &MergeOptions) -> Option<MergePlan> {
+    /// the `--cgdata-use` file's summary otherwise: the one taken where
+    /// the inliner ran for the inliner (`for_inliner`), the merger's for
+    /// the merger.
+    fn merge_plan(
+        &self,
+        summary: Option<&Summary>,
+        for_inliner: bool,
+        options: &MergeOptions,
+    ) -> Option<MergePlan> {
         let summary = match self {
             BuildMode::Local => None,
             BuildMode::Generate(_) | BuildMode::TwoRounds { .. } => summary,
+            BuildMode::Use(input) if for_inliner => input.inliner.as_ref(),
             BuildMode::Use(input) => input.summary.as_ref(),
         };
         summary.map(|s| merge::combine(s, options))
@@ -271,16 +309,14 @@ impl BuildMode {
     fn publish(
         &self,
         target: Target,
-        summary: Option<&Summary>,
+        summaries: &Summaries,
         tree: Option<&OutlineTree>,
     ) -> Result<()> {
         let Some(path) = self.publish_path() else {
             return Ok(());
         };
         let mut data = CgData::new(&target.cgdata_name());
-        if let Some(summary) = summary {
-            data.put(summary);
-        }
+        summaries.put_into(&mut data);
         if let Some(tree) = tree {
             data.put(tree);
         }
@@ -297,11 +333,34 @@ enum Facts<'a> {
     Planned(&'a ProgramPlan),
 }
 
+/// The merge summaries round 1 publishes (each `None` when the pipeline
+/// has no such pass or the build does not summarize).
+#[derive(Clone, Debug, Default)]
+pub struct Summaries {
+    /// The program where merging runs.
+    pub merge: Option<Summary>,
+    /// The program where the inliner runs before merging, before it
+    /// inlines ([`InlinerSummary`]).
+    pub inliner: Option<Summary>,
+}
+
+impl Summaries {
+    /// Stores the summaries present as their cgdata sections.
+    pub fn put_into(&self, data: &mut CgData) {
+        if let Some(summary) = &self.merge {
+            data.put(summary);
+        }
+        if let Some(summary) = &self.inliner {
+            data.put(&InlinerSummary(summary.clone()));
+        }
+    }
+}
+
 /// What running the CLIF passes left besides the modules.
 #[derive(Default)]
 struct PassesDone {
-    /// Round 1's merge summary, when the build publishes one.
-    published: Option<Summary>,
+    /// Round 1's merge summaries, when the build publishes them.
+    published: Summaries,
     /// What each pass read of the program, in pipeline order.
     facts: Vec<PassFacts>,
 }
@@ -311,8 +370,8 @@ struct PassesDone {
 pub struct ModuleBuild {
     /// The module after the passes and its object.
     pub output: Output,
-    /// With two rounds: the module's merge summary (its part of round 1's).
-    pub summary: Option<Summary>,
+    /// With two rounds: the module's merge summaries (its part of round 1's).
+    pub summaries: Summaries,
 }
 
 /// The union of every module's merge summary (independent of module order).
@@ -502,10 +561,10 @@ impl Build {
             trap_paths.as_ref(),
             &mut out,
         )?;
-        let summary = passes.published;
+        let summaries = passes.published;
 
         let Backend::Objects(target) = self.backend else {
-            self.mode.publish(self.target(), summary.as_ref(), None)?;
+            self.mode.publish(self.target(), &summaries, None)?;
             out.modules = modules;
             return Ok(out);
         };
@@ -540,8 +599,7 @@ impl Build {
             objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
-        self.mode
-            .publish(target, summary.as_ref(), round1_tree.as_ref())?;
+        self.mode.publish(target, &summaries, round1_tree.as_ref())?;
         out.modules = modules;
         out.objects = objects;
         Ok(out)
@@ -577,18 +635,28 @@ impl Build {
             };
             // Merging follows its plan; inlining before merging, what
             // merging would do to the modules as they are now.
-            let plans =
-                pass == ClifPass::Merge || (matches!(pass, ClifPass::Inline(_)) && merging_follows);
+            let inliner_plans = matches!(pass, ClifPass::Inline(_)) && merging_follows;
+            let plans = pass == ClifPass::Merge || inliner_plans;
             let plan = plans
-                .then(|| self.mode.merge_plan(known.summary.as_ref(), &options))
+                .then(|| {
+                    let summary = known.summary.as_ref();
+                    self.mode.merge_plan(summary, inliner_plans, &options)
+                })
                 .flatten();
-            if pass == ClifPass::Merge && self.mode.summarizes() && done.published.is_none() {
-                // Round 1 publishes the summary of the modules this build
-                // compiles: the whole program's, or one module's.
-                done.published = match facts {
-                    Facts::Computed => known.summary.clone(),
-                    Facts::Planned(_) => Some(summarize(modules, &options)),
+            if plans && self.mode.summarizes() {
+                // Round 1 publishes the summaries of the modules this
+                // build compiles (the whole program's, or one module's)
+                // where merging and the inliner before it plan.
+                let published = match pass == ClifPass::Merge {
+                    true => &mut done.published.merge,
+                    false => &mut done.published.inliner,
                 };
+                if published.is_none() {
+                    *published = match facts {
+                        Facts::Computed => known.summary.clone(),
+                        Facts::Planned(_) => Some(summarize(modules, &options)),
+                    };
+                }
             }
             let view = BuildView {
                 plan: plan.as_ref(),
@@ -765,7 +833,7 @@ impl Build {
         out.runtime = lowered.runtime;
         Ok(ModuleBuild {
             output: out,
-            summary: passes.published,
+            summaries: passes.published,
         })
     }
 

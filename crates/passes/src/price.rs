@@ -27,7 +27,11 @@
 //! # Notation
 //!
 //! `|f|` is `f`'s measured size (Cranelift, aarch64, through the module's
-//! code cache). For a member `m` of a merge group `G` (the plan merging
+//! code cache). A growth `Δ` is first the inliner's size model's estimate
+//! with its error range (`crate::size_model::inline_delta_at`, [LLVM-INLINE]'s
+//! bookkeeping in fitted bytes); it is measured (the callers compiled with
+//! the body inlined) only when the decision differs across that range, as
+//! the inliner decides (`size_model::Decide::EstimateThenMeasure`). For a member `m` of a merge group `G` (the plan merging
 //! will follow, `crate::merge::planned`):
 //! - `excl(m)`: the callees only `m` calls (local, not address-taken): the
 //!   inliner would copy them into `m`; merged, `m`'s thunk passes their
@@ -84,15 +88,18 @@
 //!
 //! # Cost
 //!
-//! Per tried member: one compilation of `m'` and one per caller with `m'`
-//! inlined (the callers' own sizes the inliner measures anyway, through
-//! the cache); per similar pair: `fmerge`'s alignment, code generation and
-//! measurement of one try. Members with more call sites, or called from
-//! other members, cost nothing. Under [`Decide::Estimate`] (`-Os`) every
-//! size is the size model's estimate (`crate::size_model`) and nothing is
-//! compiled: the prices cost linear walks of the functions.
+//! Per tried member: a walk over each caller and over `m` (the estimate);
+//! where the estimate cannot decide, or `m` has exclusive callees, one
+//! compilation of `m'` and one per caller with `m'` inlined (the callers'
+//! own sizes the inliner measures anyway, through the cache). Per similar
+//! pair: `fmerge`'s alignment, code generation and measurement of one try,
+//! and the two inlinings estimated (compiled only where the estimate
+//! cannot decide). Members with more call sites, or called from other
+//! members, cost nothing.
+//! Under [`Decide::Estimate`] (`-Os`) every size is the size model's
+//! estimate (`crate::size_model`) and nothing is compiled.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cranelift_codegen::ir::{self, Function};
 use cranelift_codegen::isa::TargetIsa;
@@ -102,7 +109,7 @@ use crate::clif_module::{ClifModule, Linkage};
 use crate::fmerge::{self, FmergeOptions};
 use crate::merge::{Group, MergePlan};
 use crate::remark::Remark;
-use crate::size_model::{self, Decide};
+use crate::size_model::{self, CalleeBytes, Decide, Estimate};
 
 /// The name of the decisions in remarks.
 const PASS: &str = "price";
@@ -280,6 +287,24 @@ impl Pricer<'_> {
                 self.graph.function_of(symbol)
             })
             .collect();
+        let untried = local.iter().all(|&m| self.tried_sites(m).is_none());
+        if untried && crate::merge::alike::alike_calls(self.module, std::iter::once(group)).is_empty() {
+            // Nothing to price: the inliner would delete no member and
+            // inline no alike call into them. Merged as the plan says,
+            // compiling nothing.
+            for &m in &local {
+                prices.keep.insert(self.name(m).to_string());
+                let remark = Remark::missed(
+                    PASS,
+                    "merge-member",
+                    self.name(m),
+                    "the inliner would delete none of its group's members: kept for merging"
+                        .to_string(),
+                );
+                prices.remarks.push(remark.in_module(&self.module.name));
+            }
+            return;
+        }
         let members: Option<Vec<MemberPrice>> =
             local.iter().map(|&m| self.price_member(m, group)).collect();
         let Some(members) = members else {
@@ -318,19 +343,38 @@ impl Pricer<'_> {
 
     /// The cheapest of merging every member, releasing the tried ones to
     /// the inliner, and releasing the whole group (`None` when a trial
-    /// does not compile).
+    /// does not compile). The tried members' inlined cost is the size
+    /// model's where its whole range leads to the same choice (the choice
+    /// is monotone in that cost), measured otherwise.
     fn choose(&self, members: &[MemberPrice], body: i64, local_group: bool) -> Option<GroupPrice> {
         let tried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_some()).collect();
-        let untried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_none()).collect();
-        let merged_all = body + members.iter().map(|p| p.merged).sum::<i64>();
         if tried.is_empty() {
             return Some(GroupPrice {
-                merged: merged_all,
+                merged: body + members.iter().map(|p| p.merged).sum::<i64>(),
                 released: None,
                 release: BTreeSet::new(),
             });
         }
-        let inlined = self.inlined_cost(&tried)?;
+        let given = |inlined| self.choose_given(members, body, local_group, inlined);
+        if let Some(estimate) = self.estimated_inlined_cost(&tried) {
+            if given(estimate.low).release == given(estimate.high).release {
+                return Some(given(estimate.bytes));
+            }
+        }
+        Some(given(self.inlined_cost(&tried)?))
+    }
+
+    /// [`Pricer::choose`] with the tried members' inlined cost `inlined`.
+    fn choose_given(
+        &self,
+        members: &[MemberPrice],
+        body: i64,
+        local_group: bool,
+        inlined: i64,
+    ) -> GroupPrice {
+        let tried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_some()).collect();
+        let untried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_none()).collect();
+        let merged_all = body + members.iter().map(|p| p.merged).sum::<i64>();
         let whole: i64 = untried.iter().map(|p| p.size).sum();
         let merged_untried = body + untried.iter().map(|p| p.merged).sum::<i64>();
         let untried_can_merge = !untried.is_empty() && (!local_group || untried.len() >= 2);
@@ -340,16 +384,19 @@ impl Pricer<'_> {
             releases.push((inlined + merged_untried, tried));
         }
         releases.push((inlined + whole, members.iter().map(|p| p.index).collect()));
-        let (released, release) = releases.into_iter().min_by_key(|(cost, _)| *cost)?;
+        let (released, release) = releases
+            .into_iter()
+            .min_by_key(|(cost, _)| *cost)
+            .expect("releasing every member is an alternative");
         let release = match released + release_margin(merged_all) < merged_all {
             true => release,
             false => BTreeSet::new(),
         };
-        Some(GroupPrice {
+        GroupPrice {
             merged: merged_all,
             released: Some(released),
             release,
-        })
+        }
     }
 
     /// The remark of one member's decision.
@@ -395,27 +442,40 @@ impl Pricer<'_> {
             .map(|&c| self.size(&self.module.functions[c].func))
             .sum::<Option<i64>>()?;
         let sites = self.graph.call_sites(symbol);
-        let local = self.module.symbols[symbol as usize].linkage == Linkage::Local;
-        let known_callers = local && !self.graph.is_address_taken(symbol);
         let thunk = group.size_thunk as i64;
         let materialise = thunk - crate::merge::combine::thunk_overhead(group.c_abi) as i64;
-        let thunk = match known_callers {
+        let thunk = match self.known_callers(symbol) {
             true => thunk.min(sites.len() as i64 * materialise),
             false => thunk,
         };
-        let tried = known_callers
-            && (1..=self.options.max_sites).contains(&sites.len())
-            && sites
-                .iter()
-                .all(|&(f, _)| f != m && !self.members.contains(self.name(f)));
         Some(MemberPrice {
             index: m,
             name: self.name(m).to_string(),
             size,
             merged: thunk + exclusive_bytes,
-            tried: tried.then_some(sites),
+            tried: self.tried_sites(m),
             exclusive,
         })
+    }
+
+    /// Whether every caller of `symbol` is in the module: local and not
+    /// address-taken.
+    fn known_callers(&self, symbol: u32) -> bool {
+        self.module.symbols[symbol as usize].linkage == Linkage::Local
+            && !self.graph.is_address_taken(symbol)
+    }
+
+    /// Member `m`'s call sites, if it is tried: the inliner could delete it
+    /// (module doc).
+    fn tried_sites(&self, m: usize) -> Option<Vec<(usize, ir::Inst)>> {
+        let symbol = self.module.functions[m].symbol;
+        let sites = self.graph.call_sites(symbol);
+        let tried = self.known_callers(symbol)
+            && (1..=self.options.max_sites).contains(&sites.len())
+            && sites
+                .iter()
+                .all(|&(f, _)| f != m && !self.members.contains(self.name(f)));
+        tried.then_some(sites)
     }
 
     /// The callees only `m` calls, local and not address-taken (not merge
@@ -475,6 +535,36 @@ impl Pricer<'_> {
             growth += self.size(&after)? - self.size(before)?;
         }
         Some(growth.min(whole))
+    }
+
+    /// The size model's inlined cost of the tried members (as
+    /// [`Pricer::inlined_cost`] measures it), when none has exclusive
+    /// callees to inline first: their callers' estimated growth, or each
+    /// member kept whole where that is less.
+    fn estimated_inlined_cost(&self, tried: &[&MemberPrice]) -> Option<Estimate> {
+        if tried.iter().any(|p| !p.exclusive.is_empty()) {
+            return None;
+        }
+        let mut growth = Estimate::exact(0);
+        let mut whole = 0;
+        for p in tried {
+            whole += p.size;
+            let func = &self.module.functions[p.index].func;
+            let mut by_caller: BTreeMap<usize, Vec<ir::Inst>> = BTreeMap::new();
+            for &(caller, site) in p.tried.iter().flatten() {
+                by_caller.entry(caller).or_default().push(site);
+            }
+            for (caller, sites) in by_caller {
+                let caller = &self.module.functions[caller].func;
+                let bytes = CalleeBytes::Measured(p.size);
+                growth = growth + size_model::inline_delta_at(caller, func, bytes, &sites);
+            }
+        }
+        Some(Estimate {
+            bytes: growth.bytes.min(whole),
+            low: growth.low.min(whole),
+            high: growth.high.min(whole),
+        })
     }
 
     /// Alike calls the inliner should expand in every member (module doc):
@@ -555,11 +645,14 @@ impl Pricer<'_> {
         }
         let min = self.options.min_similarity;
         let pairs = fmerge::similar_pairs(self.module, fmerge, &targets, min);
+        if pairs.is_empty() {
+            // Pricing pairs starts from a copy of the module.
+            return;
+        }
         let merged = fmerge::price_pairs(self.module, self.isa, fmerge, &pairs);
         for (pair, merged) in pairs.iter().zip(merged) {
             let Some(merged) = merged else { continue };
-            let saves = |f: usize| self.inlining_saves(f);
-            let (Some(a), Some(b)) = (saves(pair.first), saves(pair.second)) else {
+            let Some((a, b)) = self.pair_inlining_saves(pair, merged) else {
                 continue;
             };
             let (first, second) = (self.name(pair.first), self.name(pair.second));
@@ -592,6 +685,27 @@ impl Pricer<'_> {
         }
     }
 
+    /// What inlining each function of `pair` saves, to be compared with
+    /// `merged`, what merging them saves: estimated, or measured where the
+    /// estimate's range straddles the decision (as the inliner decides,
+    /// [`size_model::Decide::EstimateThenMeasure`]).
+    fn pair_inlining_saves(&self, pair: &fmerge::SimilarPair, merged: i64) -> Option<(i64, i64)> {
+        let (a, b) = (
+            self.inlining_saves(pair.first)?,
+            self.inlining_saves(pair.second)?,
+        );
+        // Merging is chosen when `a + b <= threshold`.
+        let threshold = merged - SIMILAR_MARGIN_BYTES - 1;
+        let both = a + b;
+        if both.surely_at_most(threshold) || both.surely_above(threshold) {
+            return Some((a.bytes, b.bytes));
+        }
+        Some((
+            self.measured_inlining_saves(pair.first)?,
+            self.measured_inlining_saves(pair.second)?,
+        ))
+    }
+
     /// Whether the inliner would delete `f` after inlining it into its one
     /// caller: local, not address-taken, not a merge member, one call site
     /// outside itself.
@@ -605,9 +719,24 @@ impl Pricer<'_> {
             && sites[0].0 != f
     }
 
-    /// What inlining `f` into its one caller and deleting it saves: `|f|
-    /// − Δ(f)`.
-    fn inlining_saves(&self, f: usize) -> Option<i64> {
+    /// What inlining `f` into its one caller and deleting it saves, `|f|
+    /// − Δ(f)`, with `Δ(f)` the size model's estimate.
+    fn inlining_saves(&self, f: usize) -> Option<Estimate> {
+        let func = &self.module.functions[f].func;
+        let (caller, site) = self.graph.call_sites(self.module.functions[f].symbol)[0];
+        let caller = &self.module.functions[caller].func;
+        let size = self.size(func)?;
+        let growth =
+            size_model::inline_delta_at(caller, func, CalleeBytes::Measured(size), &[site]);
+        Some(Estimate {
+            bytes: size - growth.bytes,
+            low: size - growth.high,
+            high: size - growth.low,
+        })
+    }
+
+    /// `|f| − Δ(f)` measured: the caller compiled with `f` inlined.
+    fn measured_inlining_saves(&self, f: usize) -> Option<i64> {
         let func = &self.module.functions[f].func;
         let (caller, site) = self.graph.call_sites(self.module.functions[f].symbol)[0];
         let before = &self.module.functions[caller].func;

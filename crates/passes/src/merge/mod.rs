@@ -88,7 +88,7 @@ use crate::remark::Remark;
 
 pub use combine::{combine, Group, GroupKey, MergePlan};
 pub use rewrite::BODY_SUFFIX;
-pub use summary::{StableFunction, Summary};
+pub use summary::{InlinerSummary, StableFunction, Summary};
 
 /// Tunable thresholds of the merger.
 #[derive(Clone, Debug, PartialEq, Eq)]
