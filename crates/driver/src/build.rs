@@ -621,7 +621,8 @@ impl Build {
             ..merge_options(isa)
         };
         // What the guard compares with: the modules as they came in.
-        let before = self.pipeline.guards().then(|| modules.to_vec());
+        let guards = self.pipeline.guards() && self.level.guards();
+        let before = guards.then(|| modules.to_vec());
         let mut merge_plan = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
@@ -663,6 +664,7 @@ impl Build {
                 fmerge_follows: self.pipeline.runs_after(pass, ClifPass::Fmerge),
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
+                level: self.level,
             };
             let outcome = run_on_every_module(pass, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {

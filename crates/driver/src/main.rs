@@ -39,8 +39,8 @@ enum Command {
         /// Source files (.pare, root module first; or .clif).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Optimization level: 0, 2 or z.
-        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        /// Optimization level: 0, 2, s (size at speed, the default) or z (smallest).
+        #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
         opt: String,
         /// Replace the level's CLIF passes by this comma-separated list (testing).
         #[arg(long, hide = true, value_parser = parse_passes)]
@@ -70,8 +70,8 @@ enum Command {
         /// Target triple: aarch64-unknown-linux-gnu (default) or x86_64-unknown-linux-gnu.
         #[arg(long, default_value = "aarch64-unknown-linux-gnu", value_parser = parse_target)]
         target: Target,
-        /// Optimization level: 0, 2 or z (size, the default).
-        #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+        /// Optimization level: 0, 2, s (size at speed, the default) or z (smallest).
+        #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
         opt: String,
         /// What to write.
         #[arg(long, value_enum, default_value_t = EmitArg::Exe)]
@@ -299,8 +299,8 @@ struct ActionArgs {
     /// Target triple: aarch64-unknown-linux-gnu (default) or x86_64-unknown-linux-gnu.
     #[arg(long, default_value = "aarch64-unknown-linux-gnu", value_parser = parse_target)]
     target: Target,
-    /// Optimization level: 0, 2 or z (size, the default).
-    #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+    /// Optimization level: 0, 2, s (size at speed, the default) or z (smallest).
+    #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
     opt: String,
     /// Replace the level's CLIF passes by this comma-separated list (testing).
     #[arg(long, hide = true, value_parser = parse_passes)]
@@ -454,12 +454,9 @@ fn parse_runtime(s: &str) -> Result<RuntimeChoice, String> {
     s.parse()
 }
 
+/// The level of a `-O` value (clap allows only the levels' values).
 fn opt_level(s: &str) -> OptLevel {
-    match s {
-        "0" => OptLevel::O0,
-        "2" => OptLevel::O2,
-        _ => OptLevel::Oz,
-    }
+    OptLevel::from_value(s).unwrap_or_default()
 }
 
 /// `parec fuzz` and `parec bench`: the test tooling lives in its own crate

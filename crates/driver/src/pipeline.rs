@@ -50,7 +50,8 @@
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
 //! and GVN by the speed policy (`inline-speed`, `gvn-speed`), the
-//! peepholes and copy propagation; `-Oz` runs
+//! peepholes and copy propagation; `-Os` (the default) runs
+//! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
 //!
@@ -295,6 +296,10 @@ pub struct BuildView<'a> {
     pub shared: Option<&'a BTreeSet<String>>,
     /// What is known of how often the code runs ([`Pipeline::heat`]).
     pub heat: Option<&'a Arc<HotCode>>,
+    /// The build's level: at `-Os` the size passes follow the hot-site
+    /// rules (`crate::target::inline_options`,
+    /// `crate::target::fmerge_options`).
+    pub level: OptLevel,
 }
 
 impl BuildView<'_> {
@@ -321,7 +326,7 @@ fn inline_options(
 ) -> (InlineOptions, Vec<Remark>) {
     let mut options = InlineOptions {
         heat: view.heat(),
-        ..crate::target::inline_options(policy)
+        ..crate::target::inline_options(policy, view.level)
     };
     let mut remarks = Vec::new();
     let merge_options = MergeOptions {
@@ -346,8 +351,9 @@ fn inline_options(
         let price_options = PriceOptions {
             fmerge: view.fmerge_follows.then(|| FmergeOptions {
                 heat: view.heat(),
-                ..crate::target::fmerge_options(isa)
+                ..crate::target::fmerge_options(isa, view.level)
             }),
+            decide: view.level.decide(),
             ..PriceOptions::default()
         };
         let prices = price::price(module, measure, plan, &price_options);
@@ -400,7 +406,7 @@ fn run_fmerge(
 ) -> fmerge::FmergeReport {
     let options = fmerge::FmergeOptions {
         heat: view.heat(),
-        ..crate::target::fmerge_options(isa)
+        ..crate::target::fmerge_options(isa, view.level)
     };
     let measure = measuring_isa(module, isa);
     fmerge::run(module, measure.get(), &options)
@@ -597,6 +603,22 @@ impl Pass {
         Pass::Machine(MachinePass::Copyprop),
     ];
 
+    /// The passes of `-Os`: `-Oz`'s, with GVN by the speed policy (no size
+    /// guard: in `-Oz` it made no difference to bytes or run time on
+    /// bench/, and its measurements cost compile time). What else sets
+    /// `-Os` apart is in the passes' options: the hot-site rules
+    /// (`crate::target::inline_options`, `crate::target::fmerge_options`).
+    pub const SIZE_AT_SPEED: &'static [Pass] = &[
+        Pass::Clif(ClifPass::Inline(Policy::Size)),
+        Pass::Clif(ClifPass::Gvn(Policy::Speed)),
+        Pass::Clif(ClifPass::Merge),
+        Pass::Clif(ClifPass::Fmerge),
+        Pass::Machine(MachinePass::Peephole),
+        Pass::Machine(MachinePass::Copyprop),
+        Pass::Machine(MachinePass::Epilogue),
+        Pass::Machine(MachinePass::Outline),
+    ];
+
     /// Looks one of parec's passes up by its command-line name.
     pub fn from_name(name: &str) -> Option<Pass> {
         Self::ALL
@@ -651,11 +673,13 @@ impl Pipeline {
     }
 
     /// The pipeline of an optimization level: nothing at `-O0`, speed
-    /// inlining at `-O2`, every size pass at `-Oz`.
+    /// inlining at `-O2`, the size passes with GVN for speed at `-Os`,
+    /// every size pass at `-Oz`.
     pub fn for_level(level: OptLevel) -> Pipeline {
         match level {
             OptLevel::O0 => Pipeline::empty(),
             OptLevel::O2 => Pipeline::from_passes(Pass::SPEED),
+            OptLevel::Os => Pipeline::from_passes(Pass::SIZE_AT_SPEED),
             OptLevel::Oz => Pipeline::from_passes(Pass::ALL),
         }
     }

@@ -18,33 +18,89 @@ use parec_passes::size_model::Decide;
 use target_lexicon::{Architecture, Triple};
 
 /// Optimization level of a build.
+///
+/// The two size levels share every pass and differ in what they give up
+/// for speed where code is hot (docs/DESIGN.md, "Hot code"): `-Oz` is the
+/// smallest code whatever its speed, `-Os` small code at `-O2`'s speed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OptLevel {
     /// No parec passes, Cranelift `opt_level=none`.
     O0,
     /// Speed: Cranelift `opt_level=speed`, parec's passes that never cost speed.
     O2,
-    /// Size (the default): Cranelift `opt_level=speed`, all of parec's size passes.
+    /// Size at speed (the default): Cranelift `opt_level=speed`, parec's
+    /// size passes kept off hot code by the hot-site rules
+    /// ([`crate::pipeline::Pass::SIZE_AT_SPEED`]).
     #[default]
+    Os,
+    /// The smallest code: Cranelift `opt_level=speed`, all of parec's size
+    /// passes.
     Oz,
 }
 
 impl OptLevel {
+    /// Every level, in the order of the `-O` values.
+    pub const ALL: [OptLevel; 4] = [OptLevel::O0, OptLevel::O2, OptLevel::Os, OptLevel::Oz];
+
     /// The value of Cranelift's `opt_level` setting for this level.
     pub fn cranelift_opt_level(self) -> &'static str {
         match self {
             OptLevel::O0 => "none",
-            OptLevel::O2 | OptLevel::Oz => "speed",
+            OptLevel::O2 | OptLevel::Os | OptLevel::Oz => "speed",
         }
     }
 
-    /// The command-line flag (`-O0`, `-O2`, `-Oz`).
+    /// The command-line flag (`-O0`, `-O2`, `-Os`, `-Oz`).
     pub fn flag(self) -> &'static str {
         match self {
             OptLevel::O0 => "-O0",
             OptLevel::O2 => "-O2",
+            OptLevel::Os => "-Os",
             OptLevel::Oz => "-Oz",
         }
+    }
+
+    /// The value of `-O` (`0`, `2`, `s`, `z`).
+    pub fn value(self) -> &'static str {
+        &self.flag()[2..]
+    }
+
+    /// The level of a `-O` value, if it is one.
+    pub fn from_value(value: &str) -> Option<OptLevel> {
+        OptLevel::ALL.into_iter().find(|l| l.value() == value)
+    }
+
+    /// Whether the size passes run with the hot-site rules of `-Os`
+    /// (speed where code is hot) rather than `-Oz`'s (bytes first).
+    pub fn size_at_speed(self) -> bool {
+        self == OptLevel::Os
+    }
+
+    /// How the size passes take their decisions at this level
+    /// (`parec_passes::size_model::Decide`): `-Os` on the size model's
+    /// estimates alone, so that it compiles nearly as fast as `-O2` (no
+    /// trial is compiled: the inliner, the price and `fmerge` read the
+    /// model, and the guard does not run: [`OptLevel::guards`]);
+    /// `-Oz` estimates first and compiles the candidates
+    /// near the threshold, for the last bytes.
+    pub fn decide(self) -> Decide {
+        if self.size_at_speed() {
+            Decide::Estimate
+        } else {
+            Decide::default()
+        }
+    }
+
+    /// Whether the size guard (`parec_passes::guard`) runs after the CLIF
+    /// passes when a size pass does: at `-Oz`, not at `-Os`. The guard puts
+    /// back every group of functions the passes made bigger, and `-Os`'s
+    /// hot-site rules make hot code bigger on purpose: guarded, `-Os` lost
+    /// the accessors it inlined into hot loops (bench/matrix: `at` and
+    /// `set` called again in `det_mod`'s and `multiply_mod`'s loops, 2.7×
+    /// `-O2`'s run time). Its compilations of the functions as they came
+    /// in are `-Os` compile time besides.
+    pub fn guards(self) -> bool {
+        !self.size_at_speed()
     }
 }
 
@@ -313,18 +369,35 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     options
 }
 
-/// The inliner's options for `policy`: defaults, plus from the environment
-/// the static hot-site limit `PAREC_INLINE_HOT_INSTS`
-/// (`InlineOptions::hot_callee_insts`) and how size decisions are taken,
-/// `PAREC_INLINE_DECIDE` (`measure`, `estimate-then-measure`, `estimate`:
-/// `InlineOptions::decide`); unparsable values are ignored.
-pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inline::InlineOptions {
+/// The inliner's options for `policy` at `level`: defaults; at `-Os` the
+/// hot-site rules (docs/DESIGN.md, "Hot code"): hot sites inlined in merge
+/// members whatever their callees (groups whose callees differ split) and
+/// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`]; plus from the
+/// environment the static hot-site limits `PAREC_INLINE_HOT_INSTS`
+/// (`InlineOptions::hot_callee_insts`) and `PAREC_INLINE_HOT_ACCESSOR_INSTS`,
+/// and how size decisions are taken, `PAREC_INLINE_DECIDE` (`measure`,
+/// `estimate-then-measure`, `estimate`: `InlineOptions::decide`); unparsable
+/// values are ignored.
+pub fn inline_options(
+    policy: parec_passes::inline::Policy,
+    level: OptLevel,
+) -> parec_passes::inline::InlineOptions {
     let mut options = parec_passes::inline::InlineOptions::for_policy(policy);
-    if let Some(n) = std::env::var("PAREC_INLINE_HOT_INSTS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-    {
+    options.decide = level.decide();
+    if level.size_at_speed() {
+        options.hot_sites_in_members = true;
+        options.hot_accessor_insts = HOT_ACCESSOR_INSTS;
+    }
+    let number = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    if let Some(n) = number("PAREC_INLINE_HOT_INSTS") {
         options.hot_callee_insts = n;
+    }
+    if let Some(n) = number("PAREC_INLINE_HOT_ACCESSOR_INSTS") {
+        options.hot_accessor_insts = n;
     }
     if let Some(decide) = std::env::var("PAREC_INLINE_DECIDE")
         .ok()
@@ -334,6 +407,18 @@ pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inl
     }
     options
 }
+
+/// `-Os`'s exploration threshold in similar-function merging (candidates
+/// tried per function; `-Oz` tries `FmergeOptions::default`'s 5): each try
+/// generates a merged function, the better part of `-Os`'s compile time
+/// beyond `-O2`'s, and the first two ranked candidates find nearly all of
+/// the merges (bench/, one run: 69.8% of `-Oz --two-rounds`' reduction kept
+/// with 2, 69.7% with 5, at 1.88× against 2.12× `-O2`'s compile time).
+pub const OS_FMERGE_EXPLORATION: usize = 2;
+
+/// `-Os`'s limit on hot accessors (`InlineOptions::hot_accessor_insts`):
+/// `-O2`'s limit on callees in loops.
+pub const HOT_ACCESSOR_INSTS: usize = 60;
 
 /// The similar-function merger's options for code generation by `isa`:
 /// defaults, the tail-call rule of [`merge_options`], and from the
@@ -347,13 +432,33 @@ pub fn inline_options(policy: parec_passes::inline::Policy) -> parec_passes::inl
 /// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
 /// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
 /// (comma-separated functions not to touch: the hook for hot code).
-pub fn fmerge_options(isa: Option<&dyn TargetIsa>) -> FmergeOptions {
+///
+/// At `-Os`, decisions on the size model's estimates ([`OptLevel::decide`]),
+/// [`OS_FMERGE_EXPLORATION`] candidates per function, and the rule for hot
+/// code: a merged function may not test its
+/// identifier in every iteration of a loop (`FmergeOptions::loops_untested`:
+/// a region's entry or a `select` of loop-invariant values may stay). `PAREC_FMERGE_REGIONS=0`
+/// turns region-level dispatch off, `PAREC_FMERGE_HOT_REGIONS=0` keeps
+/// functions a profile knows hot out of merging (to measure what each
+/// adds).
+pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOptions {
     let var = |name: &str| std::env::var(name).ok();
     let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
     let mut options = FmergeOptions {
         tail_calls: merge_options(isa).tail_calls,
+        loops_untested: level.size_at_speed(),
+        decide: level.decide(),
         ..FmergeOptions::default()
     };
+    if level.size_at_speed() {
+        options.exploration = OS_FMERGE_EXPLORATION;
+    }
+    if var("PAREC_FMERGE_REGIONS").is_some_and(|v| v == "0") {
+        options.regions = false;
+    }
+    if var("PAREC_FMERGE_HOT_REGIONS").is_some_and(|v| v == "0") {
+        options.hot_regions = false;
+    }
     if let Some(search) = var("PAREC_FMERGE_SEARCH").and_then(|v| fmerge::Search::from_name(&v)) {
         options.search = search;
     }

@@ -115,7 +115,9 @@ fn two_rounds_local_and_forced_collisions_run_correctly() {
 fn two_rounds_merge_and_fold_generic_zoo() {
     let tmp = tempfile::tempdir().unwrap();
     let main = workspace_root().join("bench/generic_zoo/main.pare");
-    let (_, _, stderr) = build_and_run(&main, tmp.path(), &["--two-rounds", "--remarks"], &[]);
+    // `-Oz`: every group merges (`-Os` splits those whose callees differ).
+    let args = ["-Oz", "--two-rounds", "--remarks"];
+    let (_, _, stderr) = build_and_run(&main, tmp.path(), &args, &[]);
     let report = stderr
         .lines()
         .find(|l| l.starts_with("merge (two rounds):"))
@@ -659,16 +661,14 @@ fn two_round_objects_do_not_depend_on_jobs() {
 
 /// One cgdata file carries both round-1 results: the merge summary and the
 /// outline tree. `--two-rounds` and `--cgdata-use` of a generated file give
-/// the same executable, smaller than a local build, and `cgdata show` and
-/// `cgdata merge` handle both sections.
+/// the same executable, smaller than a local build, at `-Oz` and at the
+/// default level, and `cgdata show` and `cgdata merge` handle both sections.
 #[test]
 fn cgdata_carries_merge_summary_and_outline_tree() {
     let tmp = tempfile::tempdir().unwrap();
     let main = workspace_root().join("bench/generic_zoo/main.pare");
     let expected =
         std::fs::read_to_string(workspace_root().join("bench/generic_zoo/expected.out")).unwrap();
-    let cgdata = tmp.path().join("zoo.cgdata");
-    let cg = cgdata.to_str().unwrap();
     let build = |name: &str, args: &[&str]| -> (Vec<u8>, u64) {
         let exe = tmp.path().join(name);
         let out = run(parec()
@@ -682,16 +682,37 @@ fn cgdata_carries_merge_summary_and_outline_tree() {
         assert_eq!(text(&ran.stdout), expected, "{args:?}");
         (std::fs::read(&exe).unwrap(), text_size(&exe))
     };
-    let local = build("local", &[]);
-    build("generate", &["--cgdata-generate", cg]);
-    let used = build("used", &["--cgdata-use", cg]);
-    let two_rounds = build("two", &["--two-rounds"]);
-    assert_eq!(
-        used.0, two_rounds.0,
-        "--cgdata-use differs from --two-rounds"
-    );
-    // Code, not file size: two rounds add thunk and body symbols.
-    assert!(two_rounds.1 < local.1, "two rounds are not smaller");
+    // At `-Oz` and at the default level (`-Os`): `--cgdata-use` of the file
+    // round 1 wrote gives the executable `--two-rounds` gives, byte for
+    // byte, and both are smaller than a local build.
+    for (level, flags) in [("oz", &["-Oz"][..]), ("default", &[][..])] {
+        let file = tmp.path().join(format!("zoo-{level}.cgdata"));
+        let file = file.to_str().unwrap();
+        let local = build(&format!("local-{level}"), flags);
+        build(
+            &format!("generate-{level}"),
+            &[flags, &["--cgdata-generate", file]].concat(),
+        );
+        let used = build(
+            &format!("used-{level}"),
+            &[flags, &["--cgdata-use", file]].concat(),
+        );
+        let two_rounds = build(
+            &format!("two-{level}"),
+            &[flags, &["--two-rounds"]].concat(),
+        );
+        assert!(
+            used.0 == two_rounds.0,
+            "{level}: --cgdata-use differs from --two-rounds"
+        );
+        // Code, not file size: two rounds add thunk and body symbols.
+        assert!(
+            two_rounds.1 < local.1,
+            "{level}: two rounds are not smaller"
+        );
+    }
+    let cgdata = tmp.path().join("zoo-oz.cgdata");
+    let cg = cgdata.to_str().unwrap();
 
     let show = run(parec().args(["cgdata", "show", cg]));
     let shown = text(&show.stdout);
@@ -714,4 +735,62 @@ fn cgdata_carries_merge_summary_and_outline_tree() {
         merged_show.contains("sections: merge, outline"),
         "{merged_show}"
     );
+}
+
+/// Two instances of a generic loop that call different predicates (the
+/// shape of `primes`' `count_if`): `-Oz` merges them into one body that
+/// calls its predicate through a parameter on every iteration; `-Os` (the
+/// default) inlines each instance's own predicate at the hot site, so the
+/// group splits and nothing calls through a parameter. Both print what
+/// the interpreter prints.
+#[test]
+fn os_splits_groups_whose_callees_differ_in_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = tmp.path().join("split.pare");
+    std::fs::write(
+        &main,
+        "fn is_even(n: i64) -> bool { n % 2 == 0 }\n\
+         fn is_square(n: i64) -> bool {\n\
+         \x20   let mut r = 0;\n\
+         \x20   while r * r < n { r += 1; }\n\
+         \x20   r * r == n\n\
+         }\n\
+         fn count_if<pred: fn(i64) -> bool>(lo: i64, hi: i64) -> i64 {\n\
+         \x20   let mut c = 0;\n\
+         \x20   for n in lo..hi { if pred(n) { c += 1; } }\n\
+         \x20   c\n\
+         }\n\
+         fn main() {\n\
+         \x20   print(count_if<is_even>(0, 1000));\n\
+         \x20   print(count_if<is_square>(0, 1000));\n\
+         \x20   print(count_if<is_even>(5, 100));\n\
+         \x20   print(count_if<is_square>(5, 100));\n\
+         \x20   print(count_if<is_even>(7, 50));\n\
+         \x20   print(count_if<is_square>(7, 50));\n\
+         }\n",
+    )
+    .unwrap();
+    // Three calls of each instance: inlining them into `main` would cost
+    // more than merging them (`parec_passes::price`), so `-Oz` merges.
+    const EXPECTED: &str = "500\n32\n47\n7\n21\n5\n";
+    let merged = |remarks: &str| {
+        remarks
+            .lines()
+            .filter(|l| l.starts_with("remark: merge: merged split::count_if"))
+            .count()
+    };
+    let inlined = |remarks: &str, callee: &str| {
+        let site = format!(
+            "remark: inline: inlined split::{callee} [split]: into `split::count_if<split::{callee}>`"
+        );
+        remarks.lines().any(|l| l.starts_with(&site))
+    };
+    let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert_eq!(merged(&oz), 2, "{oz}");
+    assert!(!inlined(&oz, "is_even"), "{oz}");
+    let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert_eq!(merged(&os), 0, "{os}");
+    assert!(inlined(&os, "is_even") && inlined(&os, "is_square"), "{os}");
 }

@@ -101,7 +101,7 @@ fn remarks_file_validates_and_agrees_with_printed_stats() {
     let stderr = build(
         &zoo,
         tmp.path(),
-        &["--two-rounds", &remarks_arg, "--outline-stats", "-j", "2"],
+        &["-Oz", "--two-rounds", &remarks_arg, "--outline-stats", "-j", "2"],
     );
     let lines = validated_lines(&file);
     assert!(lines.len() > 300, "{} remarks", lines.len());
@@ -161,7 +161,7 @@ fn remarks_file_validates_and_agrees_with_printed_stats() {
     assert_eq!(json_count(&lines, "merge", "merged"), merged);
 
     // The same decisions as text, in the same order.
-    let stderr = build(&zoo, tmp.path(), &["--two-rounds", "--remarks"]);
+    let stderr = build(&zoo, tmp.path(), &["-Oz", "--two-rounds", "--remarks"]);
     let text_remarks: Vec<&str> = stderr
         .lines()
         .filter(|l| l.starts_with("remark: "))
@@ -657,17 +657,22 @@ fn a_profiled_build_remarks_validate() {
         .arg(&profile));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let file = tmp.path().join("remarks.jsonl");
-    // Without the inliner, which would inline the hot function away.
-    build(
-        &example,
-        tmp.path(),
-        &[
+    // Without the inliner, which would inline the hot function away, and
+    // without fmerge's merges of hot functions by region
+    // (`PAREC_FMERGE_HOT_REGIONS=0`), which would merge it away.
+    let o = run(parec()
+        .arg("build")
+        .arg(&example)
+        .arg("-o")
+        .arg(tmp.path().join("prog"))
+        .args([
             "--passes=merge,fmerge,peephole,outline",
             "--profile-use",
             profile.to_str().unwrap(),
             &format!("--remarks={}", file.display()),
-        ],
-    );
+        ])
+        .env("PAREC_FMERGE_HOT_REGIONS", "0"));
+    assert!(o.status.success(), "{}", text(&o.stderr));
     let lines = validated_lines(&file);
     for pass in ["merge", "fmerge", "outline"] {
         assert!(

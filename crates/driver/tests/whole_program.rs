@@ -122,7 +122,7 @@ fn whole_program_is_no_larger_than_per_module() {
             // trades bytes for time, and a whole program has more of them.
             let mut cmd = parec();
             cmd.env("PAREC_INLINE_HOT_INSTS", "0");
-            build_with(cmd, &source, &exe, &["--two-rounds"], lto);
+            build_with(cmd, &source, &exe, &["-Oz", "--two-rounds"], lto);
             sizes.push(support::text_size(&exe));
         }
         assert!(

@@ -96,6 +96,8 @@
 //! and the two inlinings estimated (compiled only where the estimate
 //! cannot decide). Members with more call sites, or called from other
 //! members, cost nothing.
+//! Under [`Decide::Estimate`] (`-Os`) every size is the size model's
+//! estimate (`crate::size_model`) and nothing is compiled.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -107,7 +109,7 @@ use crate::clif_module::{ClifModule, Linkage};
 use crate::fmerge::{self, FmergeOptions};
 use crate::merge::{Group, MergePlan};
 use crate::remark::Remark;
-use crate::size_model::{self, CalleeBytes, Estimate};
+use crate::size_model::{self, CalleeBytes, Decide, Estimate};
 
 /// The name of the decisions in remarks.
 const PASS: &str = "price";
@@ -152,6 +154,12 @@ pub struct PriceOptions {
     pub fmerge: Option<FmergeOptions>,
     /// The least estimated similarity of a pair worth measuring.
     pub min_similarity: f64,
+    /// How sizes are known: compiled ([`Decide::Measure`],
+    /// [`Decide::EstimateThenMeasure`]: a price compares a handful of
+    /// sizes, each a compilation through the code cache), or the size
+    /// model's estimates alone ([`Decide::Estimate`], `-Os`: nothing is
+    /// compiled, and `fmerge`'s pairs are priced by its estimate too).
+    pub decide: Decide,
 }
 
 impl Default for PriceOptions {
@@ -160,6 +168,7 @@ impl Default for PriceOptions {
             max_sites: 2,
             fmerge: None,
             min_similarity: 0.5,
+            decide: Decide::default(),
         }
     }
 }
@@ -256,8 +265,15 @@ impl Pricer<'_> {
         &self.module.symbols[self.module.functions[f].symbol as usize].name
     }
 
+    /// `|func|`: measured, or the size model's estimate under
+    /// [`Decide::Estimate`].
     fn size(&self, func: &Function) -> Option<i64> {
-        self.module.code_size(func, self.isa).map(|n| n as i64)
+        match self.options.decide {
+            Decide::Estimate => Some(size_model::function_bytes(func)),
+            Decide::Measure | Decide::EstimateThenMeasure => {
+                self.module.code_size(func, self.isa).map(|n| n as i64)
+            }
+        }
     }
 
     /// Decision 1 for one group.

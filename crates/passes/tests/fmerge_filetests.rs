@@ -48,7 +48,7 @@ fn check(expect: &str, report: &FmergeReport) -> Result<(), String> {
 #[test]
 fn fmerge_filetests() {
     let cases = load_module_cases("fmerge");
-    assert!(cases.len() >= 14, "expected at least 14 fmerge filetests");
+    assert!(cases.len() >= 17, "expected at least 17 fmerge filetests");
     let isa = aarch64();
     let options = FmergeOptions::default();
     let mut failures = Vec::new();
@@ -311,4 +311,176 @@ fn merged_functions_repair_ssa_without_memory() {
         .iter()
         .filter(|a| a.decision == Decision::Merged)
         .all(|a| a.measured.is_some_and(|m| m > 0)));
+}
+
+/// The module of the fmerge filetest `name`.
+fn case(name: &str) -> support::Case {
+    load_module_cases("fmerge")
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no filetest {name}"))
+}
+
+/// The merged functions of `module`.
+fn merged_functions(module: &ClifModule) -> Vec<&Function> {
+    module
+        .functions
+        .iter()
+        .filter(|d| {
+            module.symbols[d.symbol as usize]
+                .name
+                .contains(fmerge::MERGED_SUFFIX)
+        })
+        .map(|d| &d.func)
+        .collect()
+}
+
+/// Branches and `select`s on the identifier (the last parameter) inside
+/// loops of `func`.
+fn identifier_tests_in_loops(func: &Function) -> usize {
+    let fid = *func
+        .dfg
+        .block_params(func.layout.entry_block().unwrap())
+        .last()
+        .unwrap();
+    let in_loop = parec_passes::heat::in_loop_blocks(func);
+    func.layout
+        .blocks()
+        .filter(|&b| in_loop[b])
+        .flat_map(|b| func.layout.block_insts(b))
+        .filter(|&inst| {
+            let args = func.dfg.inst_args(inst);
+            match func.dfg.insts[inst] {
+                InstructionData::Brif { arg, .. } => arg == fid,
+                InstructionData::Ternary { .. } => {
+                    func.dfg.insts[inst].opcode() == cranelift_codegen::ir::Opcode::Select
+                        && args[0] == fid
+                }
+                _ => false,
+            }
+        })
+        .count()
+}
+
+/// Issue 33's motivating pair: by region, the merged loop tests the
+/// identifier once per iteration and saves more than the merge per
+/// instruction, which tests it at several points of the loop; `-Os`'s
+/// rule (no test in every iteration of a loop but at a region's entry)
+/// refuses the latter and keeps the former; both compute what the
+/// originals did.
+#[test]
+fn region_dispatch_tests_the_identifier_once_per_iteration() {
+    let case = case("region_loop");
+    let isa = aarch64();
+    let before = to_testcase_functions(&case.module);
+    let run = |options: &FmergeOptions| {
+        let mut module = case.module.clone();
+        let report = fmerge::run(&mut module, Some(&*isa), options);
+        verify_all(&module, "region_loop");
+        let after = to_testcase_functions(&module);
+        let differences = run_differences(&case, &before, &after);
+        assert!(differences.is_empty(), "{differences:?}");
+        (module, report)
+    };
+    let (by_region, report) = run(&FmergeOptions::default());
+    assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
+    let saved_by_region = report.stats.measured_bytes;
+    assert_eq!(
+        identifier_tests_in_loops(merged_functions(&by_region)[0]),
+        1
+    );
+
+    let per_instruction = FmergeOptions {
+        regions: false,
+        min_benefit: -1000,
+        ..FmergeOptions::default()
+    };
+    let (by_instruction, report) = run(&per_instruction);
+    assert_eq!((report.stats.merged, report.stats.by_region), (1, 0));
+    let tests = identifier_tests_in_loops(merged_functions(&by_instruction)[0]);
+    assert!(tests > 1, "{tests} test(s) per iteration");
+    assert!(
+        saved_by_region > report.stats.measured_bytes,
+        "by region {saved_by_region} bytes, per instruction {}",
+        report.stats.measured_bytes
+    );
+
+    let size_at_speed = FmergeOptions {
+        loops_untested: true,
+        ..per_instruction.clone()
+    };
+    let (_, report) = run(&size_at_speed);
+    assert_eq!(report.stats.merged, 0);
+    assert!(
+        report
+            .remarks
+            .iter()
+            .any(|r| r.to_string().contains("in every iteration of a loop")),
+        "{:?}",
+        report.remarks
+    );
+    let (_, report) = run(&FmergeOptions {
+        regions: true,
+        ..size_at_speed
+    });
+    assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
+}
+
+/// `-Os`'s loop rule allows `select`s of loop-invariant values (Cranelift
+/// hoists them) and refuses a `select` that becomes a divisor.
+#[test]
+fn loop_rule_refuses_divisors_and_allows_invariant_selects() {
+    let isa = aarch64();
+    let options = FmergeOptions {
+        loops_untested: true,
+        ..FmergeOptions::default()
+    };
+    let mut module = case("divisor").module;
+    let report = fmerge::run(&mut module, Some(&*isa), &options);
+    assert_eq!(report.stats.merged, 0, "{:?}", report.remarks);
+    let mut module = case("constant").module;
+    let report = fmerge::run(&mut module, Some(&*isa), &options);
+    assert_eq!(report.stats.merged, 1, "{:?}", report.remarks);
+}
+
+/// With a profile, functions known hot merge only where the merged
+/// function tests the identifier on no call or iteration but at regions'
+/// entries; without region-level dispatch they are not candidates.
+#[test]
+fn hot_functions_merge_by_region_only() {
+    let case = case("region_loop");
+    let isa = aarch64();
+    let mut heat = parec_passes::heat::HotCode::default();
+    for name in ["sum_clamped", "sum_twice3"] {
+        heat.functions
+            .insert(name.to_string(), parec_passes::heat::Heat::Hot);
+    }
+    let hot = FmergeOptions {
+        heat: std::sync::Arc::new(heat),
+        min_benefit: -1000,
+        ..FmergeOptions::default()
+    };
+    let mut module = case.module.clone();
+    let report = fmerge::run(&mut module, Some(&*isa), &hot);
+    assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
+    // Forced to dispatch per instruction, the merge would test the
+    // identifier on every iteration: refused for hot functions.
+    let mut module = case.module.clone();
+    let instruction_form_only = FmergeOptions {
+        hot_regions: true,
+        ..hot.clone()
+    };
+    let report = fmerge::run(
+        &mut module,
+        Some(&*isa),
+        &FmergeOptions {
+            regions: false,
+            ..instruction_form_only
+        },
+    );
+    assert_eq!(report.stats.candidates, 0);
+    assert!(report
+        .remarks
+        .iter()
+        .any(|r| r.to_string().contains("known hot")));
 }

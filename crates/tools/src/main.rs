@@ -103,7 +103,7 @@ enum Command {
         runtime: RuntimeChoice,
     },
     /// Measure code size, compile time and run time of the benchmark corpus
-    /// under -O2, each pass alone, -Oz and clang-19 -Oz (prints a markdown table).
+    /// under -O2, -Os, each pass alone, -Oz and clang-19 -Oz (prints markdown tables).
     Bench {
         /// Also write the results as JSON to this file.
         #[arg(long)]
@@ -134,8 +134,9 @@ enum Command {
         #[arg(long, value_name = "PASS", value_delimiter = ',', value_parser = parse_pass, conflicts_with = "scaling")]
         without: Vec<Pass>,
         /// Only the configurations named (comma-separated, as in the
-        /// table's header: `-O2`, `-Oz 2 rounds`, ...) and the baselines
-        /// every ratio needs, `Cranelift` and `clang -Oz`.
+        /// table's header: `-Os`, `-Oz 2 rounds profile`, ...) and the
+        /// baselines every ratio needs, `Cranelift`, `-O2`, `-Oz 2 rounds`
+        /// and the C twins.
         #[arg(
             long,
             value_name = "NAME",

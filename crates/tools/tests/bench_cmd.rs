@@ -14,13 +14,18 @@ const PROGRAMS: [&str; 2] = ["checksum", "matrix"];
 
 /// The configuration names, in column order.
 fn configs() -> Vec<String> {
-    let mut names = vec!["Cranelift".to_string(), "-O2".to_string()];
+    let mut names = vec![
+        "Cranelift".to_string(),
+        "-O2".to_string(),
+        "-Os".to_string(),
+    ];
     names.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
     names.push("-Oz".into());
     names.push("-Oz 2 rounds".into());
     names.push("-Oz lto".into());
     names.push("-Oz 2 rounds lto".into());
     names.push("-Oz 2 rounds profile".into());
+    names.push("-Os profile".into());
     names.push("clang -Oz".into());
     names.push("clang -Oz musl".into());
     names
@@ -99,6 +104,23 @@ fn bench_quick_on_two_programs() {
         assert_eq!(row[1 + 5 * (configs.len() - 2) + 2], "1.000");
     }
 
+    // Then each parec configuration against the targets: `-Oz 2 rounds`
+    // keeps all of its own byte reduction, `-O2` runs at its own speed.
+    let target_rows: Vec<Vec<String>> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Against the targets"))
+        .take_while(|l| !l.starts_with("File bytes"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| configuration"))
+        .map(cells)
+        .collect();
+    let targeted: Vec<&String> = target_rows.iter().map(|r| &r[0]).collect();
+    let expected: Vec<&String> = configs[1..configs.len() - 2].iter().collect();
+    assert_eq!(targeted, expected, "{stdout}");
+    let row = |name: &str| target_rows.iter().find(|r| r[0] == name).unwrap();
+    assert_eq!(row("-Oz 2 rounds")[1], "100.0%");
+    assert_eq!(row("-O2")[2], "1.000");
+    assert_eq!(row("-O2")[6], "1.00");
+    assert!(row("-Os")[1].ends_with('%'), "{:?}", row("-Os"));
     check_file_table(&stdout, &configs, &corpus);
 
     // Then the compile time of each parec configuration by stage; every
@@ -167,6 +189,10 @@ fn bench_quick_on_two_programs() {
     assert_eq!(json["geomean"].as_array().unwrap().len(), configs.len());
     let oz = &json["geomean"][configs.iter().position(|c| c == "-Oz").unwrap()];
     assert!(oz["compile_ms_total"].as_f64().unwrap() > 0.0);
+    assert!(oz["reduction_kept"].as_f64().unwrap() > 0.0);
+    assert!(oz["compile_vs_o2"].as_f64().unwrap() > 0.0);
+    let o2 = configs.iter().position(|c| c == "-O2").unwrap();
+    assert_eq!(programs[0]["results"][o2]["run_vs_o2"].as_f64(), Some(1.0));
     assert!(oz["compile_ms_by_stage"]["gvn"].as_f64().unwrap() >= 0.0);
 }
 

@@ -495,6 +495,7 @@ impl BlockAlignment {
 }
 
 /// The alignment of two functions.
+#[derive(Clone)]
 pub struct Alignment {
     /// Side 0's block → its side-1 partner, and the reverse.
     pub partner: [SecondaryMap<Block, Option<Block>>; 2],
@@ -570,7 +571,7 @@ fn distance(a: &[(u16, u32)], b: &[(u16, u32)]) -> u32 {
 }
 
 /// Aligns the bodies of `b0` and `b1`; terminators are compared apart.
-fn align_blocks(
+pub(super) fn align_blocks(
     v0: &FuncView,
     b0: Block,
     v1: &FuncView,

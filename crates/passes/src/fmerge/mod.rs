@@ -84,6 +84,7 @@ pub mod codegen;
 pub mod fingerprint;
 pub mod icf;
 pub mod profit;
+pub mod regions;
 pub mod rewrite;
 pub mod search;
 
@@ -156,12 +157,29 @@ pub struct FmergeOptions {
     /// Functions not to touch: the hook for hot code (profile or static
     /// hotness), where a merge's dispatch branches would cost time.
     pub exclude: BTreeSet<String>,
-    /// What is known of how often code runs ([`crate::heat`]): functions
-    /// a profile knows hot are not candidates. Without a profile the pass
-    /// merges as before: refusing merges that would test `fid` inside a
-    /// loop was measured on bench/ to cost bytes and gain no run time
-    /// (docs/DESIGN.md, "Hot code").
+    /// What is known of how often code runs ([`crate::heat`]): a merge of
+    /// a function a profile knows hot must dispatch by region only
+    /// ([`FmergeOptions::hot_regions`]; otherwise such functions are not
+    /// candidates).
     pub heat: Arc<HotCode>,
+    /// Region-level dispatch ([`regions`]): where the two functions
+    /// differ only inside corresponding single-entry single-exit regions,
+    /// `M` is also generated with one test per region, and the smaller of
+    /// the two forms the rules allow is kept. Off: one test per differing
+    /// instruction only (SalSSA's code generation).
+    pub regions: bool,
+    /// The static estimate of hot code (`-Os`): a merge whose `M` would
+    /// test the identifier in every iteration of a loop is refused — an
+    /// instruction-level dispatch, a `select` of values the loop computes,
+    /// a `select` as a divisor ([`codegen::FidTests::per_iteration`]); a
+    /// region's entry or a `select` of loop-invariant values (which
+    /// Cranelift hoists) is allowed.
+    pub loops_untested: bool,
+    /// Functions a profile knows hot are candidates, for merges whose `M`
+    /// does not test the identifier on every call
+    /// ([`codegen::FidTests::per_call`]: regions' entries and
+    /// loop-invariant `select`s only); off: they are not candidates.
+    pub hot_regions: bool,
 }
 
 impl Default for FmergeOptions {
@@ -180,6 +198,9 @@ impl Default for FmergeOptions {
             tail_calls: true,
             exclude: BTreeSet::new(),
             heat: Arc::default(),
+            regions: true,
+            loops_untested: false,
+            hot_regions: true,
         }
     }
 }
@@ -205,6 +226,8 @@ pub struct FmergeStats {
     /// the size model's estimate.
     pub estimated: usize,
     pub merged: usize,
+    /// Of the merges, those whose `M` dispatches by region.
+    pub by_region: usize,
     pub thunks: usize,
     pub deleted: usize,
     pub redirected_calls: usize,
@@ -229,6 +252,7 @@ impl FmergeStats {
         self.rejected_by_estimate += o.rejected_by_estimate;
         self.estimated += o.estimated;
         self.merged += o.merged;
+        self.by_region += o.by_region;
         self.thunks += o.thunks;
         self.deleted += o.deleted;
         self.redirected_calls += o.redirected_calls;
@@ -243,8 +267,8 @@ impl fmt::Display for FmergeStats {
         write!(
             f,
             "{} functions, {} candidates ({} left to ICF), {} comparisons, {} attempted, {} refused, \
-             {} rejected by the model, {} rejected by measurement, {} merged ({} thunks, {} deleted, \
-             {} calls redirected), predicted {} bytes, measured {} bytes",
+             {} rejected by the model, {} rejected by measurement, {} merged ({} by region, {} thunks, \
+             {} deleted, {} calls redirected), predicted {} bytes, measured {} bytes",
             self.functions,
             self.candidates,
             self.folded,
@@ -254,6 +278,7 @@ impl fmt::Display for FmergeStats {
             self.rejected_by_model,
             self.rejected_by_measurement,
             self.merged,
+            self.by_region,
             self.thunks,
             self.deleted,
             self.redirected_calls,
@@ -406,7 +431,9 @@ pub fn similar_pairs(
 /// The measured bytes merging each pair would save in `module` as it is
 /// (`None`: code generation refuses the pair, or the model or Cranelift
 /// rejects it), as [`run`] would measure the try: the two functions, minus
-/// the merged function, its thunks and the callers it rewrites.
+/// the merged function, its thunks and the callers it rewrites; under
+/// [`Decide::Estimate`] the size model's estimate of the same (nothing is
+/// compiled), as [`run`] decides the try then.
 pub fn price_pairs(
     module: &ClifModule,
     isa: &dyn TargetIsa,
@@ -423,7 +450,12 @@ pub fn price_pairs(
                 return None;
             }
             verified(&plan.merged.func, Some(isa), &mut pass.report.stats).ok()?;
-            pass.measure(pair.first, pair.second, &plan)
+            match options.decide {
+                Decide::Estimate => Some(plan.estimate.bytes),
+                Decide::Measure | Decide::EstimateThenMeasure => {
+                    pass.measure(pair.first, pair.second, &plan)
+                }
+            }
         })
         .collect()
 }
@@ -442,7 +474,7 @@ pub fn ineligible(
     if options.exclude.contains(name) {
         return Some("excluded");
     }
-    if options.heat.is_hot(name) {
+    if options.heat.is_hot(name) && !(options.regions && options.hot_regions) {
         return Some("known hot (profile)");
     }
     let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;
@@ -545,6 +577,10 @@ enum SidePlan {
 /// A merge ready to commit.
 struct Plan {
     merged: codegen::Merged,
+    /// `M` dispatches by region ([`regions`]).
+    by_region: bool,
+    /// A side is known hot: so is `M`.
+    hot: bool,
     sides: [SidePlan; 2],
     /// Callers rewritten for deleted sides, final versions.
     callers: Vec<(usize, Function)>,
@@ -571,6 +607,8 @@ struct Pass<'m> {
     /// The symbols data relocations target ([`rewrite::data_targets`]).
     in_data: BTreeSet<u32>,
     tried: BTreeSet<(usize, usize)>,
+    /// Merged functions (by function index) with a member known hot.
+    hot_merged: BTreeSet<usize>,
     /// Per caller, the CLIF instructions measuring its redirected versions
     /// may still compile ([`FmergeOptions::measure_budget`]).
     budget: HashMap<usize, u64>,
@@ -656,6 +694,7 @@ impl<'m> Pass<'m> {
             removed_symbols: BTreeSet::new(),
             in_data,
             tried: BTreeSet::new(),
+            hot_merged: BTreeSet::new(),
             budget: HashMap::new(),
             report: FmergeReport::default(),
         }
@@ -793,19 +832,32 @@ impl<'m> Pass<'m> {
         if alignment.matched == 0 {
             return Err("no blocks align".into());
         }
-        let merged = codegen::generate(&codegen::Pair {
-            views: [&v0, &v1],
-            alignment: &alignment,
-            slot_partner: &context.slot_partner,
-            members,
-            merged_symbol,
-            max_params: self.options.max_params,
-        })?;
+        let generate = |alignment: &align::Alignment, regions: &regions::RegionPlan| {
+            codegen::generate(&codegen::Pair {
+                views: [&v0, &v1],
+                alignment,
+                slot_partner: &context.slot_partner,
+                members,
+                merged_symbol,
+                max_params: self.options.max_params,
+                regions,
+            })
+        };
+        let by_instruction = generate(&alignment, &regions::RegionPlan::default());
+        let by_region = match self.options.regions {
+            true => regions::plan([&v0, &v1], self.options.align)
+                .map(|(alignment, plan)| generate(&alignment, &plan)),
+            false => None,
+        };
         // Release builds verify only what the model lets through (below);
         // debug builds (the tests) verify every merged function built.
         if cfg!(debug_assertions) {
-            verified(&merged.func, self.isa, &mut self.report.stats)?;
+            for form in by_instruction.iter().chain(by_region.iter().flatten()) {
+                verified(&form.func, self.isa, &mut self.report.stats)?;
+            }
         }
+        let hot = self.is_hot(ia) || self.is_hot(ib);
+        let (merged, by_region) = self.choose_form(by_instruction, by_region, hot)?;
         let mut callers: Vec<(usize, Function)> = Vec::new();
         let mut epsilon = 0;
         let mut sides = Vec::with_capacity(2);
@@ -872,12 +924,73 @@ impl<'m> Pass<'m> {
         Ok((
             Plan {
                 merged,
+                by_region,
+                hot,
                 sides: [s0, s1],
                 callers,
                 estimate,
             },
             predicted,
         ))
+    }
+
+    /// Whether function `index` is known hot: by the profile, or merged
+    /// from a function that is.
+    fn is_hot(&self, index: usize) -> bool {
+        self.options.heat.is_hot(self.name(index)) || self.hot_merged.contains(&index)
+    }
+
+    /// The form of `M` to keep: of those generated (per instruction, and by
+    /// region if the pair has a region plan), the ones the rules allow —
+    /// with `hot`, no test of the identifier on every call; with
+    /// [`FmergeOptions::loops_untested`], none on every iteration of a
+    /// loop — the smaller by the model, by region on a tie. Also whether
+    /// it dispatches by region.
+    fn choose_form(
+        &self,
+        by_instruction: Result<codegen::Merged, String>,
+        by_region: Option<Result<codegen::Merged, String>>,
+        hot: bool,
+    ) -> Result<(codegen::Merged, bool), String> {
+        let allowed = |merged: &codegen::Merged| -> Result<(), String> {
+            let tests = merged.tests;
+            if hot && tests.per_call() > 0 {
+                return Err(format!(
+                    "a function known hot (profile): the merged function would test the \
+                     identifier {} time(s) on every call",
+                    tests.per_call()
+                ));
+            }
+            if self.options.loops_untested && tests.per_iteration() > 0 {
+                return Err(format!(
+                    "the merged function would test the identifier {} time(s) in every \
+                     iteration of a loop",
+                    tests.per_iteration()
+                ));
+            }
+            Ok(())
+        };
+        let mut refusal = None;
+        let mut best: Option<(codegen::Merged, bool, i64)> = None;
+        let forms = by_region.map(|f| (f, true)).into_iter();
+        for (form, region) in forms.chain([(by_instruction, false)]) {
+            let checked = form.and_then(|m| allowed(&m).map(|()| m));
+            match checked {
+                Ok(merged) => {
+                    let size = profit::estimate(&merged.func);
+                    if best.as_ref().is_none_or(|b| size < b.2) {
+                        best = Some((merged, region, size));
+                    }
+                }
+                Err(why) => {
+                    refusal.get_or_insert(why);
+                }
+            }
+        }
+        match best {
+            Some((merged, region, _)) => Ok((merged, region)),
+            None => Err(refusal.unwrap_or_else(|| "no form of the merged function".into())),
+        }
     }
 
     /// If side `k` (symbol `symbol`) may be deleted: its callers with every
@@ -1048,6 +1161,8 @@ impl<'m> Pass<'m> {
                 &self.module.functions[index].func,
             );
         }
+        let (by_region, hot) = (plan.by_region, plan.hot);
+        let regions = plan.merged.tests.region_entries;
         let mut merged = plan.merged.func;
         merged.name = ClifModule::func_name(symbol);
         note_referrer(&mut self.referrers, self.module.functions.len(), &merged);
@@ -1060,7 +1175,16 @@ impl<'m> Pass<'m> {
         self.index.remove(b);
         attempt.decision = Decision::Merged;
         attempt.detail = format!("into {name} (first {}, second {})", kept[0], kept[1]);
+        if by_region {
+            self.report.stats.by_region += 1;
+            attempt
+                .detail
+                .push_str(&format!(", dispatching by region ({regions})"));
+        }
         let index = self.module.functions.len() - 1;
+        if hot {
+            self.hot_merged.insert(index);
+        }
         let func = &self.module.functions[index].func;
         let members = self.members[a] + self.members[b];
         if members >= self.options.max_members

@@ -191,6 +191,22 @@ pub struct InlineOptions {
     /// `-O2`'s inlining gains in loops for 5% of `-Oz`'s byte reduction
     /// (docs/DESIGN.md, "Hot code"); 0 turns static hot sites off.
     pub hot_callee_insts: usize,
+    /// The static estimate's limit on hot *accessors*: callees without a
+    /// loop or a call (outside cold blocks) — field and element reads with
+    /// their checks — inlined at sites in loops up to this many CLIF
+    /// instructions (at most [`SpeedLimits::in_loop`] applies anyway to a
+    /// caller a profile knows hot). 0: no limit of their own
+    /// ([`InlineOptions::hot_callee_insts`] applies).
+    pub hot_accessor_insts: usize,
+    /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
+    /// inlined whatever the callee, not only where every member of the
+    /// group calls an alike callee ([`InlineOptions::keep_alike`]): a group
+    /// whose members call different callees in a loop then splits, since
+    /// its members differ once inlined, and each member runs its own
+    /// callee inline instead of calling it through a parameter (`-Os`;
+    /// similar-function merging may merge the split members again, with
+    /// one dispatch per differing region, `crate::fmerge::codegen`).
+    pub hot_sites_in_members: bool,
     /// Size policy: how `Δf` and `|g|` are known (step 3 of the module
     /// doc). [`Decide::Measure`] compiles every trial (the decisions of
     /// parec before the size model; the time grows with a caller's calls
@@ -216,6 +232,8 @@ impl InlineOptions {
             speed: SpeedLimits::default(),
             heat: Arc::default(),
             hot_callee_insts: 20,
+            hot_accessor_insts: 0,
+            hot_sites_in_members: false,
             decide: Decide::default(),
             measure_budget: MeasureBudget::default(),
         }
@@ -314,6 +332,7 @@ pub fn run(
     options: &InlineOptions,
 ) -> InlineReport {
     let mut inliner = Inliner::new(module, isa, options);
+    inliner.find_splitting();
     for component in inliner.graph.bottom_up() {
         let members: BTreeSet<usize> = component.iter().copied().collect();
         for &callee in &component {
@@ -353,6 +372,8 @@ struct Inliner<'m> {
     /// The bodies of deleted callees that pending inlinings still need.
     retired: BTreeMap<usize, Function>,
     deleted: Vec<bool>,
+    /// Members of merge groups that will split ([`Inliner::is_kept`]).
+    splitting: Vec<bool>,
     report: InlineReport,
 }
 
@@ -470,6 +491,7 @@ impl<'m> Inliner<'m> {
             pending_into: BTreeMap::new(),
             retired: BTreeMap::new(),
             deleted: vec![false; n],
+            splitting: vec![false; n],
             report: InlineReport::default(),
         }
     }
@@ -614,7 +636,7 @@ impl<'m> Inliner<'m> {
             && !self.graph.is_address_taken(symbol)
             // A function merging will merge costs a thunk, not its body:
             // deleting it saves far less than its measured size.
-            && !self.options.keep.contains(self.name(g))
+            && !self.is_kept(g)
             && !self.options.shared.contains(self.name(g))
             && self
                 .graph
@@ -647,7 +669,7 @@ impl<'m> Inliner<'m> {
             if members.contains(&f) || self.deleted[f] {
                 continue;
             }
-            let list = match self.options.keep.contains(self.name(f)) {
+            let list = match self.is_kept(f) {
                 false => &mut by_caller,
                 true if self.is_alike(f, g) => &mut alike_kept,
                 true => continue,
@@ -680,15 +702,51 @@ impl<'m> Inliner<'m> {
         }
     }
 
+    /// Whether `f` is left as it is for merging ([`InlineOptions::keep`]),
+    /// unless it is *splitting*: with [`InlineOptions::hot_sites_in_members`],
+    /// a member with a hot site whose callee is not alike in its group
+    /// ([`InlineOptions::keep_alike`]) differs from the other members once
+    /// that callee is inlined, so its group will not merge it; it is then
+    /// a caller and callee like any other (inlined into its callers and
+    /// deleted where that pays, as `-O2` inlines a generic instance used
+    /// once).
+    fn is_kept(&self, f: usize) -> bool {
+        self.options.keep.contains(self.name(f)) && !self.splitting[f]
+    }
+
+    /// The members [`Inliner::is_kept`] finds splitting, before any
+    /// inlining (the callees' sizes as they come).
+    fn find_splitting(&mut self) {
+        if !self.options.hot_sites_in_members || self.options.policy != Policy::Size {
+            return;
+        }
+        for f in 0..self.module.functions.len() {
+            if !self.options.keep.contains(self.name(f)) {
+                continue;
+            }
+            let mut by_callee: BTreeMap<usize, Vec<ir::Inst>> = BTreeMap::new();
+            for &(inst, symbol) in &self.graph.references(f).calls {
+                if let Some(g) = self.graph.function_of(symbol).filter(|&g| g != f) {
+                    by_callee.entry(g).or_default().push(inst);
+                }
+            }
+            self.splitting[f] = by_callee.iter().any(|(&g, sites)| {
+                let pair = (self.name(f).to_string(), self.name(g).to_string());
+                !self.options.keep_alike.contains(&pair) && !self.hot_sites(f, g, sites).is_empty()
+            });
+        }
+    }
+
     /// Whether `f`, a caller [`InlineOptions::keep`] leaves alone, may have
     /// its hot calls of `g` inlined: the size policy, and every member of
     /// its merge group calls an alike callee there.
     fn is_alike(&self, f: usize, g: usize) -> bool {
         self.options.policy == Policy::Size
-            && self
-                .options
-                .keep_alike
-                .contains(&(self.name(f).to_string(), self.name(g).to_string()))
+            && (self.options.hot_sites_in_members
+                || self
+                    .options
+                    .keep_alike
+                    .contains(&(self.name(f).to_string(), self.name(g).to_string())))
     }
 
     /// The size policy (step 3 of the module doc), each `Δf` estimated
@@ -803,7 +861,11 @@ impl<'m> Inliner<'m> {
                 Some((false, true)) => false,
                 _ => trial.estimate.surely_at_most(0) || trial.estimate.surely_above(0),
             };
-            let wanted = self.options.decide == Decide::Measure || !settled;
+            let wanted = match self.options.decide {
+                Decide::Measure => true,
+                Decide::EstimateThenMeasure => !settled,
+                Decide::Estimate => false,
+            };
             let basis = if !wanted {
                 Basis::Estimated
             } else if self.may_measure(trial.caller) {
@@ -847,12 +909,19 @@ impl<'m> Inliner<'m> {
         // them: a hot caller gets `-O2`'s (measured on bench/: a larger
         // limit outside loops, 60, cost 1.5 KB on `calc` and `hashmap`
         // and gained no run time).
+        let callee = &self.module.functions[g].func;
+        let callee_insts = count_insts(callee);
         let (in_loop_limit, straight_limit) = match heat.heat(&caller_name) {
             Some(Heat::Cold) => return Vec::new(),
             Some(Heat::Hot) => (self.options.speed.in_loop, self.options.speed.tiny),
+            None if self.options.hot_accessor_insts > self.options.hot_callee_insts
+                && callee_insts <= self.options.hot_accessor_insts
+                && is_accessor(callee) =>
+            {
+                (self.options.hot_accessor_insts, 0)
+            }
             None => (self.options.hot_callee_insts, 0),
         };
-        let callee_insts = count_insts(&self.module.functions[g].func);
         if callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
@@ -1268,6 +1337,21 @@ impl<'m> Inliner<'m> {
         clif_module::remove_symbols(module, &removed);
         report
     }
+}
+
+/// Whether `func` is an *accessor* ([`InlineOptions::hot_accessor_insts`]):
+/// no loop, and no call outside its cold blocks (a check's trap path may
+/// call the runtime).
+fn is_accessor(func: &Function) -> bool {
+    let in_loop = crate::heat::in_loop_blocks(func);
+    func.layout.blocks().all(|block| {
+        !in_loop[block]
+            && (func.layout.is_cold(block)
+                || func
+                    .layout
+                    .block_insts(block)
+                    .all(|inst| !func.dfg.insts[inst].opcode().is_call()))
+    })
 }
 
 /// `caller` with the calls of `callee` at `sites` inlined (both functions

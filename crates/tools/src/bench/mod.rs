@@ -5,12 +5,13 @@
 //! For each program `bench/NAME/main.pare` (with its C twin `NAME.c` and
 //! `expected.out`) and each [`Config`] — `Cranelift` (Cranelift alone at
 //! `-O2`, no parec pass: the baseline), `-O2` (with parec's speed inlining),
-//! each pass of [`Pass::ALL`] alone, `-Oz` (all passes, each
-//! module on its own), `-Oz 2 rounds` (`--two-rounds`: merging and outlining
-//! with the summaries of every module), `-Oz lto` and `-Oz 2 rounds lto`
-//! (the same with the whole program as one unit, `--lto`), `-Oz 2 rounds profile`
-//! (`--two-rounds --profile-use` with a profile of the program's own run,
-//! made by `parec run --profile-generate`), for each pass named by `--without`
+//! `-Os` (the default level), each pass of [`Pass::ALL`] alone, `-Oz` (all
+//! passes, each module on its own), `-Oz 2 rounds` (`--two-rounds`: merging
+//! and outlining with the summaries of every module), `-Oz lto` and `-Oz 2
+//! rounds lto` (the same with the whole program as one unit, `--lto`),
+//! `-Oz 2 rounds profile` (`--two-rounds --profile-use` with a profile of
+//! the program's own run, made by `parec run --profile-generate`), `-Os
+//! profile` (`--profile-use`, one round), for each pass named by `--without`
 //! both of these without it (`-Oz -PASS`, `-Oz 2 rounds -PASS`: what the
 //! pass adds to the whole pipeline), and `clang -Oz` — the program is
 //! compiled through [`Build::run`] like `parec build`, linked statically with
@@ -58,6 +59,13 @@
 //!   counting translated blocks from qemu's `-d exec,nochain` log takes
 //!   400 times as long (50 s and 74 million block executions for `sorts`
 //!   at `-O2`, against 0.12 s).
+//!
+//! - **targets**: per configuration, the share of `-Oz 2 rounds`' byte
+//!   reduction from `Cranelift` it keeps (geometric means of bytes), its
+//!   run time over `-O2`'s per program (geometric mean, the slowest, those
+//!   beyond 1.05× and 1.10×) and its compile time over `-O2`'s (geometric
+//!   mean of the per-program ratios): what the size levels are held to
+//!   (docs/DESIGN.md, "Hot code").
 //!
 //! Invariants: programs are in name order and configurations in
 //! [`configs`] order, so the table and the JSON are deterministic apart from
@@ -224,6 +232,13 @@ impl Config {
 /// Index of the `Cranelift` baseline in [`configs`].
 const BASELINE: usize = 0;
 
+/// The configuration run times and compile times are compared with.
+const SPEED_BASELINE: &str = "-O2";
+
+/// The configuration whose byte reduction (from `Cranelift`) the others'
+/// is a share of: the smallest parec builds.
+const SIZE_BASELINE: &str = "-Oz 2 rounds";
+
 /// The configurations, in column order: `Cranelift`, `-O2`, each pass
 /// alone, `-Oz` per module and whole-program, each in one and two rounds,
 /// the per-module two without each pass of `without`, clang, clang + musl.
@@ -241,6 +256,14 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
             name: "-O2".into(),
             level: OptLevel::O2,
             pipeline: Pipeline::for_level(OptLevel::O2),
+            two_rounds: false,
+            units: Units::PerModule,
+            profile: false,
+        },
+        Config::Pare {
+            name: "-Os".into(),
+            level: OptLevel::Os,
+            pipeline: Pipeline::for_level(OptLevel::Os),
             two_rounds: false,
             units: Units::PerModule,
             profile: false,
@@ -277,6 +300,14 @@ pub fn configs(without: &[Pass]) -> Vec<Config> {
         level: OptLevel::Oz,
         pipeline: Pipeline::for_level(OptLevel::Oz),
         two_rounds: true,
+        units: Units::PerModule,
+        profile: true,
+    });
+    out.push(Config::Pare {
+        name: "-Os profile".into(),
+        level: OptLevel::Os,
+        pipeline: Pipeline::for_level(OptLevel::Os),
+        two_rounds: false,
         units: Units::PerModule,
         profile: true,
     });
@@ -448,8 +479,8 @@ pub fn bench(opts: &BenchOptions) -> Result<i32, Failure> {
 
 /// The configurations of `all` named in `names`, in `all`'s order (every
 /// one when `names` is empty), with the baselines every ratio needs
-/// (`Cranelift` first, the C twins last); an unknown name is an error
-/// listing them.
+/// (`Cranelift` first, `-O2`, `-Oz 2 rounds`, the C twins last); an
+/// unknown name is an error listing them.
 fn select_configs(all: Vec<Config>, names: &[String]) -> Result<Vec<Config>> {
     if let Some(unknown) = names.iter().find(|n| !all.iter().any(|c| c.name() == *n)) {
         let known: Vec<&str> = all.iter().map(Config::name).collect();
@@ -462,7 +493,11 @@ fn select_configs(all: Vec<Config>, names: &[String]) -> Result<Vec<Config>> {
         .into_iter()
         .enumerate()
         .filter(|(i, c)| {
-            names.is_empty() || *i == BASELINE || c.is_c() || names.iter().any(|n| n == c.name())
+            names.is_empty()
+                || *i == BASELINE
+                || c.is_c()
+                || [SPEED_BASELINE, SIZE_BASELINE].contains(&c.name())
+                || names.iter().any(|n| n == c.name())
         })
         .map(|(_, c)| c)
         .collect())
@@ -970,6 +1005,40 @@ impl Report {
             .collect()
     }
 
+    /// The index of the configuration called `name`.
+    fn index(&self, name: &str) -> Option<usize> {
+        self.configs.iter().position(|c| c == name)
+    }
+
+    /// The share of [`SIZE_BASELINE`]'s byte reduction from `Cranelift`
+    /// that configuration `c` keeps, by geometric means over complete rows.
+    fn reduction_kept(&self, c: usize) -> Option<f64> {
+        let bytes = |c: usize| self.geomean_figures(c).bytes;
+        let (base, smallest) = (bytes(BASELINE)?, bytes(self.index(SIZE_BASELINE)?)?);
+        let config = bytes(c)?;
+        (base > smallest).then(|| (base - config) / (base - smallest))
+    }
+
+    /// Program `p`'s run time under configuration `c` over
+    /// [`SPEED_BASELINE`]'s.
+    fn run_vs_speed(&self, p: usize, c: usize) -> Option<f64> {
+        let base = self.figures(p, self.index(SPEED_BASELINE)?).run_ms?;
+        let run = self.figures(p, c).run_ms?;
+        (base > 0.0).then(|| run / base)
+    }
+
+    /// The geometric mean over complete rows of configuration `c`'s
+    /// compile time over [`SPEED_BASELINE`]'s.
+    fn compile_vs_speed(&self, c: usize) -> Option<f64> {
+        let base = self.index(SPEED_BASELINE)?;
+        let ratios: Option<Vec<f64>> = self
+            .complete_rows()
+            .into_iter()
+            .map(|p| Some(self.figures(p, c).compile_ms? / self.figures(p, base).compile_ms?))
+            .collect();
+        geomean(ratios?)
+    }
+
     /// Geometric means of each figure of configuration `c` over complete rows.
     fn geomean_figures(&self, c: usize) -> Figures {
         let rows = self.complete_rows();
@@ -1032,6 +1101,7 @@ pub fn markdown(report: &Report) -> String {
         .collect();
     let failed = vec![false; figures.len()];
     out.push_str(&table_row("geomean", &figures, &failed));
+    out.push_str(&targets_table(report));
     out.push_str(&file_table(report));
     out.push_str(&stage_table(report));
     out.push_str(&roles::table(report));
@@ -1048,6 +1118,60 @@ pub fn markdown(report: &Report) -> String {
         link::QEMU_AARCH64
     );
     out.push_str(&spread_note(report));
+    out
+}
+
+/// Each parec configuration against the targets of the size levels: the
+/// share of [`SIZE_BASELINE`]'s byte reduction from `Cranelift` it keeps,
+/// its run time over [`SPEED_BASELINE`]'s (geometric mean, the slowest
+/// program, the programs beyond 1.05× and 1.10×), and its compile time
+/// over [`SPEED_BASELINE`]'s (geometric mean).
+fn targets_table(report: &Report) -> String {
+    let mut out = format!(
+        "\nAgainst the targets (complete rows; reduction: the share of `{SIZE_BASELINE}`'s byte \
+         reduction from `Cranelift` kept, by geometric means; run and compile time over \
+         `{SPEED_BASELINE}`'s, per program):\n\n\
+         | configuration | reduction kept | run (geomean) | slowest | over 1.05× | over 1.10× | compile (geomean) |\n\
+         |---|---:|---:|---|---|---|---:|\n"
+    );
+    let rows = report.complete_rows();
+    for (c, name) in report.configs.iter().enumerate() {
+        if [CLANG_NAME, MUSL_NAME].contains(&name.as_str()) || c == BASELINE {
+            continue;
+        }
+        let ratios: Vec<(usize, f64)> = rows
+            .iter()
+            .filter_map(|&p| report.run_vs_speed(p, c).map(|r| (p, r)))
+            .collect();
+        let over = |bound: f64| -> String {
+            let names: Vec<String> = ratios
+                .iter()
+                .filter(|&&(_, r)| r > bound)
+                .map(|&(p, r)| format!("{} {r:.2}", report.programs[p]))
+                .collect();
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        let slowest = ratios
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or("-".to_string(), |&(p, r)| {
+                format!("{} {r:.2}", report.programs[p])
+            });
+        let percent = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.1}%", 100.0 * v));
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {slowest} | {} | {} | {} |",
+            percent(report.reduction_kept(c)),
+            fmt(geomean(ratios.iter().map(|&(_, r)| r)), 3),
+            over(1.05),
+            over(1.10),
+            fmt(report.compile_vs_speed(c), 2),
+        );
+    }
     out
 }
 
@@ -1235,6 +1359,7 @@ pub fn to_json(report: &Report) -> Value {
                         .map(|t| t.as_secs_f64() * 1e3)
                         .collect::<Vec<_>>());
                     v["run_spread"] = json!(cell.run_spread());
+                    v["run_vs_o2"] = json!(report.run_vs_speed(p, c));
                     v["roles"] = roles::cell_json(cell.roles.as_ref());
                     v["compile_ms_by_stage"] = stages_json(
                         cell.stages
@@ -1258,6 +1383,8 @@ pub fn to_json(report: &Report) -> Value {
             v["largest_ratio_stripped_vs_musl"] = json!(largest.vs_musl);
             let (stages, total) = report.stage_totals(c);
             v["compile_ms_total"] = json!(total);
+            v["reduction_kept"] = json!(report.reduction_kept(c));
+            v["compile_vs_o2"] = json!(report.compile_vs_speed(c));
             v["roles"] = roles::total_json(report, c);
             v["compile_ms_by_stage"] = stages_json(stages);
             v
@@ -1270,7 +1397,8 @@ pub fn to_json(report: &Report) -> Value {
         "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
         "roles": "bytes of the program's own code by instruction role (parec size --roles): parec's executable, clang's twin object; per cell and, per configuration, summed over the programs without a failed cell",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
-        "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median)",
+        "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median; run_vs_o2 = run_ms / -O2's)",
+        "targets": "geomean: reduction_kept = (Cranelift - config) / (Cranelift - -Oz 2 rounds), bytes by geometric means; compile_vs_o2 = geometric mean of compile_ms / -O2's",
         "file_bytes": "size of the linked executable",
         "stripped_file_bytes": format!("size of a copy stripped by {STRIP} {} (what ld.lld -s writes); the musl twins are built stripped", STRIP_FLAGS.join(" ")),
         "ratio_stripped_vs_musl": "stripped_file_bytes / the clang -Oz musl twin's",
@@ -1287,13 +1415,18 @@ mod tests {
     #[test]
     fn configs_are_baseline_passes_all_clang() {
         let names: Vec<String> = configs(&[]).iter().map(|c| c.name().to_string()).collect();
-        let mut expected = vec!["Cranelift".to_string(), "-O2".to_string()];
+        let mut expected = vec![
+            "Cranelift".to_string(),
+            "-O2".to_string(),
+            "-Os".to_string(),
+        ];
         expected.extend(Pass::ALL.iter().map(|p| p.name().to_string()));
         expected.push("-Oz".into());
         expected.push("-Oz 2 rounds".into());
         expected.push("-Oz lto".into());
         expected.push("-Oz 2 rounds lto".into());
         expected.push("-Oz 2 rounds profile".into());
+        expected.push("-Os profile".into());
         expected.push("clang -Oz".into());
         expected.push("clang -Oz musl".into());
         assert_eq!(names, expected);

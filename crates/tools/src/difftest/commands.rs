@@ -73,7 +73,7 @@ pub struct ExecInterpArgs {
 /// The arguments of `exec-jit`.
 #[derive(Clone, Debug, Args)]
 pub struct ExecJitArgs {
-    #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+    #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
     pub opt: String,
     #[arg(long, default_value = "")]
     pub passes: String,
@@ -91,7 +91,7 @@ pub struct ExecJitArgs {
 /// The arguments of `exec-aot`.
 #[derive(Clone, Debug, Args)]
 pub struct ExecAotArgs {
-    #[arg(short = 'O', default_value = "z", value_parser = ["0", "2", "z"])]
+    #[arg(short = 'O', default_value = "s", value_parser = ["0", "2", "s", "z"])]
     pub opt: String,
     #[arg(long, default_value = "")]
     pub passes: String,
@@ -296,13 +296,9 @@ fn profile_flags(use_file: Option<PathBuf>) -> parec::profile::ProfileFlags {
     }
 }
 
-/// The level of `-O0`, `-O2`, `-Oz` (clap allows only these).
+/// The level of a `-O` value (clap allows only the levels' values).
 fn opt_level(s: &str) -> OptLevel {
-    match s {
-        "0" => OptLevel::O0,
-        "2" => OptLevel::O2,
-        _ => OptLevel::Oz,
-    }
+    OptLevel::from_value(s).unwrap_or_default()
 }
 
 #[cfg(test)]

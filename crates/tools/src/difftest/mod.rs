@@ -168,6 +168,15 @@ impl TestPass {
         Pass::SPEED.iter().copied().map(TestPass::Parec).collect()
     }
 
+    /// The passes of parec's `-Os`.
+    pub fn size_at_speed() -> Vec<TestPass> {
+        Pass::SIZE_AT_SPEED
+            .iter()
+            .copied()
+            .map(TestPass::Parec)
+            .collect()
+    }
+
     /// The CLIF pass, if it is one (the planted pass is).
     fn clif(self) -> Option<ClifPass> {
         match self {
@@ -241,9 +250,23 @@ impl PassConfig {
         }
     }
 
+    /// `-Os` (the default level: the size passes with the hot-site rules).
+    pub fn os() -> PassConfig {
+        PassConfig::new("Os", OptLevel::Os, TestPass::size_at_speed())
+    }
+
+    /// `-Os` with the program's own profile.
+    pub fn os_profiled() -> PassConfig {
+        PassConfig {
+            profile: true,
+            ..PassConfig::new("Os-profile", OptLevel::Os, TestPass::size_at_speed())
+        }
+    }
+
     /// All passes off (Cranelift alone at `-O2`), `-O2` (speed inlining),
-    /// each pass of [`Pass::ALL`] alone, all on (`-Oz`); identical
-    /// pipelines merged.
+    /// each pass of [`Pass::ALL`] alone, all on (`-Oz`), `-Os`, and both
+    /// size levels with the program's own profile; identical pipelines
+    /// merged.
     pub fn standard() -> Vec<PassConfig> {
         let mut configs = vec![
             PassConfig::new("Cranelift", OptLevel::O2, Vec::new()),
@@ -254,11 +277,14 @@ impl PassConfig {
         }
         configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all()));
         configs.push(PassConfig::oz_profiled());
+        configs.push(PassConfig::os());
+        configs.push(PassConfig::os_profiled());
         merge_identical(configs)
     }
 
     /// Parses a comma-separated list: `all` (the [`standard`](Self::standard)
-    /// set), `O0`, `O2`, `Oz`, or a pass name (that pass alone at `-Oz`).
+    /// set), `O0`, `O2`, `Os`, `Oz`, their `-profile` forms, or a pass name
+    /// (that pass alone at `-Oz`).
     pub fn parse_list(list: &str) -> Result<Vec<PassConfig>, String> {
         let mut configs = Vec::new();
         for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -269,13 +295,15 @@ impl PassConfig {
                     configs.push(PassConfig::new("Cranelift", OptLevel::O2, Vec::new()))
                 }
                 "O2" => configs.push(PassConfig::new("O2", OptLevel::O2, TestPass::speed())),
+                "Os" => configs.push(PassConfig::os()),
+                "Os-profile" => configs.push(PassConfig::os_profiled()),
                 "Oz" => configs.push(PassConfig::new("Oz", OptLevel::Oz, TestPass::all())),
                 "Oz-profile" => configs.push(PassConfig::oz_profiled()),
                 _ => match TestPass::from_name(name) {
                     Some(pass) => configs.push(PassConfig::new(name, OptLevel::Oz, vec![pass])),
                     None => {
                         return Err(format!(
-                        "unknown configuration `{name}`; expected all, O0, Cranelift, O2, Oz, Oz-profile or a pass ({}, {})",
+                        "unknown configuration `{name}`; expected all, O0, Cranelift, O2, Os, Os-profile, Oz, Oz-profile or a pass ({}, {})",
                         parec::pipeline::available_passes(),
                         planted::NAME
                     ))

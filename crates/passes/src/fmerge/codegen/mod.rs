@@ -100,6 +100,7 @@ use cleanup::clean_up;
 use copy::{Entities, Mapper};
 
 use super::align::{member_callee, Alignment, BlockAlignment, ConstKey, FuncView, Step};
+use super::regions::RegionPlan;
 
 /// The type of the function identifier.
 pub const FID_TYPE: Type = types::I32;
@@ -116,6 +117,9 @@ pub struct Pair<'a> {
     pub merged_symbol: u32,
     /// At most this many parameters in `M`, `fid` included.
     pub max_params: usize,
+    /// The regions whose blocks the alignment left unpaired to be copied
+    /// whole ([`super::regions`]); empty: dispatch per instruction only.
+    pub regions: &'a RegionPlan,
 }
 
 /// The merged function and how to call it for each side.
@@ -130,6 +134,55 @@ pub struct Merged {
     /// Dispatch branches on `fid` emitted (unmatched runs, terminators and
     /// diverging destinations).
     pub dispatches: usize,
+    /// Tests of `fid` in `M` as compiled (after the clean-up), by kind.
+    pub tests: FidTests,
+}
+
+/// Where `M` tests its identifier, as compiled (after the clean-up): the
+/// branches that enter a region ([`super::regions`]), and the
+/// instruction-level tests by what they cost a loop that runs them.
+///
+/// A `select` on `fid` whose two operands do not change in its loop
+/// (constants, parameters, values computed before the loop) costs nothing
+/// per iteration: Cranelift's e-graph places a pure value in the
+/// outermost loop where its operands are available. What costs is a
+/// branch on `fid` other than a region's entry, a `select` of values the
+/// loop computes, and a `select` that becomes the divisor of a division
+/// or remainder, which a constant divisor would have turned into a
+/// multiplication (measured on bench/: merging `det_mod<P>` for two
+/// moduli made `matrix` 1.15× slower).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FidTests {
+    pub region_entries: usize,
+    /// Instruction-level dispatch branches: in all, and inside loops.
+    pub branches: usize,
+    pub branches_in_loops: usize,
+    /// `select`s on `fid`: in all, and inside loops with an operand the
+    /// loop computes.
+    pub selects: usize,
+    pub varying_selects_in_loops: usize,
+    /// `select`s that are a division's divisor: in all, inside loops.
+    pub divisors: usize,
+    pub divisors_in_loops: usize,
+}
+
+impl FidTests {
+    /// Tests other than at regions' entries.
+    pub fn instruction_level(&self) -> usize {
+        self.branches + self.selects
+    }
+
+    /// The tests that cost a loop running them on every iteration.
+    pub fn per_iteration(&self) -> usize {
+        self.branches_in_loops + self.varying_selects_in_loops + self.divisors_in_loops
+    }
+
+    /// The tests that cost every call of `M`, or every iteration of a loop
+    /// in it: branches other than regions' entries anywhere, divisors
+    /// anywhere, and `select`s of values its loops compute.
+    pub fn per_call(&self) -> usize {
+        self.branches + self.divisors + self.varying_selects_in_loops
+    }
 }
 
 /// Builds `M` for an aligned pair, or says why it cannot.
@@ -170,7 +223,11 @@ pub fn generate(pair: &Pair) -> Result<Merged, String> {
         );
         gen.unify();
         gen.emit_all();
-        let stats = (gen.selects, gen.dispatches);
+        let stats = (
+            gen.selects,
+            gen.dispatches,
+            std::mem::take(&mut gen.region_dispatches),
+        );
         gen.builder.seal_all_blocks();
         gen.builder.finalize(TargetFrontendConfig {
             default_call_conv: CallConv::Tail,
@@ -180,13 +237,107 @@ pub fn generate(pair: &Pair) -> Result<Merged, String> {
         stats
     };
     clean_up(&mut func);
+    let tests = fid_tests(&func, &stats.2);
     Ok(Merged {
         func,
         positions,
         widened,
         selects: stats.0,
         dispatches: stats.1,
+        tests,
     })
+}
+
+/// Counts the tests of `fid` (the last entry parameter) in `func` (see
+/// [`FidTests`]); `region_dispatches` are the `brif`s that enter regions.
+fn fid_tests(func: &Function, region_dispatches: &hashbrown::HashSet<Inst>) -> FidTests {
+    use cranelift_codegen::dominator_tree::DominatorTree;
+    use cranelift_codegen::flowgraph::ControlFlowGraph;
+    use cranelift_codegen::loop_analysis::LoopAnalysis;
+
+    let mut tests = FidTests::default();
+    let Some(entry) = func.layout.entry_block() else {
+        return tests;
+    };
+    let Some(&fid) = func.dfg.block_params(entry).last() else {
+        return tests;
+    };
+    let cfg = ControlFlowGraph::with_function(func);
+    let domtree = DominatorTree::with_function(func, &cfg);
+    let mut loops = LoopAnalysis::new();
+    loops.compute(func, &cfg, &domtree);
+    let mut divisors = hashbrown::HashSet::new();
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            if matches!(
+                func.dfg.insts[inst].opcode(),
+                Opcode::Udiv | Opcode::Sdiv | Opcode::Urem | Opcode::Srem
+            ) {
+                divisors.insert(func.dfg.inst_args(inst)[1]);
+            }
+        }
+    }
+    for block in func.layout.blocks() {
+        let in_loop = loops.innermost_loop(block);
+        // Whether `v` changes from one iteration of the loop to the next.
+        let varies = |v: Value| match (in_loop, func.dfg.value_def(v)) {
+            (None, _) => false,
+            (Some(lp), ir::ValueDef::Result(def, _)) => {
+                !super::fingerprint::is_constant(func, def)
+                    && func
+                        .layout
+                        .inst_block(def)
+                        .is_some_and(|b| loops.is_in_loop(b, lp))
+            }
+            (Some(lp), ir::ValueDef::Param(b, _)) => loops.is_in_loop(b, lp),
+            (Some(_), ir::ValueDef::Union(..)) => true,
+        };
+        for inst in func.layout.block_insts(block) {
+            match func.dfg.insts[inst] {
+                InstructionData::Brif { arg, .. } if arg == fid => {
+                    if region_dispatches.contains(&inst) {
+                        tests.region_entries += 1;
+                    } else {
+                        tests.branches += 1;
+                        tests.branches_in_loops += usize::from(in_loop.is_some());
+                    }
+                }
+                InstructionData::Ternary {
+                    opcode: Opcode::Select,
+                    args,
+                } if args[0] == fid => {
+                    tests.selects += 1;
+                    let result = func.dfg.first_result(inst);
+                    if divisors.contains(&result) {
+                        tests.divisors += 1;
+                        tests.divisors_in_loops += usize::from(in_loop.is_some());
+                    }
+                    if varies(args[1]) || varies(args[2]) {
+                        tests.varying_selects_in_loops += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    tests
+}
+
+/// The value arguments of each destination of `inst`, a branch (none for
+/// other instructions).
+fn branch_args(func: &Function, inst: Inst) -> Vec<Vec<Value>> {
+    func.dfg.insts[inst]
+        .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+        .iter()
+        .map(|call| {
+            call.args(&func.dfg.value_lists)
+                .filter_map(|arg| match arg {
+                    BlockArg::Value(v) => Some(v),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Whether an instruction may run on the other side's path too: no
@@ -305,14 +456,19 @@ enum Dest {
     Direct(Block),
     /// Through `block`, which assigns the target's parameters.
     Edge(Block, Assign),
-    /// Through `block`, which branches on `fid` to side 0's or side 1's.
-    Dispatch(Block, Box<[Dest; 2]>),
+    /// Through `block`, which branches on `fid` to side 0's or side 1's;
+    /// `region`: the two are the entries of corresponding regions.
+    Dispatch {
+        block: Block,
+        dests: Box<[Dest; 2]>,
+        region: bool,
+    },
 }
 
 impl Dest {
     fn block(&self) -> Block {
         match self {
-            Dest::Direct(b) | Dest::Edge(b, _) | Dest::Dispatch(b, _) => *b,
+            Dest::Direct(b) | Dest::Edge(b, _) | Dest::Dispatch { block: b, .. } => *b,
         }
     }
 }
@@ -352,6 +508,8 @@ struct Codegen<'a, 'b> {
     constants: HashMap<(Block, ConstKey), Value>,
     selects: usize,
     dispatches: usize,
+    /// The `brif`s on `fid` that enter a region.
+    region_dispatches: hashbrown::HashSet<Inst>,
 }
 
 impl<'a, 'b> Codegen<'a, 'b> {
@@ -390,6 +548,7 @@ impl<'a, 'b> Codegen<'a, 'b> {
             constants: HashMap::new(),
             selects: 0,
             dispatches: 0,
+            region_dispatches: hashbrown::HashSet::new(),
         }
     }
 
@@ -515,6 +674,14 @@ impl<'a, 'b> Codegen<'a, 'b> {
             let a1 = funcs[1].dfg.inst_args(i1).to_vec();
             for (&a, &b) in a0.iter().zip(&a1) {
                 self.share_if_private(a, b);
+            }
+            // A matched branch's arguments too: what two regions pass on
+            // to the block after them.
+            let (d0, d1) = (branch_args(funcs[0], i0), branch_args(funcs[1], i1));
+            for (args0, args1) in d0.iter().zip(&d1) {
+                for (&a, &b) in args0.iter().zip(args1) {
+                    self.share_if_private(a, b);
+                }
             }
         }
         for (left, right) in runs {
@@ -775,7 +942,10 @@ impl<'a, 'b> Codegen<'a, 'b> {
             [Some(e0), Some(e1)] => {
                 let (t0, t1) = (self.rep(0, e0), self.rep(1, e1));
                 self.dispatches += 1;
-                self.builder.ins().brif(self.fid, t1, &[], t0, &[]);
+                let branch = self.builder.ins().brif(self.fid, t1, &[], t0, &[]);
+                if self.pair.regions.is_entry(0, e0) && self.pair.regions.is_entry(1, e1) {
+                    self.region_dispatches.insert(branch);
+                }
             }
             _ => unreachable!("merged functions have bodies"),
         }
@@ -1330,11 +1500,16 @@ impl<'a, 'b> Codegen<'a, 'b> {
             };
             return Dest::Edge(block, assign);
         }
+        let region = self.pair.regions.is_entry(0, t0) && self.pair.regions.is_entry(1, t1);
         let d0 = self.dest_single(0, c0);
         let d1 = self.dest_single(1, c1);
         let current = self.builder.current_block().expect("in a block");
         let block = self.block_like(current);
-        Dest::Dispatch(block, Box::new([d0, d1]))
+        Dest::Dispatch {
+            block,
+            dests: Box::new([d0, d1]),
+            region,
+        }
     }
 
     /// `jump` with its assignment done in the current block.
@@ -1360,11 +1535,21 @@ impl<'a, 'b> Codegen<'a, 'b> {
                 self.builder.switch_to_block(block);
                 self.emit_jump(assign);
             }
-            Dest::Dispatch(block, dests) => {
+            Dest::Dispatch {
+                block,
+                dests,
+                region,
+            } => {
                 self.builder.switch_to_block(block);
                 self.dispatches += 1;
                 let [d0, d1] = *dests;
-                self.emit_brif(self.fid, [d1, d0]);
+                let (then, other) = (d1.block(), d0.block());
+                let branch = self.builder.ins().brif(self.fid, then, &[], other, &[]);
+                if region {
+                    self.region_dispatches.insert(branch);
+                }
+                self.fill(d1);
+                self.fill(d0);
             }
         }
     }
