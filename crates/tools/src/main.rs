@@ -89,11 +89,13 @@ enum Command {
         /// program.
         #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         aot_every: u64,
-        /// Check each program in N of the configurations, chosen in turn by
-        /// seed (program s: configurations s·N to s·N + N − 1, modulo
-        /// their number), so every configuration checks N in C of the
-        /// programs, C the number of configurations (default: all of them
-        /// for every program)
+        /// Check each program in N of the configurations with each of the
+        /// JIT and AOT, chosen in turn by seed (program s: configurations
+        /// s·N to s·N + N − 1, modulo their number), so every configuration
+        /// checks N in C of the programs, C the number of configurations
+        /// the executor tells apart (the JIT runs no machine passes: it
+        /// leaves out those that would compile alike). Default: all of them
+        /// for every program
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         configs_per_program: Option<u64>,
         /// What the aot executor's runtime stands on (`parec build

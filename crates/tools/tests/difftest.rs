@@ -4,7 +4,10 @@
 //! robustness of the frontend on mutated programs.
 //!
 //! `PAREC_DIFF_SEED=N` replays the extra seed (otherwise derived from the
-//! time and printed); `PAREC_DIFF_COUNT=N` changes the number of fixed seeds.
+//! time and printed); `PAREC_DIFF_COUNT=N` changes the number of fixed seeds;
+//! `PAREC_DIFF_CONFIGS_PER_PROGRAM=N` the configurations each program is
+//! checked in by each of the JIT and AOT (0: all of them, the full campaign
+//! of `parec fuzz --seed 0 --count 500`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -20,6 +23,14 @@ use parec_tools::gen::{generate_from_seed, GenConfig};
 const FIXED_PROGRAMS: u64 = 500;
 /// Programs from the extra (time-derived) seed.
 const EXTRA_PROGRAMS: u64 = 20;
+/// Configurations each program is checked in, by the JIT and by AOT each,
+/// taken in turn by seed ([`Runner::configs_for`]): every configuration
+/// checks `2/C` of the programs in each executor (C = 10 for AOT, 9 for the
+/// JIT, which leaves out a configuration it would compile alike), 100 or
+/// more of the 500. All ten for every program cost five times as much
+/// (two thirds of CI's test time) for little more: the interpreter and the
+/// CLIF checks still see every program.
+const CONFIGS_PER_PROGRAM: usize = 2;
 /// Frontend inputs (mutated generated programs).
 const FRONTEND_INPUTS: usize = 10_000;
 /// Negative programs (one rule of LANGUAGE.md broken each) per CI run.
@@ -51,7 +62,9 @@ fn print_report(what: &str, report: &CampaignReport) {
 #[test]
 fn generated_programs_agree_everywhere() {
     let out = tempfile::tempdir().unwrap();
-    let runner = runner();
+    let mut runner = runner();
+    runner.configs_per_program =
+        env_u64("PAREC_DIFF_CONFIGS_PER_PROGRAM").map_or(CONFIGS_PER_PROGRAM, |n| n as usize);
     let count = env_u64("PAREC_DIFF_COUNT").unwrap_or(FIXED_PROGRAMS);
     let fixed = runner.campaign(0, count, out.path(), true);
     print_report("fixed seeds", &fixed);
@@ -79,9 +92,36 @@ fn generated_programs_agree_everywhere() {
         "the interpreter must run every generated program"
     );
     assert!(fixed.clif.compared > 0, "the CLIF checks compared nothing");
-    let executions: usize = fixed.times.iter().map(|t| t.runs).sum();
-    let configs = PassConfig::standard().len() as u64;
-    assert_eq!(executions as u64, count * (1 + 2 * configs));
+    // Every program ran in the interpreter and in its configurations of
+    // each executor, and every configuration of each executor ran its share
+    // of the programs (N in every C consecutive seeds).
+    let runs = |executor: Executor, config: Option<&str>| -> u64 {
+        let matching = fixed
+            .times
+            .iter()
+            .filter(|t| t.executor == executor && config.is_none_or(|c| t.config == c));
+        matching.map(|t| t.runs as u64).sum()
+    };
+    assert_eq!(runs(Executor::Interp, None), count);
+    for executor in [Executor::Jit, Executor::Aot] {
+        let expected: usize = (0..count)
+            .map(|seed| runner.configs_for(seed, executor).len())
+            .sum();
+        assert_eq!(runs(executor, None), expected as u64, "{executor:?}");
+        let configs = runner.executor_configs(executor);
+        let share = match runner.configs_per_program {
+            n if (1..configs.len()).contains(&n) => n as u64,
+            _ => configs.len() as u64,
+        };
+        for config in &configs {
+            let least = count / configs.len() as u64 * share;
+            assert!(
+                runs(executor, Some(&config.name)) >= least,
+                "{executor:?} ran {} in fewer than {least} programs",
+                config.name
+            );
+        }
+    }
 }
 
 #[test]
