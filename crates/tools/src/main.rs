@@ -98,6 +98,11 @@ enum Command {
         /// for every program
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         configs_per_program: Option<u64>,
+        /// With --configs-per-program: configurations (comma-separated)
+        /// the aot executor checks every program in besides its sampled
+        /// ones (CI's campaign: O2,Oz)
+        #[arg(long, value_name = "CONFIGS", default_value = "")]
+        aot_always: String,
         /// What the aot executor's runtime stands on (`parec build
         /// --runtime`): `auto` (freestanding unless the program declares an
         /// `extern fn`), `freestanding` or `libc`.
@@ -174,6 +179,7 @@ struct FuzzOptions {
     jobs: Option<u64>,
     aot_every: u64,
     configs_per_program: Option<u64>,
+    aot_always: String,
     runtime: RuntimeChoice,
 }
 
@@ -228,6 +234,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            aot_always,
             runtime,
         } => fuzz(&FuzzOptions {
             seed,
@@ -243,6 +250,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            aot_always,
             runtime,
         }),
         Command::Bench {
@@ -302,10 +310,32 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     if let Some(n) = opts.configs_per_program {
         runner.configs_per_program = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    for name in opts
+        .aot_always
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        if !runner
+            .configs
+            .iter()
+            .any(|c| c.name.split('=').any(|n| n == name))
+        {
+            return Err(anyhow!("--aot-always: `{name}` is not one of the configurations").into());
+        }
+        runner.aot_always.push(name.to_string());
+    }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     let sampled = match runner.samples_configs() {
-        true => format!(" ({} per program, in turn)", runner.configs_per_program),
+        true => format!(
+            " ({} per program, in turn{})",
+            runner.configs_per_program,
+            match runner.aot_always.is_empty() {
+                true => String::new(),
+                false => format!("; aot also {} for all", runner.aot_always.join(", ")),
+            }
+        ),
         false => String::new(),
     };
     parec::io_error::eprintln(format_args!(

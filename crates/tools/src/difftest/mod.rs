@@ -34,9 +34,11 @@
 //! would compile alike ([`Runner::executor_configs`]: `outline` alone is
 //! `peephole` alone there); its list being shorter, a sampled program is
 //! then mostly checked in different configurations by the JIT and by AOT.
-//! CI's campaign (`tests/difftest.rs`) samples 2 per program and executor
-//! over 500 seeds; `parec-tools fuzz --seed 0 --count 500` is the full
-//! one. Each
+//! AOT may check every program in some configurations besides the sampled
+//! ones ([`Runner::aot_always`], `--aot-always`). CI's campaign
+//! (`tests/difftest.rs`) samples 2 per program and executor over 500
+//! seeds, AOT also at `O2` and `Oz` for all; `parec-tools fuzz --seed 0
+//! --count 500` is the full one. Each
 //! failing program is reduced ([`shrink`]) against its first failing
 //! (executor, configuration) pair, every candidate run through the workers
 //! too (the interpreter there as well, since a candidate may not
@@ -706,6 +708,10 @@ pub struct Runner {
     /// Configurations each program is checked in ([`Runner::configs_for`]);
     /// 0 or at least the number of configurations: all of them.
     pub configs_per_program: usize,
+    /// Configurations (by name, as [`PassConfig::parse_list`] reads them)
+    /// that AOT checks every program in when it samples the others by
+    /// [`Runner::configs_per_program`]: the levels users build with.
+    pub aot_always: Vec<String>,
     /// What the AOT executables' runtime stands on (`parec build
     /// --runtime`; by default freestanding unless the program calls C).
     pub runtime: RuntimeChoice,
@@ -733,6 +739,7 @@ impl Runner {
             jobs: 0,
             aot_every: 1,
             configs_per_program: 0,
+            aot_always: Vec::new(),
             runtime: RuntimeChoice::Auto,
             workers: Arc::default(),
         }
@@ -778,18 +785,32 @@ impl Runner {
     /// `N` of every `C` programs. The JIT and AOT lists differ in length
     /// when the JIT leaves configurations out, so a program is then
     /// usually checked in different configurations by each.
+    ///
+    /// AOT checks every program in the configurations of
+    /// [`Runner::aot_always`] too, and samples the others.
     pub fn configs_for(&self, seed: u64, executor: Executor) -> Vec<&PassConfig> {
-        let configs = self.executor_configs(executor);
-        let count = configs.len();
-        let per_program = self.configs_per_program;
-        if !(1..count).contains(&per_program) {
-            return configs;
+        let all = self.executor_configs(executor);
+        if !(1..all.len()).contains(&self.configs_per_program) {
+            return all;
         }
-        let first = (seed % count as u64) as usize * per_program;
-        let mut chosen: Vec<usize> = (first..first + per_program).map(|i| i % count).collect();
+        let always = |c: &PassConfig| {
+            executor == Executor::Aot
+                && self
+                    .aot_always
+                    .iter()
+                    .any(|a| c.name.split('=').any(|n| n == a))
+        };
+        let sampled: Vec<&PassConfig> = all.iter().copied().filter(|c| !always(c)).collect();
+        let count = sampled.len();
+        let per_program = self.configs_per_program.min(count);
+        let first = (seed % count.max(1) as u64) as usize * per_program;
+        let chosen: Vec<&PassConfig> = (first..first + per_program)
+            .map(|i| sampled[i % count])
+            .collect();
         // In the list's order, as an unsampled program runs them.
-        chosen.sort_unstable();
-        chosen.into_iter().map(|i| configs[i]).collect()
+        all.into_iter()
+            .filter(|c| always(c) || chosen.iter().any(|x| std::ptr::eq(*x, *c)))
+            .collect()
     }
 
     /// Whether programs are checked in only some of the configurations
@@ -1421,6 +1442,38 @@ mod tests {
             assert_eq!(uses, vec![3; count], "each in 3 of every {count} programs");
             runner.configs_per_program = count + 1;
             assert_eq!(runner.configs_for(1, executor).len(), count);
+        }
+    }
+
+    /// AOT checks every program at the levels of `aot_always` and samples
+    /// the other configurations in turn; the JIT samples all of its own.
+    #[test]
+    fn aot_always_runs_its_configurations() {
+        let mut runner = Runner::new(PathBuf::from("parec-tools"));
+        runner.configs_per_program = 2;
+        runner.aot_always = vec!["O2".into(), "Oz".into()];
+        let others = runner.configs.len() - 2;
+        let mut uses = std::collections::BTreeMap::new();
+        for seed in 0..others as u64 {
+            let aot: Vec<&str> = runner
+                .configs_for(seed, Executor::Aot)
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(aot.len(), 4, "{aot:?}");
+            assert!(aot.contains(&"O2") && aot.contains(&"Oz"), "{aot:?}");
+            for name in aot {
+                *uses.entry(name).or_insert(0) += 1;
+            }
+            assert_eq!(runner.configs_for(seed, Executor::Jit).len(), 2);
+        }
+        for (name, n) in uses {
+            let expected = if name == "O2" || name == "Oz" {
+                others
+            } else {
+                2
+            };
+            assert_eq!(n, expected, "{name}");
         }
     }
 
