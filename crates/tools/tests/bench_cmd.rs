@@ -253,7 +253,7 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
 }
 
 /// The runtime table: every parec configuration's runtime code, for each
-/// program and as a geometric mean. The figures are what a user gets:
+/// program, as a geometric mean and for the empty program. The figures are what a user gets:
 /// checksum's `-Oz` runtime code is what `parec size` attributes to the
 /// kind `runtime` in `parec build -Oz`'s executable, and its own-code
 /// bytes in the main table (`rows`) are that executable's `.text` without
@@ -276,7 +276,7 @@ fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], c
     assert_eq!(cells(lines[0]), expected, "{stdout}");
     let table: Vec<Vec<String>> = lines[2..].iter().map(|l| cells(l)).collect();
     let names: Vec<&str> = table.iter().map(|r| r[0].as_str()).collect();
-    assert_eq!(names, ["checksum", "matrix", "geomean"]);
+    assert_eq!(names, ["checksum", "matrix", "geomean", "(empty program)"]);
     for row in &table {
         for (c, config) in parec_configs.iter().enumerate() {
             let bytes: f64 = row[1 + c]
@@ -330,6 +330,7 @@ fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], c
     let oz = parec_configs.iter().position(|c| *c == "-Oz").unwrap();
     let (program_runtime, empty_runtime) = (runtime(&exe), runtime(&empty));
     assert_eq!(table[0][1 + oz], program_runtime.to_string());
+    assert_eq!(table[3][1 + oz], empty_runtime.to_string());
     assert!(
         program_runtime > empty_runtime,
         "checksum prints: it reaches more of the runtime than the empty program"

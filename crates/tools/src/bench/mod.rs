@@ -415,6 +415,10 @@ pub struct Report {
     pub runs: Runs,
     /// How the musl twins were built ([`musl::command_line`]), if they were.
     pub musl: Option<String>,
+    /// The runtime code of each configuration's empty program (none for
+    /// the C configurations): what its own-code bytes leave out of the
+    /// empty program's.
+    pub empty_runtime: Vec<Option<u64>>,
 }
 
 /// `parec bench`: measures, prints the table, writes the JSON; returns 0, or
@@ -493,9 +497,11 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
     // The empty program's own code per configuration; a failure here is
     // fatal since no figure of that configuration would mean anything.
     let mut empty_text = Vec::new();
+    let mut empty_runtime = Vec::new();
     for (c, config) in configs.iter().enumerate() {
         if !config.code_bytes_measured() {
             empty_text.push(0);
+            empty_runtime.push(None);
             continue;
         }
         let dir = work.path().join(format!("empty-{c}"));
@@ -509,7 +515,9 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         let exe = dir.join("empty");
         build(config, &tools, &source, &dir, &exe)
             .with_context(|| format!("building the empty program ({})", config.name()))?;
-        empty_text.push(CodeBytes::of(&exe, config)?.own());
+        let code = CodeBytes::of(&exe, config)?;
+        empty_text.push(code.own());
+        empty_runtime.push((!config.is_c()).then_some(code.runtime));
     }
 
     let mut cells = Vec::new();
@@ -534,6 +542,7 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         cells,
         runs,
         musl: musl.map(|_| musl::command_line()),
+        empty_runtime,
     })
 }
 
@@ -1253,6 +1262,11 @@ fn runtime_table(report: &Report) -> String {
             fmt(report.geomean_figures(c).runtime_bytes, 0)
         );
     }
+    out.push_str("\n| (empty program) |");
+    for &c in &pare {
+        let bytes = report.empty_runtime.get(c).copied().flatten();
+        let _ = write!(out, " {} |", fmt(bytes.map(|b| b as f64), 0));
+    }
     out.push('\n');
     out
 }
@@ -1372,6 +1386,7 @@ pub fn to_json(report: &Report) -> Value {
         "stripped_file_bytes": format!("size of a copy stripped by {STRIP} {} (what ld.lld -s writes); the musl twins are built stripped", STRIP_FLAGS.join(" ")),
         "ratio_stripped_vs_musl": "stripped_file_bytes / the clang -Oz musl twin's",
         "musl": report.musl,
+        "empty_runtime_bytes": report.empty_runtime,
         "programs": programs,
         "geomean": geomean,
     })
@@ -1459,9 +1474,25 @@ mod tests {
             ],
             runs: Runs { compile: 1, run: 1 },
             musl: None,
+            empty_runtime: vec![Some(900), None],
         };
+        let mut report = report;
+        report.cells[0][0].runtime_bytes = Some(1200);
+        report.cells[1][0].runtime_bytes = Some(1500);
         let table = markdown(&report);
         assert!(table.contains("| b | 50 | 1.000 | - |"), "{table}");
+        // The runtime table: the Pare configuration only; its geometric
+        // mean over complete rows; the empty program's runtime code.
+        let runtime = &table[table.find("Runtime code:").expect("runtime table")..];
+        for row in [
+            "| program | -O2 runtime |",
+            "| a | 1200 |",
+            "| b | 1500 |",
+            "| geomean | 1200 |",
+            "| (empty program) | 900 |",
+        ] {
+            assert!(runtime.contains(row), "{row} in {runtime}");
+        }
         // Stages are summed over complete rows only (program a): 0.6 of 1 ms.
         assert!(
             table.contains("| -O2 | 1.0 | cranelift 0.6 (60%), other 0.4 (40%) |"),
@@ -1510,6 +1541,7 @@ mod tests {
             ],
             runs: Runs { compile: 1, run: 1 },
             musl: Some(musl::command_line()),
+            empty_runtime: vec![Some(1000), None, None],
         };
         let table = markdown(&report);
         assert!(
