@@ -176,13 +176,19 @@ fn bench_quick_on_two_programs() {
 /// the largest. The figures are what a user gets: checksum's `-Oz` equal
 /// `parec build -Oz` and its stripped copy, its musl twin the twin built
 /// here with the documented command.
-fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
-    let lines: Vec<&str> = stdout
+/// The lines of the markdown table after the line starting with `title`
+/// (and the blank line that follows it).
+fn table_after<'a>(stdout: &'a str, title: &str) -> Vec<&'a str> {
+    stdout
         .lines()
-        .skip_while(|l| !l.starts_with("File bytes:"))
+        .skip_while(|l| !l.starts_with(title))
         .skip(2)
         .take_while(|l| l.starts_with('|'))
-        .collect();
+        .collect()
+}
+
+fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
+    let lines = table_after(stdout, "File bytes:");
     let header = cells(lines[0]);
     let mut expected = vec!["program".to_string()];
     for config in configs {
@@ -225,19 +231,7 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
     assert_eq!(figure(&rows[0], musl, 0), file_len(&twin));
 
     let exe = dir.path().join("checksum");
-    let parec = sibling("parec");
-    let built = Command::new(&parec)
-        .arg("build")
-        .arg(checksum.join("main.pare"))
-        .args(["-Oz", "-o"])
-        .arg(&exe)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    build_oz(&checksum.join("main.pare"), &exe);
     let stripped = dir.path().join("checksum.stripped");
     let status = Command::new(STRIP)
         .args(STRIP_FLAGS)
@@ -260,12 +254,7 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
 /// it, minus the same of the empty program's: the runtime functions
 /// checksum reaches beyond the empty program's are not its own code.
 fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], corpus: &Path) {
-    let lines: Vec<&str> = stdout
-        .lines()
-        .skip_while(|l| !l.starts_with("Runtime code:"))
-        .skip(2)
-        .take_while(|l| l.starts_with('|'))
-        .collect();
+    let lines = table_after(stdout, "Runtime code:");
     assert!(!lines.is_empty(), "no runtime table in\n{stdout}");
     let parec_configs: Vec<&String> = configs
         .iter()
@@ -288,20 +277,6 @@ fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], c
 
     let dir = tempfile::tempdir().unwrap();
     let parec = sibling("parec");
-    let build = |source: &Path, exe: &Path| {
-        let built = Command::new(&parec)
-            .arg("build")
-            .arg(source)
-            .args(["-Oz", "-o"])
-            .arg(exe)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
-    };
     let runtime = |exe: &Path| -> u64 {
         let size = Command::new(&parec)
             .args(["size", "--json"])
@@ -322,11 +297,11 @@ fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], c
         row["bytes"].as_u64().unwrap() - row["shared"].as_u64().unwrap()
     };
     let exe = dir.path().join("checksum");
-    build(&corpus.join("checksum/main.pare"), &exe);
+    build_oz(&corpus.join("checksum/main.pare"), &exe);
     let empty_source = dir.path().join("main.pare");
     std::fs::write(&empty_source, "fn main() {}\n").unwrap();
     let empty = dir.path().join("empty");
-    build(&empty_source, &empty);
+    build_oz(&empty_source, &empty);
     let oz = parec_configs.iter().position(|c| *c == "-Oz").unwrap();
     let (program_runtime, empty_runtime) = (runtime(&exe), runtime(&empty));
     assert_eq!(table[0][1 + oz], program_runtime.to_string());
@@ -342,6 +317,23 @@ fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], c
         expected_own.to_string(),
         "{:?}",
         rows[0]
+    );
+}
+
+/// `parec build -Oz source -o exe`, which must succeed.
+fn build_oz(source: &Path, exe: &Path) {
+    let parec = sibling("parec");
+    let built = Command::new(&parec)
+        .arg("build")
+        .arg(source)
+        .args(["-Oz", "-o"])
+        .arg(exe)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
     );
 }
 
