@@ -158,6 +158,8 @@ fn elf_reloc_name(arch: object::Architecture, r_type: u32) -> String {
         (object::Architecture::Aarch64, R_AARCH64_ADR_PREL_PG_HI21) => "R_AARCH64_ADR_PREL_PG_HI21",
         (object::Architecture::Aarch64, R_AARCH64_ADD_ABS_LO12_NC) => "R_AARCH64_ADD_ABS_LO12_NC",
         (object::Architecture::Aarch64, R_AARCH64_ADR_PREL_LO21) => "R_AARCH64_ADR_PREL_LO21",
+        (object::Architecture::Aarch64, R_AARCH64_CONDBR19) => "R_AARCH64_CONDBR19",
+        (object::Architecture::Aarch64, R_AARCH64_TSTBR14) => "R_AARCH64_TSTBR14",
         (object::Architecture::Aarch64, R_AARCH64_ADR_GOT_PAGE) => "R_AARCH64_ADR_GOT_PAGE",
         (object::Architecture::Aarch64, R_AARCH64_LD64_GOT_LO12_NC) => "R_AARCH64_LD64_GOT_LO12_NC",
         (object::Architecture::X86_64, R_X86_64_64) => "R_X86_64_64",

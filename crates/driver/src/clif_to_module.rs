@@ -36,6 +36,7 @@ use cranelift_module::{
 };
 use cranelift_object::ObjectProduct;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind, SYMBOL_NAMESPACE};
+use parec_passes::machine;
 use parec_passes::outline;
 
 /// How references to symbols that no defined module provides are compiled.
@@ -193,7 +194,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     /// without defining them, for the machine-code outliner. Relocation
     /// targets are interned in `targets`.
     /// `shared` names the functions other modules define identically
-    /// (see [`outline::MachFunction::shared`]).
+    /// (see [`machine::MachFunction::shared`]).
     pub fn compile_functions(
         &mut self,
         clif: &ClifModule,
@@ -225,7 +226,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 .map(|r| {
                     let module_reloc = ModuleReloc::from_mach_reloc(r, &ctx.func, id);
                     let target = targets.intern(&module_reloc.name, self.module.declarations());
-                    outline::MachReloc {
+                    machine::MachReloc {
                         offset: r.offset,
                         kind: r.kind.into(),
                         target,
@@ -233,7 +234,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                     }
                 })
                 .collect();
-            let code = outline::MachFunction {
+            let code = machine::MachFunction {
                 name: name.clone(),
                 bytes: buffer.data().to_vec(),
                 alignment: buffer.alignment,
@@ -251,13 +252,13 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
     /// Defines the module's functions from machine code: `functions[i]` is
     /// the code of `compiled[i]` after the machine passes, and `outlined`
     /// are the functions the outliner created (declared here: local, one
-    /// section each, referred to by [`outline::RelocTarget::Outlined`]).
+    /// section each, referred to by [`machine::RelocTarget::Outlined`]).
     /// Returns the relocations of kinds Cranelift's object writer does not
     /// know, for [`add_parec_relocs`] to add once the object is finished.
     pub fn define_machine_code(
         &mut self,
         compiled: &[CompiledFunction],
-        functions: &[outline::lift::Emitted],
+        functions: &[machine::lift::Emitted],
         outlined: &[outline::OutlinedFunction],
         targets: &RelocTargets,
     ) -> Result<Vec<ParecReloc>> {
@@ -277,16 +278,16 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
             let mut relocs: Vec<ModuleReloc> = Vec::with_capacity(code.relocs.len());
             for r in &code.relocs {
                 let name = match r.target {
-                    outline::RelocTarget::Symbol(s) => targets.targets[s as usize].clone(),
-                    outline::RelocTarget::Outlined(o) => {
+                    machine::RelocTarget::Symbol(s) => targets.targets[s as usize].clone(),
+                    machine::RelocTarget::Outlined(o) => {
                         ModuleRelocTarget::user(0, outlined_ids[o as usize].as_u32())
                     }
-                    outline::RelocTarget::FunctionOffset(o) => {
+                    machine::RelocTarget::FunctionOffset(o) => {
                         ModuleRelocTarget::FunctionOffset(id, o)
                     }
                 };
                 match r.kind {
-                    outline::RelocKind::Cranelift(kind) => relocs.push(ModuleReloc {
+                    machine::RelocKind::Cranelift(kind) => relocs.push(ModuleReloc {
                         offset: r.offset,
                         kind,
                         name,
@@ -315,7 +316,7 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         &mut self,
         name: &str,
         targets: &mut RelocTargets,
-    ) -> Result<outline::RelocTarget> {
+    ) -> Result<machine::RelocTarget> {
         let id = match self.module.get_name(name) {
             Some(FuncOrDataId::Func(id)) => id,
             Some(FuncOrDataId::Data(_)) => bail!("`{name}` is data, not a function"),
@@ -510,11 +511,11 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
 /// A compiled function awaiting the outliner.
 pub struct CompiledFunction {
     pub id: FuncId,
-    pub code: outline::MachFunction,
+    pub code: machine::MachFunction,
 }
 
 /// The relocation targets of a module's code, interned for the outliner
-/// (which names them [`outline::RelocTarget::Symbol`] by index).
+/// (which names them [`machine::RelocTarget::Symbol`] by index).
 #[derive(Clone, Default)]
 pub struct RelocTargets {
     pub targets: Vec<ModuleRelocTarget>,
@@ -529,7 +530,7 @@ impl RelocTargets {
         &mut self,
         target: &ModuleRelocTarget,
         decls: &ModuleDeclarations,
-    ) -> outline::RelocTarget {
+    ) -> machine::RelocTarget {
         let name = match target {
             ModuleRelocTarget::User {
                 namespace: 0,
@@ -543,7 +544,7 @@ impl RelocTargets {
                 .linkage_name(cranelift_module::DataId::from_u32(*index))
                 .into_owned(),
             ModuleRelocTarget::FunctionOffset(_, offset) => {
-                return outline::RelocTarget::FunctionOffset(*offset)
+                return machine::RelocTarget::FunctionOffset(*offset)
             }
             other => other.to_string(),
         };
@@ -553,16 +554,16 @@ impl RelocTargets {
             self.names.push(name);
             next
         });
-        outline::RelocTarget::Symbol(i)
+        machine::RelocTarget::Symbol(i)
     }
 }
 
 impl RelocTargets {
     /// The target named `name`, if some relocation refers to it.
-    pub fn by_name(&self, name: &str) -> Option<outline::RelocTarget> {
+    pub fn by_name(&self, name: &str) -> Option<machine::RelocTarget> {
         self.index
             .get(name)
-            .map(|&i| outline::RelocTarget::Symbol(i))
+            .map(|&i| machine::RelocTarget::Symbol(i))
     }
 }
 
@@ -721,7 +722,7 @@ pub struct ParecReloc {
     pub function: FuncId,
     /// Offset of the field from the start of the function.
     pub offset: u32,
-    pub kind: outline::RelocKind,
+    pub kind: machine::RelocKind,
     pub name: ModuleRelocTarget,
     pub addend: i64,
 }
@@ -731,8 +732,10 @@ pub struct ParecReloc {
 pub fn add_parec_relocs(product: &mut ObjectProduct, relocs: &[ParecReloc]) -> Result<()> {
     for r in relocs {
         let r_type = match r.kind {
-            outline::RelocKind::Aarch64AdrPrelLo21 => object::elf::R_AARCH64_ADR_PREL_LO21,
-            outline::RelocKind::Cranelift(kind) => bail!("{kind:?} is Cranelift's to write"),
+            machine::RelocKind::Aarch64AdrPrelLo21 => object::elf::R_AARCH64_ADR_PREL_LO21,
+            machine::RelocKind::Aarch64CondBr19 => object::elf::R_AARCH64_CONDBR19,
+            machine::RelocKind::Aarch64TstBr14 => object::elf::R_AARCH64_TSTBR14,
+            machine::RelocKind::Cranelift(kind) => bail!("{kind:?} is Cranelift's to write"),
         };
         let function = product.function_symbol(r.function);
         let symbol = match r.name {

@@ -11,7 +11,9 @@
 //!    ([`CodegenOptions::trap_paths`]; at every level); then the pipeline's
 //!    *machine passes* rewrite that code, in order — the peepholes
 //!    ([`MachinePass::Peephole`], with `adr` for symbol addresses when the
-//!    program's [`CodeModel`] allows), then the outliner
+//!    program's [`CodeModel`] allows), copy propagation
+//!    ([`MachinePass::Copyprop`]), one epilogue per function
+//!    ([`MachinePass::Epilogue`]), then the outliner
 //!    ([`MachinePass::Outline`]) against the global prefix tree of an
 //!    earlier round if the build has one ([`OutlineContext`]);
 //! 3. the code and the module's data are defined from bytes into a
@@ -32,7 +34,10 @@ use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::heat::HotCode;
 use parec_passes::outline::global::OutlineTree;
-use parec_passes::outline::{self, MachFunction, OutlineOptions, OutlineStats};
+use parec_passes::machine::{lift::Emitted, MachFunction};
+use parec_passes::outline::{self, OutlineOptions, OutlineStats};
+use parec_passes::copyprop::{self, CopyStats};
+use parec_passes::epilogue::{self, EpilogueStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
@@ -171,6 +176,10 @@ pub struct CompiledObject {
     pub traps: Option<TrapStats>,
     /// What the peepholes did, if they ran.
     pub peephole: Option<PeepholeStats>,
+    /// What copy propagation did, if it ran.
+    pub copyprop: Option<CopyStats>,
+    /// What the sharing of epilogues did, if it ran.
+    pub epilogue: Option<EpilogueStats>,
     /// What the machine outliner did, if it ran.
     pub outline: Option<OutlineStats>,
     /// The outliner's publication for the global prefix tree (empty if it
@@ -292,6 +301,8 @@ pub struct LoweredModule {
     address_significant: BTreeSet<String>,
     traps: Option<TrapStats>,
     peephole: Option<PeepholeStats>,
+    copyprop: Option<CopyStats>,
+    epilogue: Option<EpilogueStats>,
     remarks: Vec<Remark>,
     times: CodegenTimes,
 }
@@ -341,11 +352,16 @@ pub fn lower_module(
         if !matches!(arch, target_lexicon::Architecture::Aarch64(_)) {
             return Err(anyhow!("shared trap paths need aarch64 code")).with_context(in_module);
         }
-        let resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
+        let mut resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
+        // The code model's promise (every symbol within ±1 MiB) covers the
+        // paths: checks may branch to them directly.
+        resolved.near = opts.near_symbols;
         trap_stats = Some(traps::run(&mut functions, &resolved));
         times.machine.push(("trap-paths", start.elapsed()));
     }
     let mut peephole_stats = None;
+    let mut copyprop_stats = None;
+    let mut epilogue_stats = None;
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
@@ -356,6 +372,16 @@ pub fn lower_module(
                 let report = peephole::run(&mut functions, &options);
                 remarks.extend(report.remarks);
                 peephole_stats = Some(report.stats);
+            }
+            MachinePass::Copyprop => {
+                let report = copyprop::run(&mut functions);
+                remarks.extend(report.remarks);
+                copyprop_stats = Some(report.stats);
+            }
+            MachinePass::Epilogue => {
+                let report = epilogue::run(&mut functions);
+                remarks.extend(report.remarks);
+                epilogue_stats = Some(report.stats);
             }
             // The outliner works on the emitted code of each round.
             MachinePass::Outline => continue,
@@ -373,6 +399,8 @@ pub fn lower_module(
         address_significant: definer.address_significant().clone(),
         traps: trap_stats,
         peephole: peephole_stats,
+        copyprop: copyprop_stats,
+        epilogue: epilogue_stats,
         remarks,
         times,
     })
@@ -439,6 +467,8 @@ pub fn emit_module(
         bytes,
         traps: lowered.traps.clone(),
         peephole: lowered.peephole.clone(),
+        copyprop: lowered.copyprop.clone(),
+        epilogue: lowered.epilogue.clone(),
         outline: code.outline_stats,
         outline_tree: code.outline_tree,
         remarks: code.remarks,
@@ -452,7 +482,7 @@ struct MachineCode {
     cranelift: Vec<MachFunction>,
     /// The module's functions as the machine passes left them, in
     /// definition order.
-    functions: Vec<outline::lift::Emitted>,
+    functions: Vec<Emitted>,
     /// Functions the outliner created.
     outlined: Vec<outline::OutlinedFunction>,
     outline_stats: Option<OutlineStats>,

@@ -232,6 +232,12 @@ enum Command {
         /// List the C library's modules and functions too.
         #[arg(long)]
         all: bool,
+        /// Instead: every instruction of the program's own code by role
+        /// (frame, calls and their moves, checks, traps, constants,
+        /// addresses, memory, compares and branches, arithmetic), in total
+        /// and per function (aarch64).
+        #[arg(long, conflicts_with = "html")]
+        roles: bool,
     },
     /// Inspect or combine cgdata files (the summaries of two-round builds).
     Cgdata {
@@ -618,6 +624,7 @@ fn execute(cli: Cli) -> u8 {
             html,
             top,
             all,
+            roles,
         } => commands::size(&SizeOptions {
             inputs,
             json,
@@ -625,6 +632,7 @@ fn execute(cli: Cli) -> u8 {
             html,
             top,
             all,
+            roles,
         }),
         Command::Cgdata {
             command:

@@ -17,6 +17,8 @@
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
+//! copyprop aarch64 code, per function  parec_passes::copyprop (moves into their definers)
+//! epilogue aarch64 code, per function  parec_passes::epilogue (one epilogue per function)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
 //!
@@ -47,8 +49,8 @@
 //!   passes), in module order (docs/REMARKS.md).
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
-//! and GVN by the speed policy (`inline-speed`, `gvn-speed`) and the
-//! peepholes; `-Oz` runs
+//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), the
+//! peepholes and copy propagation; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
 //!
@@ -401,6 +403,12 @@ pub enum MachinePass {
     /// Peepholes on the aarch64 code Cranelift emitted
     /// (`parec_passes::peephole`).
     Peephole,
+    /// Machine copy propagation: a move's definer writes its destination
+    /// (`parec_passes::copyprop`).
+    Copyprop,
+    /// One epilogue per function: returns that repeat another's epilogue
+    /// branch to it (`parec_passes::epilogue`).
+    Epilogue,
     /// The aarch64 machine outliner (`parec_passes::outline`), local or
     /// against the prefix tree of an earlier round.
     Outline,
@@ -410,6 +418,8 @@ impl MachinePass {
     pub fn name(self) -> &'static str {
         match self {
             MachinePass::Peephole => "peephole",
+            MachinePass::Copyprop => "copyprop",
+            MachinePass::Epilogue => "epilogue",
             MachinePass::Outline => "outline",
         }
     }
@@ -417,7 +427,10 @@ impl MachinePass {
     /// Whether the pass can run on code for `arch`.
     pub fn applies_to(self, arch: target_lexicon::Architecture) -> bool {
         match self {
-            MachinePass::Peephole | MachinePass::Outline => {
+            MachinePass::Peephole
+            | MachinePass::Copyprop
+            | MachinePass::Epilogue
+            | MachinePass::Outline => {
                 matches!(arch, target_lexicon::Architecture::Aarch64(_))
             }
         }
@@ -439,6 +452,8 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Machine(MachinePass::Peephole),
+        Pass::Machine(MachinePass::Copyprop),
+        Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
 
@@ -451,12 +466,13 @@ impl Pass {
 
     /// The passes of `-O2`: inlining and GVN by the speed policy (GVN
     /// without the size guard: measured on bench/, 4.9% fewer bytes and
-    /// 2.3% less run time than without it), and the peepholes (fewer
-    /// instructions are faster too).
+    /// 2.3% less run time than without it), the peepholes and copy
+    /// propagation (fewer instructions are faster too).
     pub const SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
         Pass::Machine(MachinePass::Peephole),
+        Pass::Machine(MachinePass::Copyprop),
     ];
 
     /// Looks one of parec's passes up by its command-line name.
@@ -473,7 +489,12 @@ impl MachinePass {
     /// Machine passes run in this order whatever order a `--passes` list
     /// names them in: the outliner lifts the code the peepholes leave, and
     /// nothing lifts the outliner's output again.
-    const ORDER: &'static [MachinePass] = &[MachinePass::Peephole, MachinePass::Outline];
+    const ORDER: &'static [MachinePass] = &[
+        MachinePass::Peephole,
+        MachinePass::Copyprop,
+        MachinePass::Epilogue,
+        MachinePass::Outline,
+    ];
 
     fn rank(self) -> usize {
         Self::ORDER
@@ -652,7 +673,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, \
              inline-speed, gvn-speed"
         );
     }
@@ -694,19 +715,31 @@ mod tests {
         );
         assert_eq!(
             oz.machine,
-            vec![MachinePass::Peephole, MachinePass::Outline]
+            vec![
+                MachinePass::Peephole,
+                MachinePass::Copyprop,
+                MachinePass::Epilogue,
+                MachinePass::Outline
+            ]
         );
         assert_eq!(
             Pipeline::for_level(OptLevel::O2).machine,
-            vec![MachinePass::Peephole]
+            vec![MachinePass::Peephole, MachinePass::Copyprop]
         );
     }
 
     #[test]
     fn machine_passes_run_in_their_order() {
-        let p = Pipeline::from_names("outline,peephole,outline").unwrap();
-        assert_eq!(p.machine, vec![MachinePass::Peephole, MachinePass::Outline]);
-        assert_eq!(p.names(), "peephole,outline");
+        let p = Pipeline::from_names("outline,epilogue,peephole,outline").unwrap();
+        assert_eq!(
+            p.machine,
+            vec![
+                MachinePass::Peephole,
+                MachinePass::Epilogue,
+                MachinePass::Outline
+            ]
+        );
+        assert_eq!(p.names(), "peephole,epilogue,outline");
     }
 
     #[test]

@@ -200,7 +200,7 @@ fn aot_flags(
     // Static non-PIE executables: a `.clif` file asking for PIC is refused
     // when it is read (`crate::clif_file`).
     b.set("is_pic", "false")?;
-    // Block starts for the machine outliner's lifter (`parec_passes::outline`).
+    // Block starts for the machine passes' lifter (`parec_passes::machine`).
     // Only recorded: the code bytes are the same with and without it, so
     // parec's choice overrides a file's.
     b.set(

@@ -22,8 +22,9 @@ use parec::object;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::ClifModule;
-use parec_passes::outline::decode::{self, Decoder, Form};
-use parec_passes::outline::{self, lift, MachFunction, OutlineOptions};
+use parec_passes::machine::decode::{self, Decoder, Form};
+use parec_passes::machine::{lift, MachFunction};
+use parec_passes::outline::{self, OutlineOptions};
 
 mod support;
 use support::{text_size, workspace_root};

@@ -1,7 +1,9 @@
 //! The machine peepholes (docs/DESIGN.md, "Peepholes and the code model")
 //! on a program written for them (`examples/peepholes.pare`, which the
 //! executor tests also run everywhere): what each rule leaves, that no
-//! function grows, the listing as a snapshot (`snapshots/peephole/`), and
+//! function grows, the listing as a snapshot (`snapshots/peephole/`); the
+//! small machine passes after them, copy propagation and one epilogue per
+//! function ("Copy propagation and one epilogue"), on examples they fire on; and
 //! the code model: `auto` picks `adr` for a small program and `adrp` for one
 //! whose data is beyond `adr`'s reach, and `tiny` on such a program is a
 //! link error naming the relocation, never a wrong address.
@@ -24,6 +26,11 @@ fn example() -> PathBuf {
 /// Every function of the program's objects at `-O2` with `passes`, by
 /// name: its listing lines.
 fn listings(passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>> {
+    listings_of(&example(), passes, code_model)
+}
+
+/// [`listings`] of the program `main`.
+fn listings_of(main: &Path, passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>> {
     let build = Build {
         pipeline: Pipeline::from_names(passes).unwrap(),
         level: OptLevel::O2,
@@ -35,7 +42,7 @@ fn listings(passes: &str, code_model: CodeModel) -> BTreeMap<String, Vec<String>
         runtime: Default::default(),
     };
     let output = build
-        .run(Input::Pare(vec![example()]))
+        .run(Input::Pare(vec![main.to_path_buf()]))
         .unwrap_or_else(|_| panic!("does not build"));
     support::function_listings(&output.objects)
 }
@@ -89,6 +96,77 @@ fn each_rule_fires_and_no_function_grows() {
     let count_true = &tiny["peepholes::count_true"];
     assert_eq!(count(count_true, "tst "), 0, "{count_true:#?}");
     assert!(count(count_true, "cbz ") + count(count_true, "cbnz ") > 0);
+}
+
+/// Register moves (`mov xD, xS`, `mov wD, wS`) in `lines`.
+fn register_moves(lines: &[String]) -> usize {
+    let is_register = |op: &str| {
+        let op = op.trim();
+        (op.starts_with('x') || op.starts_with('w')) && op[1..].parse::<u32>().is_ok()
+    };
+    lines
+        .iter()
+        .filter_map(|l| l.split_once("mov ").map(|(_, operands)| operands))
+        .filter(|operands| operands.split(',').all(is_register))
+        .count()
+}
+
+#[test]
+fn copy_propagation_deletes_moves_and_no_function_grows() {
+    // `main` of loops.pare computes loop counters and call arguments into
+    // temporaries and moves them on (docs/DESIGN.md, "Machine copy
+    // propagation").
+    let program = workspace_root().join("examples/loops.pare");
+    let before = listings_of(&program, "peephole", CodeModel::Auto);
+    let after = listings_of(&program, "peephole,copyprop", CodeModel::Auto);
+    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+    for (name, code) in &after {
+        assert!(
+            instructions(code) <= instructions(&before[name]),
+            "{name} grew:\n{:#?}\n{code:#?}",
+            before[name]
+        );
+    }
+    let main = (&before["main"], &after["main"]);
+    assert!(
+        register_moves(main.1) < register_moves(main.0),
+        "{:#?}",
+        main.1
+    );
+    assert_eq!(
+        instructions(main.0) - instructions(main.1),
+        register_moves(main.0) - register_moves(main.1)
+    );
+    // `mov x0, #0; mov x19, x0` became `mov x19, #0`.
+    assert!(count(main.1, "mov x19, #0") > count(main.0, "mov x19, #0"));
+}
+
+#[test]
+fn one_epilogue_per_function() {
+    // `fact`, `power` and `hanoi` return from two places, each time
+    // restoring their callee-saved registers and frame record.
+    let program = workspace_root().join("examples/recursion.pare");
+    let before = listings_of(&program, "peephole,copyprop", CodeModel::Auto);
+    let after = listings_of(&program, "peephole,copyprop,epilogue", CodeModel::Auto);
+    for (name, code) in &after {
+        assert!(instructions(code) <= instructions(&before[name]), "{name} grew");
+    }
+    for name in ["recursion::fact", "recursion::power", "recursion::hanoi"] {
+        let rets = |code: &[String]| count(code, " ret");
+        assert_eq!(rets(&before[name]), 2, "{name}: {:#?}", before[name]);
+        assert_eq!(rets(&after[name]), 1, "{name}: {:#?}", after[name]);
+        // The second epilogue became one `b`: its restores are gone.
+        let restores = |code: &[String]| count(code, "[sp], #0x10");
+        assert!(restores(&after[name]) < restores(&before[name]), "{name}");
+    }
+    let mut text = String::new();
+    for line in &after["recursion::fact"] {
+        text.push_str(&format!("{line}\n"));
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace_root().join("snapshots/peephole"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("epilogue_fact", text));
 }
 
 #[test]

@@ -274,6 +274,38 @@ fn gvn_counters(stats: &GvnStats) -> BTreeMap<&'static str, u64> {
 /// The library: each pass's remarks add up to its statistics, on programs
 /// where GVN reverts functions (bignum), merging and global outlining work
 /// (generic_zoo, two rounds) and the rest.
+/// A machine pass's statistics, which its remarks must add up to.
+struct MachineCounts {
+    pass: &'static str,
+    /// Each count and its statistic.
+    counts: Vec<(&'static str, usize)>,
+    /// The decision of a rewritten function and how many there were.
+    passed: (&'static str, usize),
+    /// Code bytes before and after the pass.
+    bytes: (u64, u64),
+}
+
+impl MachineCounts {
+    fn check(&self, remarks: &[&Remark], context: &str) {
+        for &(name, value) in &self.counts {
+            assert_eq!(
+                count(remarks, self.pass, name),
+                value as u64,
+                "{context}: {} {name}",
+                self.pass
+            );
+        }
+        let (decision, functions) = self.passed;
+        assert_eq!(decisions(remarks, self.pass, decision), functions as u64, "{context}");
+        let saved: i64 = remarks
+            .iter()
+            .filter(|r| r.pass == self.pass)
+            .filter_map(|r| r.bytes)
+            .sum();
+        assert_eq!(saved, self.bytes.0 as i64 - self.bytes.1 as i64, "{context}: {}", self.pass);
+    }
+}
+
 #[test]
 fn remarks_add_up_to_every_pass_statistics() {
     let root = workspace_root();
@@ -357,37 +389,48 @@ fn remarks_add_up_to_every_pass_statistics() {
         for obj in &output.objects {
             let peephole = obj.peephole.as_ref().expect("the peepholes ran");
             let of_object: Vec<&Remark> = obj.remarks.iter().collect();
-            for (name, value) in [
-                ("functions", peephole.functions),
-                ("near_addresses", peephole.near_addresses),
-                ("repeated", peephole.repeated),
-                ("boolean_branches", peephole.boolean_branches),
-                ("compare_branches", peephole.compare_branches),
-                ("byte_extensions", peephole.byte_extensions),
-                ("compare_extensions", peephole.compare_extensions),
-            ] {
-                let module = &obj.name;
-                assert_eq!(
-                    count(&of_object, "peephole", name),
-                    value as u64,
-                    "{file}: module {module}: peephole {name}"
-                );
+            let context = format!("{file}: module {}", obj.name);
+            let passes = [
+                MachineCounts {
+                    pass: "peephole",
+                    counts: vec![
+                        ("functions", peephole.functions),
+                        ("near_addresses", peephole.near_addresses),
+                        ("repeated", peephole.repeated),
+                        ("boolean_branches", peephole.boolean_branches),
+                        ("compare_branches", peephole.compare_branches),
+                        ("byte_extensions", peephole.byte_extensions),
+                        ("compare_extensions", peephole.compare_extensions),
+                    ],
+                    passed: ("rewritten", peephole.functions),
+                    bytes: (peephole.bytes_before, peephole.bytes_after),
+                },
+                {
+                    let copyprop = obj.copyprop.as_ref().expect("copy propagation ran");
+                    MachineCounts {
+                        pass: "copyprop",
+                        counts: vec![("functions", copyprop.functions), ("moves", copyprop.moves)],
+                        passed: ("propagated", copyprop.functions),
+                        bytes: (copyprop.bytes_before, copyprop.bytes_after),
+                    }
+                },
+                {
+                    let epilogue = obj.epilogue.as_ref().expect("the epilogues were shared");
+                    MachineCounts {
+                        pass: "epilogue",
+                        counts: vec![
+                            ("functions", epilogue.functions),
+                            ("branched", epilogue.branched),
+                            ("deleted", epilogue.deleted),
+                        ],
+                        passed: ("shared", epilogue.functions),
+                        bytes: (epilogue.bytes_before, epilogue.bytes_after),
+                    }
+                },
+            ];
+            for pass in &passes {
+                pass.check(&of_object, &context);
             }
-            assert_eq!(
-                decisions(&of_object, "peephole", "rewritten"),
-                peephole.functions as u64
-            );
-            let saved: i64 = of_object
-                .iter()
-                .filter(|r| r.pass == "peephole")
-                .filter_map(|r| r.bytes)
-                .sum();
-            assert_eq!(
-                saved,
-                peephole.bytes_before as i64 - peephole.bytes_after as i64,
-                "{file}: module {}",
-                obj.name
-            );
             let stats = obj.outline.as_ref().expect("the outliner ran");
             let of_module: Vec<&Remark> = obj.remarks.iter().collect();
             assert!(of_module.iter().all(|r| r.module == obj.name));

@@ -2,7 +2,11 @@
 //! paths"): a check branches to one island per kind per function, `b
 //! pare_trap_<kind>`; a leaf function whose only call was the trap keeps no
 //! frame; no `udf` follows a call that never returns; and a `.clif` file's
-//! own `trapz user(N)` stays a trap. The listing of a small program at
+//! own `trapz user(N)` stays a trap. Under the tiny code model (a small
+//! program's default) a check branches to the shared path itself
+//! (`R_AARCH64_CONDBR19`) and keeps no island, and the executable traps
+//! with the interpreter's message, also from a function that only traps.
+//! The listing of a small program at
 //! `-O2` is a snapshot (`snapshots/traps/`).
 
 mod support;
@@ -11,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodeModel;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
 
@@ -41,9 +46,9 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The listing of every function of the objects of `input` at `level`,
-/// by name.
-fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
+/// The listing of every function of the objects of `input` at `level`
+/// under `code_model`, by name.
+fn listings(input: Input, level: OptLevel, code_model: CodeModel) -> BTreeMap<String, Vec<String>> {
     let build = Build {
         pipeline: Pipeline::for_level(level),
         level,
@@ -51,7 +56,7 @@ fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
         backend: Backend::Objects(Target::Aarch64),
         jobs: 1,
         units: Units::PerModule,
-        code_model: Default::default(),
+        code_model,
         runtime: Default::default(),
     };
     let output = build
@@ -60,12 +65,12 @@ fn listings(input: Input, level: OptLevel) -> BTreeMap<String, Vec<String>> {
     support::function_listings(&output.objects)
 }
 
-fn pare_listings(level: OptLevel) -> BTreeMap<String, Vec<String>> {
+fn pare_listings(level: OptLevel, code_model: CodeModel) -> BTreeMap<String, Vec<String>> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("main.pare");
     std::fs::write(&path, MAIN).unwrap();
     std::fs::write(dir.path().join("util.pare"), UTIL).unwrap();
-    listings(Input::Pare(vec![path]), level)
+    listings(Input::Pare(vec![path]), level, code_model)
 }
 
 fn count(lines: &[String], needle: &str) -> usize {
@@ -75,7 +80,7 @@ fn count(lines: &[String], needle: &str) -> usize {
 #[test]
 fn checks_branch_to_one_island_per_kind_and_leaves_keep_no_frame() {
     for level in [OptLevel::O0, OptLevel::O2, OptLevel::Oz] {
-        let functions = pare_listings(level);
+        let functions = pare_listings(level, CodeModel::Small);
         let pair_sum = &functions["util::pair_sum"];
         let field = &functions["util::field"];
         for (name, code) in [("pair_sum", pair_sum), ("field", field)] {
@@ -118,9 +123,93 @@ fn checks_branch_to_one_island_per_kind_and_leaves_keep_no_frame() {
 }
 
 #[test]
+fn near_checks_branch_straight_to_the_paths() {
+    for level in [OptLevel::O0, OptLevel::O2, OptLevel::Oz] {
+        let tiny = pare_listings(level, CodeModel::Tiny);
+        let small = pare_listings(level, CodeModel::Small);
+        let pair_sum = &tiny["util::pair_sum"];
+        // Two bounds checks (`b.hs`) and a null check (`cbz`), no island.
+        assert_eq!(
+            count(pair_sum, "R_AARCH64_CONDBR19 pare_trap_index_out_of_bounds"),
+            2,
+            "{level:?}: {pair_sum:#?}"
+        );
+        assert_eq!(
+            count(pair_sum, "R_AARCH64_CONDBR19 pare_trap_null_dereference"),
+            1,
+            "{level:?}: {pair_sum:#?}"
+        );
+        assert_eq!(count(pair_sum, "R_AARCH64_CALL26"), 0, "{level:?}: {pair_sum:#?}");
+        // The program's code never grows (outlining may cut it differently).
+        let instructions = |functions: &BTreeMap<String, Vec<String>>| {
+            functions.values().flatten().filter(|l| !l.contains("; ")).count()
+        };
+        assert!(instructions(&tiny) < instructions(&small), "{level:?}");
+    }
+}
+
+#[test]
+fn a_direct_check_traps_with_the_interpreters_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.pare");
+    std::fs::write(
+        &main,
+        "import util;\nfn main() {\n    let a = new [i64; 3];\n    print(util::pair_sum(a, 1));\n    \
+         print(util::pair_sum(a, 2));\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("util.pare"), UTIL).unwrap();
+    let exe = dir.path().join("main");
+    let built = support::run(
+        support::parec()
+            .args(["build", "--code-model", "tiny", "-o"])
+            .arg(&exe)
+            .arg(&main),
+    );
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let ran = support::run(&mut parec::link::run_command(&exe, Target::Aarch64));
+    let interpreted = support::run(support::parec().arg("interp").arg(&main));
+    assert_eq!(ran.stdout, interpreted.stdout);
+    assert_eq!(ran.stderr, interpreted.stderr);
+    assert_eq!(ran.status.code(), interpreted.status.code());
+    assert!(String::from_utf8_lossy(&ran.stderr).contains("index out of bounds"));
+}
+
+#[test]
+fn a_function_that_only_traps_traps() {
+    // GVN folds `12 / 0` to `trap`: the function's whole body is its
+    // island, which no branch names but the entry falls into (generated
+    // program seed 103 ran on into the next function when it was deleted).
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.pare");
+    std::fs::write(&main, "import m1;\nfn main() {\n    print(m1::f(1));\n}\n").unwrap();
+    std::fs::write(
+        dir.path().join("m1.pare"),
+        "pub fn f(p: i64) -> i64 {\n    let mut h: i64 = 12 / 0;\n    p\n}\n",
+    )
+    .unwrap();
+    let interpreted = support::run(support::parec().arg("interp").arg(&main));
+    assert!(String::from_utf8_lossy(&interpreted.stderr).contains("division by zero"));
+    for level in ["-O2", "-Oz"] {
+        let exe = dir.path().join(format!("main{level}"));
+        let built = support::run(
+            support::parec()
+                .args(["build", level, "--code-model", "tiny", "-o"])
+                .arg(&exe)
+                .arg(&main),
+        );
+        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        let ran = support::run(&mut parec::link::run_command(&exe, Target::Aarch64));
+        assert_eq!(ran.stdout, interpreted.stdout, "{level}");
+        assert_eq!(ran.stderr, interpreted.stderr, "{level}");
+        assert_eq!(ran.status.code(), interpreted.status.code(), "{level}");
+    }
+}
+
+#[test]
 fn no_udf_follows_a_call_that_never_returns() {
     for level in [OptLevel::O0, OptLevel::O2, OptLevel::Oz] {
-        let functions = pare_listings(level);
+        let functions = pare_listings(level, CodeModel::Auto);
         for (name, code) in &functions {
             for (i, line) in code.iter().enumerate() {
                 let noreturn = ["pare_trap", "pare_exit", "exit"]
@@ -145,7 +234,7 @@ fn a_clif_files_traps_stay_traps() {
     let module = parec::clif_file::ClifFile::parse("traps.clif", clif)
         .unwrap()
         .module;
-    let functions = listings(Input::Modules(vec![module]), OptLevel::O2);
+    let functions = listings(Input::Modules(vec![module]), OptLevel::O2, CodeModel::Auto);
     let f = &functions["f"];
     assert_eq!(count(f, UDF), 2, "{f:#?}");
     assert_eq!(count(f, "pare_trap"), 0, "{f:#?}");
@@ -153,7 +242,7 @@ fn a_clif_files_traps_stay_traps() {
 
 #[test]
 fn listing_at_o2() {
-    let functions = pare_listings(OptLevel::O2);
+    let functions = pare_listings(OptLevel::O2, CodeModel::Auto);
     let mut text = String::new();
     for name in [
         "util::pair_sum",

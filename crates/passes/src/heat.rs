@@ -11,7 +11,7 @@
 //! hot; it comes from a profile (`parec build --profile-use`,
 //! [`crate::profile`]). Where it says nothing — every function, in a build
 //! without a profile — each pass falls back to the static estimate, loop
-//! nesting ([`in_loop_blocks`] on CLIF, `outline::heat` on machine code):
+//! nesting ([`in_loop_blocks`] on CLIF, [`crate::machine::loops`] on machine code):
 //! code inside a loop is taken as hot.
 //!
 //! # How the passes read it

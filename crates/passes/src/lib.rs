@@ -13,8 +13,11 @@
 //! | [`gvn`] | one CLIF function | optimistic global value numbering with PRE and LICM; [`gvn::run_for_size`] keeps a rewrite only if the function's machine code does not grow |
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
 //! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
+//! | [`machine`] | aarch64 machine code | the layer the machine passes share: decoding, lifting to instructions with symbolic targets, liveness, layout and relocations, loops |
 //! | [`traps`] | a module's aarch64 machine code | shared trap paths: a check's `udf` becomes a branch to one program-wide path per kind |
 //! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
+//! | [`copyprop`] | a module's aarch64 machine code | machine copy propagation: a move's source definer writes its destination, or its one reader reads its source |
+//! | [`epilogue`] | a module's aarch64 machine code | one epilogue per function: a return whose epilogue another return has becomes a branch to it |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
 //! | [`profile`] | CLIF modules, files | execution profiles: block counters, stable function keys, the hot and cold functions a build's passes read ([`heat`]) |
@@ -85,7 +88,7 @@
 //!
 //! Machine code comes next: compile each function with Cranelift for
 //! aarch64 (`machine_code_cfg_info` on, so block starts are recorded), give
-//! [`outline::outline_module`] the code as [`outline::MachFunction`]s with
+//! [`outline::outline_module`] the code as [`machine::MachFunction`]s with
 //! relocations by symbol, and define the functions it returns — plus the
 //! `OUTLINED_FUNCTION_*` functions it created — from bytes
 //! (`cranelift_module::Module::define_function_bytes`). parec's driver does
@@ -104,10 +107,13 @@ pub mod callgraph;
 pub mod cgdata;
 pub mod clif_module;
 pub mod code_cache;
+pub mod copyprop;
+pub mod epilogue;
 pub mod fmerge;
 pub mod gvn;
 pub mod heat;
 pub mod inline;
+pub mod machine;
 pub mod merge;
 pub mod outline;
 pub mod peephole;

@@ -8,7 +8,7 @@
 //! `cset`, compares repeated right after a `cset` of the same compare (the
 //! lowering of `&&`/`||`: one compare for the value, one for the branch)
 //! and 29 `uxtb` of a byte just loaded by `ldrb`. This pass removes them
-//! from the lifted code ([`crate::outline::lift`]), as LLVM's
+//! from the lifted code ([`crate::machine::lift`]), as LLVM's
 //! `AArch64MIPeepholeOpt` and `MachineCSE` do before emission
 //! ([LLVM-MIPEEPHOLE]). Encodings are the Arm ARM's ([ARM-ARM] C4.1, C6.2,
 //! `DecodeBitMasks`); the relocation of rule 1 is [AAELF64] §5.7.6's, and
@@ -65,7 +65,7 @@
 //! #0xff`, no pure word twice), lift it; apply rule 1 and rule 2 in one forward walk
 //! (rule 2 keeps the pure instructions of the current straight run whose
 //! operands are intact); then compute register liveness
-//! ([`crate::outline::liveness`]) and the byte-valued registers (a forward
+//! ([`crate::machine::liveness`]) and the byte-valued registers (a forward
 //! dataflow: intersection at joins, the entry knows nothing) on the result
 //! and apply rules 3–6 in one more walk (skipped, with both analyses, when
 //! no item could start one); lay the items out again. A
@@ -94,10 +94,10 @@ use std::fmt;
 
 use cranelift_codegen::binemit::Reloc;
 
-use crate::outline::decode::{x, Decoder, Form, RegSet, NZCV, SP};
-use crate::outline::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::outline::liveness;
-use crate::outline::{MachFunction, MachReloc, RelocKind};
+use crate::machine::decode::{x, Decoder, Form, RegSet, NZCV, SP};
+use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
+use crate::machine::{cfg, liveness};
+use crate::machine::{MachFunction, MachReloc, RelocKind};
 use crate::remark::Remark;
 
 /// What the driver knows about the program the code goes into.
@@ -523,7 +523,7 @@ fn dataflow_rules(
         return lifted.clone();
     }
     let joins = joins(lifted);
-    let succs = liveness::successor_lists(lifted);
+    let succs = cfg::successor_lists(lifted);
     let live = liveness::compute_on(lifted, &succs);
     let bytes = byte_valued(lifted, &succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
@@ -653,7 +653,14 @@ fn boolean_branch(inst: &Inst, branch: &Item, bytes: RegSet, live_after: RegSet)
     if untouchable(inst).is_some() {
         return None;
     }
-    if branch.form != Form::BCond || branch.target.is_none() || untouchable(branch).is_some() {
+    // A branch to a label, or straight to a symbol (a check's trap path,
+    // `R_AARCH64_CONDBR19`, which `cbz`/`cbnz` take as well).
+    let symbolic = branch
+        .reloc
+        .as_ref()
+        .is_some_and(|r| r.kind == RelocKind::Aarch64CondBr19);
+    let reaches = branch.target.is_some() || symbolic;
+    if branch.form != Form::BCond || !reaches || untouchable(branch).is_some() {
         return None;
     }
     match branch.word & 0xF {
@@ -872,8 +879,8 @@ fn logical_immediate(w: u32) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outline::testing::{function, words};
-    use crate::outline::RelocTarget;
+    use crate::machine::testing::{function, words};
+    use crate::machine::RelocTarget;
     use cranelift_codegen::ir::TrapCode;
 
     const RET: u32 = 0xD65F_03C0;

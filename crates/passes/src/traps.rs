@@ -29,7 +29,7 @@
 //!
 //! Per function ([`share_function`]):
 //!
-//! 1. Lift it ([`crate::outline::lift`]): items with symbolic branch targets.
+//! 1. Lift it ([`crate::machine::lift`]): items with symbolic branch targets.
 //! 2. For each code `c`, the first `udf` with code `c` becomes the island
 //!    `b P(c)`; every later `udf` with code `c` is deleted and the branches
 //!    to it retargeted to that island, so all checks of a kind in a function
@@ -40,7 +40,13 @@
 //!    the end of the function) follows: falling past a call that never
 //!    returns is harmless, and data must not follow a call for the next
 //!    lifting to see it as data.
-//! 4. Lay the items out again, moving block starts, relocations, trap and
+//! 4. Only when the producer knows every path within ±1 MiB of every check
+//!    ([`ResolvedPaths::near`]): each `b.cond`, `cbz` and `cbnz` to an
+//!    island branches to the island's path itself, with the relocation
+//!    `R_AARCH64_CONDBR19` ([`RelocKind::Aarch64CondBr19`]), and an island
+//!    no branch names any more and nothing falls into is deleted. `tbz` and
+//!    `tbnz` (±32 KiB) keep their island.
+//! 5. Lay the items out again, moving block starts, relocations, trap and
 //!    call-site records.
 //!
 //! If the function does not lift or its layout fails (a conditional branch
@@ -48,12 +54,15 @@
 //! code becomes `b P(c)` in place ([`patch_in_place`]): the same size, so
 //! nothing moves, and the result is just as correct, only larger.
 //!
-//! The conditional branches are never pointed at `P(c)` directly: that would
-//! need `R_AARCH64_CONDBR19` (±1 MiB; `tbz` ±32 KiB), which lld cannot
-//! extend with a thunk, and the `.text` of a large program exceeds 1 MiB.
-//! One island per kind per function costs 4 bytes, where the call stub of
-//! the old lowering (`mov w0, #k; bl pare_trap; udf`) cost 12 plus, in a
-//! function that made no other call, its frame.
+//! Without that promise the conditional branches are never pointed at
+//! `P(c)` directly: `R_AARCH64_CONDBR19` (±1 MiB; `tbz` ±32 KiB) cannot be
+//! extended with a thunk by lld, and the `.text` of a large program exceeds
+//! 1 MiB. One island per kind per function costs 4 bytes, where the call
+//! stub of the old lowering (`mov w0, #k; bl pare_trap; udf`) cost 12 plus,
+//! in a function that made no other call, its frame. The promise is the
+//! one the producer's code model makes for every symbol (parec: the `tiny`
+//! code model, under which `adr` reaches data the same ±1 MiB; the paths
+//! are code of the program itself, nearer than its data).
 //!
 //! # Invariants
 //!
@@ -77,9 +86,9 @@ use std::fmt;
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::ir::TrapCode;
 
-use crate::outline::decode::Form;
-use crate::outline::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::outline::{MachFunction, MachReloc, RelocTarget};
+use crate::machine::decode::Form;
+use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
+use crate::machine::{MachFunction, MachReloc, RelocKind, RelocTarget};
 
 /// The encoding of `b` with a zero offset (the relocation fills it in).
 const B: u32 = 0x1400_0000;
@@ -98,6 +107,10 @@ pub struct TrapPaths {
 pub struct ResolvedPaths {
     pub paths: Vec<(TrapCode, RelocTarget)>,
     pub noreturn: BTreeSet<RelocTarget>,
+    /// Every path lies within ±1 MiB of every check once linked (the
+    /// producer knows the program that small): `b.cond`, `cbz` and `cbnz`
+    /// branch to their path directly (step 3).
+    pub near: bool,
 }
 
 impl ResolvedPaths {
@@ -120,6 +133,10 @@ pub struct TrapStats {
     pub shared: usize,
     /// Dead `udf`s after noreturn calls deleted.
     pub dead_udfs: usize,
+    /// Checks that branch straight to their path (with [`ResolvedPaths::near`]).
+    pub direct: usize,
+    /// Islands no branch needed any more, deleted.
+    pub islands_deleted: usize,
     /// Functions patched in place because they did not lift or lay out.
     pub in_place: usize,
     pub bytes_before: u64,
@@ -131,6 +148,8 @@ impl TrapStats {
         self.islands += other.islands;
         self.shared += other.shared;
         self.dead_udfs += other.dead_udfs;
+        self.direct += other.direct;
+        self.islands_deleted += other.islands_deleted;
         self.in_place += other.in_place;
         self.bytes_before += other.bytes_before;
         self.bytes_after += other.bytes_after;
@@ -141,10 +160,13 @@ impl fmt::Display for TrapStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} islands, {} trap udfs shared, {} dead udfs removed, {} functions in place; \
-             code {} -> {} bytes",
+            "{} islands ({} deleted: every check branches to its path), {} trap udfs shared, \
+             {} checks branch straight to their path, {} dead udfs removed, \
+             {} functions in place; code {} -> {} bytes",
             self.islands,
+            self.islands_deleted,
             self.shared,
+            self.direct,
             self.dead_udfs,
             self.in_place,
             self.bytes_before,
@@ -238,10 +260,70 @@ fn rewrite_items(
         }
     }
     retarget(&mut items, &replaced);
+    if paths.near {
+        branch_to_paths(&mut items, paths, stats);
+    }
     LiftedFunction {
         items,
         ..lifted.clone()
     }
+}
+
+/// Step 3 (with [`ResolvedPaths::near`]): every `b.cond`, `cbz` and `cbnz`
+/// to an island branches to the island's path instead
+/// (`R_AARCH64_CONDBR19`); an island then left without a branch to it,
+/// and that nothing falls into (neither the previous item nor, for the
+/// first item, the function's entry), is deleted. `tbz`/`tbnz` reach ±32 KiB
+/// only: they keep their island.
+fn branch_to_paths(items: &mut Vec<(Label, Item)>, paths: &ResolvedPaths, stats: &mut TrapStats) {
+    let islands: BTreeMap<Label, MachReloc> = items
+        .iter()
+        .filter_map(|(label, item)| match item {
+            Item::Inst(inst) if is_island(inst, paths) => Some((*label, inst.reloc.clone()?)),
+            _ => None,
+        })
+        .collect();
+    for (_, item) in items.iter_mut() {
+        let Item::Inst(inst) = item else { continue };
+        if !matches!(inst.form, Form::BCond | Form::Cbz) {
+            continue;
+        }
+        let Some(path) = inst.target.and_then(|t| islands.get(&t)) else {
+            continue;
+        };
+        inst.word = inst
+            .form
+            .with_offset(inst.word, 0)
+            .expect("a zero offset fits every branch");
+        inst.target = None;
+        inst.reloc = Some(MachReloc {
+            kind: RelocKind::Aarch64CondBr19,
+            ..path.clone()
+        });
+        stats.direct += 1;
+    }
+    let targeted = lift::targeted_labels(items);
+    let mut kept = Vec::with_capacity(items.len());
+    for (label, item) in items.drain(..) {
+        // The function's entry falls into its first item: an island there
+        // is the function's whole body (a function that only traps).
+        let falls_in = kept.last().is_none_or(|(_, previous)| !ends_flow(previous));
+        let unused = islands.contains_key(&label) && !targeted.contains(&label) && !falls_in;
+        if unused {
+            stats.islands_deleted += 1;
+        } else {
+            kept.push((label, item));
+        }
+    }
+    *items = kept;
+}
+
+/// Whether `inst` is an island: `b` to a path.
+fn is_island(inst: &Inst, paths: &ResolvedPaths) -> bool {
+    inst.form == Form::B
+        && inst.reloc.as_ref().is_some_and(|r| {
+            r.kind == Reloc::Arm64Call.into() && paths.paths.iter().any(|&(_, p)| p == r.target)
+        })
 }
 
 /// The trap code of `item` if it is a `udf` with a trap record.
@@ -338,7 +420,7 @@ fn patch_in_place(func: &mut MachFunction, paths: &ResolvedPaths) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outline::testing::{self, words};
+    use crate::machine::testing::{self, words};
 
     const RET: u32 = 0xD65F_03C0;
     const BL: u32 = 0x9400_0000;
@@ -368,7 +450,59 @@ mod tests {
         ResolvedPaths {
             paths: vec![(check_code(), PATH)],
             noreturn: [NORETURN, PATH].into(),
+            near: false,
         }
+    }
+
+    #[test]
+    fn near_paths_are_branched_to_directly() {
+        let code = check_code();
+        let near = ResolvedPaths {
+            near: true,
+            ..paths()
+        };
+        // cbz, b.hs and tbz to the kind's udf: the tbz keeps the island.
+        let tbz = 0x3600_0041; // tbz w1, #0, +8
+        let b_hs = 0x5400_0062; // b.hs +12
+        let mut funcs = [function(
+            &[cbz(0, 16), b_hs, tbz, RET, UDF],
+            &[(16, code)],
+        )];
+        let stats = run(&mut funcs, &near);
+        assert_eq!(words(&funcs[0]), [cbz(0, 0), 0x5400_0002, tbz, RET, B]);
+        let direct = |offset| MachReloc {
+            offset,
+            kind: RelocKind::Aarch64CondBr19,
+            target: PATH,
+            addend: 0,
+        };
+        assert_eq!(funcs[0].relocs, [direct(0), direct(4), island_reloc(16)]);
+        assert_eq!((stats.direct, stats.islands_deleted), (2, 0));
+        // Without the tbz, the island goes.
+        let b_hs = 0x5400_0042; // b.hs +8
+        let mut funcs = [function(&[cbz(0, 12), b_hs, RET, UDF], &[(12, code)])];
+        let stats = run(&mut funcs, &near);
+        assert_eq!(words(&funcs[0]), [cbz(0, 0), 0x5400_0002, RET]);
+        assert_eq!(funcs[0].relocs, [direct(0), direct(4)]);
+        assert_eq!((stats.direct, stats.islands_deleted), (2, 1));
+        assert_eq!((stats.bytes_before, stats.bytes_after), (16, 12));
+    }
+
+    #[test]
+    fn a_function_that_only_traps_keeps_its_island() {
+        // GVN reduces a function whose first statement divides by zero to
+        // `trap`: its entry falls into the island, which must stay even
+        // though no branch names it (generated program seed 103 ran on
+        // into the next function when it was deleted).
+        let near = ResolvedPaths {
+            near: true,
+            ..paths()
+        };
+        let mut funcs = [function(&[UDF], &[(0, check_code())])];
+        let stats = run(&mut funcs, &near);
+        assert_eq!(words(&funcs[0]), [B]);
+        assert_eq!(funcs[0].relocs, [island_reloc(0)]);
+        assert_eq!((stats.islands, stats.islands_deleted), (1, 0));
     }
 
     fn island_reloc(offset: u32) -> MachReloc {

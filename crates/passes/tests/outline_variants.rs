@@ -4,9 +4,8 @@
 //! after was chosen and that the module shrank.
 
 use cranelift_codegen::binemit::Reloc;
-use parec_passes::outline::{
-    self, disassemble, MachFunction, MachReloc, OutlineOptions, OutlineResult, RelocTarget,
-};
+use parec_passes::machine::{MachFunction, MachReloc, RelocTarget};
+use parec_passes::outline::{self, disassemble, OutlineOptions, OutlineResult};
 
 mod support;
 use support::workspace;

@@ -26,10 +26,10 @@ const EXTRA_PROGRAMS: u64 = 20;
 /// Configurations each program is checked in, by the JIT and by AOT each,
 /// taken in turn by seed ([`Runner::configs_for`]): every configuration
 /// checks `2/C` of the programs in each executor (C = 9 for the JIT, which
-/// leaves out a configuration it would compile alike; 8 for AOT besides
-/// [`AOT_ALWAYS`]), 100 or more of the 500. Every configuration for every
-/// program cost about three times as much (most of CI's test time); the
-/// interpreter and the CLIF checks still see every program.
+/// leaves out the machine passes alone but one, compiled alike there; 10
+/// for AOT besides [`AOT_ALWAYS`]), 100 or more of the 500. Every
+/// configuration for every program cost about twice as much (most of CI's
+/// test time); the interpreter and the CLIF checks still see every program.
 const CONFIGS_PER_PROGRAM: usize = 2;
 /// The configurations AOT checks every program in: the levels users build
 /// with, every pass together, as executables under qemu (the code model

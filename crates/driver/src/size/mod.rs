@@ -117,6 +117,7 @@ pub mod file;
 pub mod html;
 pub mod json;
 pub mod names;
+pub mod roles;
 pub mod text;
 pub mod traps;
 
@@ -433,20 +434,12 @@ impl<'a> Analysis<'a> {
                 .filter(|s| s.section == section_index)
                 .collect();
             let mut covered = 0;
-            let mut k = 0;
-            while k < symbols.len() {
-                let start = symbols[k].address;
-                let mut at = Vec::new();
-                while k < symbols.len() && symbols[k].address == start {
-                    at.push(symbols[k]);
-                    k += 1;
-                }
-                let limit = symbols.get(k).map_or(section.end(), |s| s.address);
-                let size = at.iter().map(|s| s.size).max().unwrap_or(0);
-                let size = size.min(limit.saturating_sub(start));
-                if size == 0 {
-                    continue;
-                }
+            for SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            } in symbol_blocks(&symbols, section.end())
+            {
                 covered += size;
                 let block = self.blocks.len();
                 let mut rows = Vec::new();
@@ -755,6 +748,47 @@ impl<'a> Analysis<'a> {
     }
 }
 
+/// Symbols of a code section that share an address, and the bytes they
+/// cover.
+pub(crate) struct SymbolBlock<'a> {
+    pub start: u64,
+    /// The largest of the symbols' sizes, cut at the next symbol or the
+    /// section's end (`st_size` may overlap what follows).
+    pub size: u64,
+    pub symbols: Vec<&'a elf::CodeSymbol>,
+}
+
+/// The blocks of `symbols` (one code section's, in address order, the
+/// section ending at `end`) that cover bytes.
+pub(crate) fn symbol_blocks<'a>(symbols: &[&'a elf::CodeSymbol], end: u64) -> Vec<SymbolBlock<'a>> {
+    let mut blocks = Vec::new();
+    let mut k = 0;
+    while k < symbols.len() {
+        let start = symbols[k].address;
+        let mut at = Vec::new();
+        while k < symbols.len() && symbols[k].address == start {
+            at.push(symbols[k]);
+            k += 1;
+        }
+        let limit = symbols.get(k).map_or(end, |s| s.address);
+        let size = at.iter().map(|s| s.size).max().unwrap_or(0);
+        let size = size.min(limit.saturating_sub(start));
+        if size > 0 {
+            blocks.push(SymbolBlock {
+                start,
+                size,
+                symbols: at,
+            });
+        }
+    }
+    blocks
+}
+
+/// The images of `paths`: files, and the `.o` files of directories.
+pub fn read_images(paths: &[PathBuf]) -> Result<Vec<Image>> {
+    input_files(paths)?.iter().map(|p| elf::read(p)).collect()
+}
+
 /// The files `paths` stand for: a directory stands for the `.o` files in
 /// it.
 pub fn input_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -952,6 +986,9 @@ pub struct SizeOptions {
     pub top: usize,
     /// List the C library's functions too.
     pub all: bool,
+    /// Report the roles of the own code's instructions instead
+    /// ([`roles`]).
+    pub roles: bool,
 }
 
 /// `parec size`: prints the report (or the comparison) and writes the
@@ -973,6 +1010,10 @@ pub fn command(opts: &SizeOptions) -> Result<i32> {
         .cloned()
         .collect();
     outputs.check(&read)?;
+    if opts.roles {
+        io_error::write_stdout(roles::command(opts)?.as_bytes())?;
+        return Ok(0);
+    }
     let report = Report::of_input_files(&inputs)?;
     let text = match &compared {
         Some(other) => {

@@ -12,12 +12,13 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
-use super::decode::Decoder;
+use crate::machine::decode::Decoder;
 use super::global::{self, OutlineTree};
-use super::lift::{Emitted, Label, LiftedFunction};
+use crate::machine::lift::{Emitted, Label, LiftedFunction};
 use super::outliner::{OutlineRemark, PASS};
 use super::rewrite::OutlinedBody;
-use super::{MachFunction, MachReloc, OutlineResult, OutlineStats, OutlinedFunction, RelocTarget};
+use super::{OutlineResult, OutlineStats, OutlinedFunction};
+use crate::machine::{MachFunction, MachReloc, RelocTarget};
 use crate::remark::{Remark, RemarkKind};
 
 /// Lays everything out, names the outlined functions, checks sizes and
@@ -90,7 +91,7 @@ pub(crate) fn finish(
 /// The remark of a rewritten function that keeps its original bytes.
 fn layout_remark(
     orig: &MachFunction,
-    laid_out: &Result<Emitted, super::lift::LayoutError>,
+    laid_out: &Result<Emitted, crate::machine::lift::LayoutError>,
 ) -> Remark {
     let why = match laid_out {
         Ok(e) => format!(

@@ -18,11 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use hashbrown::HashMap;
 
 use super::candidates;
-use super::decode::{Effects, Form, LR};
+use crate::machine::decode::{Effects, Form, LR};
 use super::global::{self, PrefixTree, MIN_GLOBAL_COUNT};
-use super::lift::{Inst, Item, Label, LiftedFunction};
+use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::{Candidate, Round, Site};
-use super::RelocTarget;
+use crate::machine::RelocTarget;
 
 /// How many lengths, from the longest down, are tried for each repeat.
 const MAX_PREFIXES: usize = 16;

@@ -23,8 +23,8 @@
 
 use std::collections::BTreeMap;
 
-use super::lift::{Inst, Item};
-use super::RelocTarget;
+use crate::machine::lift::{Inst, Item};
+use crate::machine::RelocTarget;
 use crate::cgdata::{CgDataError, Reader, Section, SectionKind, Writer};
 
 /// Sequences published at least this many times are outlined on one local

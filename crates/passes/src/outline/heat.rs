@@ -9,26 +9,16 @@
 //! "hot": an instruction inside a loop runs as often as the loop iterates,
 //! one outside runs once per call of its function.
 //!
-//! # Algorithm
-//!
-//! Cranelift lays out each loop's blocks so that the loop header comes
-//! before its latch: every loop has a *backward* branch, from the latch at
-//! item `j` to the header at item `i ≤ j`. The items `i..=j` are taken as
-//! the loop's body. This is an over-approximation of the natural loop when
-//! blocks outside the loop are laid out between header and latch (they are
-//! then treated as hot too: the outliner loses a little size there, never
-//! speed), and it is exact for the contiguous loops Cranelift emits for
-//! Pare's `while` and `for`. Branches through jump tables are not
-//! followed: a loop closed only by an indirect branch is not seen.
-//!
-//! Cost: `O(items)` for the label index, plus the marked ranges (each item
-//! is marked at most once per enclosing backward branch).
+//! Loop membership comes from the machine layer's loop analysis on the
+//! block graph ([`crate::machine::loops`]): natural loops of back edges to
+//! dominating headers. Address ranges would not do: Cranelift lays a loop's
+//! body out after the code that follows the loop, so everything between a
+//! loop's header and its branch back would count as hot (issue 34, item 11:
+//! a three-iteration loop first in a function stopped all outlining in it).
 
-use std::collections::HashMap;
-
-use super::decode::Form;
-use super::lift::{Item, LiftedFunction};
 use crate::heat::Heat;
+use crate::machine::lift::LiftedFunction;
+use crate::machine::loops::loop_items;
 
 /// `hot[i]`: item `i` of `func` is left alone. A function a profile knows
 /// ([`crate::heat::HotCode`]) is all hot or all cold; otherwise the static
@@ -39,28 +29,4 @@ pub fn hot_items(func: &LiftedFunction, heat: Option<Heat>) -> Vec<bool> {
         Some(Heat::Cold) => vec![false; func.items.len()],
         None => loop_items(func),
     }
-}
-
-/// `hot[i]`: item `i` of `func` is inside some loop.
-pub fn loop_items(func: &LiftedFunction) -> Vec<bool> {
-    let index: HashMap<_, usize> = func
-        .items
-        .iter()
-        .enumerate()
-        .map(|(i, (label, _))| (*label, i))
-        .collect();
-    let mut hot = vec![false; func.items.len()];
-    for (j, (_, item)) in func.items.iter().enumerate() {
-        let Item::Inst(inst) = item else {
-            continue;
-        };
-        let Some(&header) = inst.target.and_then(|t| index.get(&t)) else {
-            continue;
-        };
-        let is_branch = matches!(inst.form, Form::B | Form::BCond | Form::Cbz | Form::Tbz);
-        if header <= j && is_branch {
-            hot[header..=j].iter_mut().for_each(|h| *h = true);
-        }
-    }
-    hot
 }

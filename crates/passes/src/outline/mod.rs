@@ -8,18 +8,18 @@
 //! creates no frame; with a prefix tree from an earlier round of the build it
 //! is also the global function outliner ([Lee et al. 2022]; [Lee et al.
 //! 2023], §2.2). Cranelift exposes no post-regalloc instruction list, so the
-//! pass works on the bytes it emits, lifted back to instructions
-//! (`docs/DESIGN.md`, "Toolchain facts").
+//! pass works on the bytes it emits, lifted back to instructions by the
+//! machine-code layer ([`crate::machine`]; `docs/DESIGN.md`, "Toolchain
+//! facts").
 //!
 //! # Notation
 //!
-//! - A **function** is a [`MachFunction`]: bytes, block starts, external
-//!   relocations, trap and call-site records, as Cranelift's `CompiledCode`
-//!   gives them. Relocation targets are module symbols by index
-//!   ([`RelocTarget::Symbol`]) or outlined functions ([`RelocTarget::Outlined`]).
-//! - A **lifted** function ([`lift::LiftedFunction`]) is a list of labelled
-//!   items — instructions with symbolic PC-relative targets, data, jump-table
-//!   entries — that lays out back to the original bytes when untouched.
+//! - A **function** is a [`MachFunction`], a **lifted** function a
+//!   [`crate::machine::lift::LiftedFunction`] (the machine layer's
+//!   notation): labelled items that lay out back to the original bytes
+//!   when untouched. Relocation targets are module symbols by index
+//!   ([`crate::machine::RelocTarget::Symbol`]) or outlined functions
+//!   ([`crate::machine::RelocTarget::Outlined`]).
 //! - `S` is the module's **instruction string**: one integer per instruction,
 //!   equal for equal words with equal relocations, a fresh *separator* for
 //!   every instruction that may not be outlined and at every block boundary.
@@ -33,9 +33,10 @@
 //!
 //! | phase                                  | module         |
 //! |----------------------------------------|----------------|
-//! | decoding, register effects             | [`decode`]     |
-//! | lifting and laying out                 | [`lift`]       |
-//! | liveness                               | [`liveness`]   |
+//! | decoding, register effects             | [`crate::machine::decode`] |
+//! | lifting and laying out                 | [`crate::machine::lift`] |
+//! | liveness                               | [`crate::machine::liveness`] |
+//! | loops (the static estimate of hot)     | [`crate::machine::loops`], [`heat`] |
 //! | repeats of a string                    | [`candidates`] |
 //! | legality; local and global candidates  | [`find`]       |
 //! | evaluation and greedy choice           | [`select`]     |
@@ -46,7 +47,7 @@
 //!
 //! # Algorithm
 //!
-//! 1. *Lift* every function ([`lift`]); functions that do not lift cleanly
+//! 1. *Lift* every function ([`crate::machine::lift`]); functions that do not lift cleanly
 //!    (unexplained data, unsupported relocations) stay opaque and untouched.
 //!    *Shared* functions — expected identical in other modules: generic
 //!    instances every module compiles, merged `*.Tgm` bodies
@@ -54,7 +55,7 @@
 //!    only, before the others, so every copy makes the same choices and the
 //!    linker still folds them ([Lee et al. 2023], §4.2, with the function
 //!    itself standing in for the global prefix tree).
-//! 2. *Liveness* of registers per instruction ([`liveness`]).
+//! 2. *Liveness* of registers per instruction ([`crate::machine::liveness`]).
 //! 3. *Map* instructions to integers ([`find`]) and find the repeated
 //!    substrings with a suffix array ([`candidates`]). A sequence may contain
 //!    a call only as its last instruction and a return or tail call only as
@@ -63,11 +64,14 @@
 //!    `x30` on the stack, but only when the callee is known to take no stack
 //!    arguments (moving `sp` would move them); machine code does not say, so
 //!    such sequences are cut after their first call.
-//!    Instructions inside a loop ([`heat`]: from a backward branch's target
-//!    to the branch) are separators too: an outlined sequence costs a call
-//!    and a return on every iteration, so hot code is never outlined
-//!    (measured on bench/ at `-Oz --two-rounds`: +1.3% bytes, and run time
-//!    under qemu −6% in geomean, tokenizer −35%, the outliner alone −20%).
+//!    Instructions inside a loop ([`heat`]: the natural loops of the block
+//!    graph, [`crate::machine::loops`]) are separators too: an outlined
+//!    sequence costs a call and a return on every iteration, so hot code is
+//!    never outlined (measured on bench/ at `-Oz --two-rounds`: +1.3% bytes,
+//!    and run time under qemu −6% in geomean, tokenizer −35%, the outliner
+//!    alone −20%). Loops are blocks, not address ranges: Cranelift lays a
+//!    loop's body out after the code that follows the loop, and that code
+//!    is outlined like any other.
 //!    With a profile ([`OutlineOptions::heat`], `crate::heat`), a function
 //!    known hot is not outlined from at all and one known cold loses the
 //!    loops' protection.
@@ -103,7 +107,7 @@
 //!    reach the call), append the outlined function, and repeat from step 2
 //!    on the rewritten functions (calls to outlined functions are ordinary
 //!    calls whose effects summarise the body) until a round outlines nothing.
-//! 8. *Lay out* every function ([`lift::LiftedFunction::layout`], [`emit`]):
+//! 8. *Lay out* every function ([`crate::machine::lift::LiftedFunction::layout`], [`emit`]):
 //!    PC-relative fields, jump-table entries, relocations, traps and call
 //!    sites move with their items. A function whose layout fails or grows
 //!    keeps its original bytes, and if the module as a whole would not
@@ -185,13 +189,10 @@
 //! [Lee et al. 2023]: #references
 
 pub mod candidates;
-pub mod decode;
 pub mod emit;
 pub mod find;
 pub mod global;
 pub mod heat;
-pub mod lift;
-pub mod liveness;
 pub mod outliner;
 pub mod rewrite;
 pub mod select;
@@ -199,106 +200,12 @@ pub mod select;
 use std::fmt;
 use std::sync::Arc;
 
-use cranelift_codegen::binemit::Reloc;
-use cranelift_codegen::ir::TrapCode;
-
 use crate::heat::HotCode;
+use crate::machine::lift::Emitted;
+use crate::machine::MachFunction;
 pub use emit::disassemble;
 use global::OutlineTree;
-use lift::Emitted;
 use outliner::Outliner;
-
-/// An external reference of emitted code.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MachReloc {
-    /// Offset of the relocated field from the start of the function.
-    pub offset: u32,
-    pub kind: RelocKind,
-    pub target: RelocTarget,
-    pub addend: i64,
-}
-
-/// How a relocation patches its field: one of Cranelift's kinds, or one
-/// only parec's machine passes produce (Cranelift's `Reloc` has no such
-/// variant, so the object writer adds these relocations itself).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum RelocKind {
-    Cranelift(Reloc),
-    /// `R_AARCH64_ADR_PREL_LO21`: the 21-bit byte offset of an `adr` to
-    /// the target (±1 MiB). The linker resolves it at the word's own
-    /// address and reports a target out of range: never a wrong address.
-    Aarch64AdrPrelLo21,
-}
-
-impl RelocKind {
-    /// A number that names the kind in hashes and cgdata keys (Cranelift's
-    /// kinds keep their discriminant, so existing keys do not change).
-    pub fn code(self) -> u32 {
-        match self {
-            RelocKind::Cranelift(kind) => kind as u32,
-            RelocKind::Aarch64AdrPrelLo21 => 0x1_0000,
-        }
-    }
-}
-
-impl From<Reloc> for RelocKind {
-    fn from(kind: Reloc) -> RelocKind {
-        RelocKind::Cranelift(kind)
-    }
-}
-
-/// Printed as Cranelift prints its kinds (listings and outlined names).
-impl fmt::Debug for RelocKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RelocKind::Cranelift(kind) => write!(f, "{kind:?}"),
-            RelocKind::Aarch64AdrPrelLo21 => f.write_str("Aarch64AdrPrelLo21"),
-        }
-    }
-}
-
-/// What a relocation refers to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RelocTarget {
-    /// A symbol of the module, by index into the symbol names given to
-    /// [`outline_module`].
-    Symbol(u32),
-    /// The outlined function with this index in [`OutlineResult::outlined`].
-    Outlined(u32),
-    /// An offset in the function itself (never outlined across).
-    FunctionOffset(u32),
-}
-
-/// One compiled function, as Cranelift emitted it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MachFunction {
-    pub name: String,
-    pub bytes: Vec<u8>,
-    pub alignment: u32,
-    /// Block start offsets (`machine_code_cfg_info`).
-    pub bb_starts: Vec<u32>,
-    pub relocs: Vec<MachReloc>,
-    pub traps: Vec<(u32, TrapCode)>,
-    /// Return addresses of call sites.
-    pub call_sites: Vec<u32>,
-    /// An identical copy of this function is expected in other modules (a
-    /// generic instance, a merged `.Tgm` body): it is outlined against
-    /// itself only, so every copy stays identical and the linker folds them.
-    pub shared: bool,
-}
-
-impl MachFunction {
-    /// The function as laid out by Cranelift (for callers that keep it).
-    pub fn emitted(&self) -> Emitted {
-        Emitted {
-            bytes: self.bytes.clone(),
-            alignment: self.alignment,
-            relocs: self.relocs.clone(),
-            traps: self.traps.clone(),
-            call_sites: self.call_sites.clone(),
-        }
-    }
-}
 
 /// How an occurrence calls its outlined function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -454,7 +361,7 @@ pub struct OutlineResult {
 }
 
 /// Outlines repeated sequences across `functions` (see the module doc).
-/// `symbol_names[i]` names [`RelocTarget::Symbol`]`(i)`; names enter the
+/// `symbol_names[i]` names [`crate::machine::RelocTarget::Symbol`]`(i)`; names enter the
 /// outlined functions' content hashes.
 pub fn outline_module(
     functions: &[MachFunction],
@@ -467,32 +374,4 @@ pub fn outline_module(
         outliner.global_round(tree);
     }
     outliner.finish()
-}
-
-/// Machine functions from words, for the unit tests of the machine passes.
-#[cfg(test)]
-pub(crate) mod testing {
-    use super::MachFunction;
-
-    /// A function of `words` with one block, no records.
-    pub fn function(words: &[u32]) -> MachFunction {
-        MachFunction {
-            name: "f".into(),
-            bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
-            alignment: 4,
-            bb_starts: vec![0],
-            relocs: Vec::new(),
-            traps: Vec::new(),
-            call_sites: Vec::new(),
-            shared: false,
-        }
-    }
-
-    /// The words of `func`.
-    pub fn words(func: &MachFunction) -> Vec<u32> {
-        func.bytes
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect()
-    }
 }

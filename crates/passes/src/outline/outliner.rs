@@ -11,14 +11,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hashbrown::HashMap;
 
-use super::decode::Decoder;
+use crate::machine::decode::Decoder;
 use super::emit;
 use super::find;
 use super::global::{OutlineTree, PrefixTree};
-use super::lift::{self, LiftedFunction};
+use crate::machine::lift::{self, LiftedFunction};
 use super::rewrite::{self, OutlinedBody, Replacement};
 use super::select::{self, Candidate, Choice, Pricing, Rejected, Rejection, Round};
-use super::{MachFunction, OutlineResult, OutlineStats};
+use super::{OutlineResult, OutlineStats};
+use crate::machine::MachFunction;
 use crate::heat::{Heat, HotCode};
 use crate::merge::BODY_SUFFIX;
 use crate::remark::Remark;
@@ -43,7 +44,7 @@ pub struct Outliner<'a> {
     /// is outlined from a hot one, a cold one loses its loops' protection.
     heat: Vec<Option<Heat>>,
     decoder: Decoder,
-    /// Outlined functions created so far; [`super::RelocTarget::Outlined`]
+    /// Outlined functions created so far; [`crate::machine::RelocTarget::Outlined`]
     /// indexes them.
     bodies: Vec<OutlinedBody>,
     stats: OutlineStats,

@@ -10,10 +10,11 @@
 
 use cranelift_codegen::binemit::Reloc;
 
-use super::decode::{self, Decoder, Effects, Form, CALL_KILLS, CALL_USES, LR};
-use super::lift::{Inst, Item, Label, LiftedFunction};
+use crate::machine::decode::{self, Decoder, Effects, Form, CALL_KILLS, CALL_USES, LR};
+use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::FrameKind;
-use super::{CallVariant, MachReloc, RelocTarget};
+use super::CallVariant;
+use crate::machine::{MachReloc, RelocTarget};
 
 /// An outlined function under construction.
 pub struct OutlinedBody {

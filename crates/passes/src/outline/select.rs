@@ -29,9 +29,9 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
-use super::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
-use super::lift::{Inst, Item, LiftedFunction};
-use super::liveness::{self, Liveness};
+use crate::machine::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
+use crate::machine::lift::{Inst, Item, LiftedFunction};
+use crate::machine::liveness::{self, Liveness};
 use super::CallVariant;
 use crate::heat::Heat;
 

@@ -78,7 +78,9 @@
 //! other cells are still measured. Geometric means are over the programs
 //! whose every configuration succeeded.
 //!
-//! [`scaling`] (`--scaling`) measures how compile phases grow with module size.
+//! [`roles`] adds the table of the own code by instruction role, parec
+//! beside clang. [`scaling`] (`--scaling`) measures how compile phases grow
+//! with module size.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -102,10 +104,14 @@ use parec::Failure;
 use parec_passes::profile::ProfileMode;
 
 pub mod musl;
+pub mod roles;
 pub mod scaling;
 
 /// The C compiler of the twins.
 pub const CLANG: &str = "clang-19";
+
+/// The object file of a C twin, in its cell's directory.
+const TWIN_OBJECT: &str = "twin.o";
 
 /// Flags of the C twins' compilation (besides `-c`, input and output).
 pub const CLANG_FLAGS: &[&str] = &[
@@ -391,6 +397,8 @@ pub struct Cell {
     pub run: Option<Duration>,
     /// Every run's CPU time, in the order run (the median is [`Cell::run`]).
     pub run_samples: Vec<Duration>,
+    /// The program's own code by instruction role ([`roles`]).
+    pub roles: Option<parec_passes::machine::roles::RoleBytes>,
     pub error: Option<String>,
 }
 
@@ -612,6 +620,7 @@ fn fill_cell(
             cell.runtime_bytes = Some(code.runtime);
         }
     }
+    cell.roles = roles::of_cell(config, dir, &exe)?;
     cell.file_bytes = Some(file_size(&exe)?);
     cell.stripped_bytes = Some(match config {
         Config::Musl => file_size(&exe)?,
@@ -818,7 +827,7 @@ fn compile_pare(
 /// Compiles a C file with `clang-19 -Oz`; returns the object and the
 /// process's wall time.
 fn compile_c(source: &Path, dir: &Path) -> Result<(Vec<PathBuf>, Duration)> {
-    let object = dir.join("twin.o");
+    let object = dir.join(TWIN_OBJECT);
     let mut cmd = Command::new(CLANG);
     cmd.args(CLANG_FLAGS)
         .arg("-c")
@@ -1093,6 +1102,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&file_table(report));
     out.push_str(&runtime_table(report));
     out.push_str(&stage_table(report));
+    out.push_str(&roles::table(report));
     let _ = writeln!(
         out,
         "\nbytes: the program's own code, .text bytes without the runtime's (`parec size`'s kind `runtime`; \
@@ -1348,6 +1358,7 @@ pub fn to_json(report: &Report) -> Value {
                         .map(|t| t.as_secs_f64() * 1e3)
                         .collect::<Vec<_>>());
                     v["run_spread"] = json!(cell.run_spread());
+                    v["roles"] = roles::cell_json(cell.roles.as_ref());
                     v["compile_ms_by_stage"] = stages_json(
                         cell.stages
                             .iter()
@@ -1370,6 +1381,7 @@ pub fn to_json(report: &Report) -> Value {
             v["largest_ratio_stripped_vs_musl"] = json!(largest.vs_musl);
             let (stages, total) = report.stage_totals(c);
             v["compile_ms_total"] = json!(total);
+            v["roles"] = roles::total_json(report, c);
             v["compile_ms_by_stage"] = stages_json(stages);
             v
         })
@@ -1380,6 +1392,7 @@ pub fn to_json(report: &Report) -> Value {
         "run_runs": report.runs.run,
         "bytes": "the program's own code: .text bytes of the linked executable without its runtime code (parec size's kind runtime), minus the same of an empty program built the same way",
         "runtime_bytes": "the runtime code of a Pare executable (parec size's kind runtime, blocks folded with the program's code left out)",
+        "roles": "bytes of the program's own code by instruction role (parec size --roles): parec's executable, clang's twin object; per cell and, per configuration, summed over the programs without a failed cell",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
         "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median)",
         "file_bytes": "size of the linked executable",

@@ -220,7 +220,7 @@ impl Effects {
 /// Mnemonics whose first operand is a general-purpose destination they
 /// overwrite whole (writes to `wN` zero the upper half). Partial writers
 /// (`movk`, `bfi`, `bfxil`, `bfm`) and compares are deliberately absent.
-const PURE_DEST: &[&str] = &[
+pub(crate) const PURE_DEST: &[&str] = &[
     "add", "adds", "sub", "subs", "and", "ands", "orr", "eor", "eon", "orn", "bic", "bics", "mov",
     "movz", "movn", "mvn", "neg", "negs", "mul", "mneg", "madd", "msub", "smull", "umull", "smulh",
     "umulh", "smaddl", "umaddl", "smsubl", "umsubl", "sdiv", "udiv", "lsl", "lsr", "asr", "ror",
@@ -242,6 +242,49 @@ const FLAG_SETTERS: &[&str] = &[
 /// Mnemonics that read NZCV without a condition-code operand.
 const FLAG_READERS: &[&str] = &["adc", "adcs", "sbc", "sbcs", "ngc", "ngcs"];
 
+/// What a non-branch instruction does, coarsely: the classes reports name
+/// instructions by ([`super::roles`]). Branches are told by their
+/// [`Form`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// A copy of one register into another (`mov`, `fmov` between
+    /// registers, vector `mov`): no computation.
+    Move,
+    /// A constant into a register (`mov #imm`, `movz`, `movn`, `movk`,
+    /// `fmov #imm`, a literal load).
+    Constant,
+    /// An address (`adr`, `adrp`).
+    Address,
+    /// A load from memory (`sp`-relative: [`Shape::sp_based`]).
+    Load,
+    /// A store to memory.
+    Store,
+    /// A compare: sets the flags, writes no register (`cmp`, `cmn`, `tst`,
+    /// `ccmp`, `fcmp`...).
+    Compare,
+    /// A register from the flags (`cset`, `csel`, `cinc`...).
+    Select,
+    /// `sdiv`, `udiv`.
+    Divide,
+    /// `nop` and other hints.
+    Nop,
+    /// Anything else: arithmetic, logic, shifts, extensions, conversions.
+    Other,
+}
+
+/// The [`Class`] of a word and what its operands are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub class: Class,
+    /// A load or store whose base register is `sp`.
+    pub sp_based: bool,
+    /// A load or store that writes its base register back.
+    pub writeback: bool,
+    /// The first operand is a 32-bit general-purpose register (`wN`): a
+    /// destination there is written zero-extended.
+    pub narrow_destination: bool,
+}
+
 /// A capstone instance with a register-name cache. Not `Sync`: make one per
 /// thread (the outliner makes one per module).
 pub struct Decoder {
@@ -250,6 +293,8 @@ pub struct Decoder {
     /// Effects by instruction word: code repeats words a lot, and capstone's
     /// detailed decoding dominates lifting time.
     effects: HashMap<u32, Effects>,
+    /// Shapes by instruction word, likewise.
+    shapes: HashMap<u32, Shape>,
 }
 
 impl Decoder {
@@ -264,6 +309,7 @@ impl Decoder {
             cs,
             regs: HashMap::new(),
             effects: HashMap::new(),
+            shapes: HashMap::new(),
         }
     }
 
@@ -302,6 +348,87 @@ impl Decoder {
         let e = self.decode_effects(w);
         self.effects.insert(w, e);
         e
+    }
+
+    /// The [`Shape`] of `w` (branch forms are [`Class::Other`]: tell them
+    /// by their [`Form`]).
+    pub fn shape(&mut self, w: u32) -> Shape {
+        if let Some(&shape) = self.shapes.get(&w) {
+            return shape;
+        }
+        let shape = self.decode_shape(w);
+        self.shapes.insert(w, shape);
+        shape
+    }
+
+    fn decode_shape(&mut self, w: u32) -> Shape {
+        let other = Shape {
+            class: Class::Other,
+            sp_based: false,
+            writeback: false,
+            narrow_destination: false,
+        };
+        match Form::of(w) {
+            Form::LdrLiteral { .. } => {
+                return Shape {
+                    class: Class::Constant,
+                    ..other
+                }
+            }
+            Form::Adr | Form::Adrp => {
+                return Shape {
+                    class: Class::Address,
+                    ..other
+                }
+            }
+            Form::Plain => {}
+            _ => return other,
+        }
+        let Decoder {
+            cs, regs: cache, ..
+        } = self;
+        let Ok(insns) = cs.disasm_count(&w.to_le_bytes(), 0, 1) else {
+            return other;
+        };
+        let Some(insn) = insns.iter().next() else {
+            return other;
+        };
+        let Ok(detail) = cs.insn_detail(insn) else {
+            return other;
+        };
+        let arch_detail = detail.arch_detail();
+        let Some(arm) = arch_detail.arm64() else {
+            return other;
+        };
+        let mut registers = 0;
+        let mut immediates = 0;
+        let mut sp_based = false;
+        let mut narrow_destination = false;
+        for (k, op) in arm.operands().enumerate() {
+            match op.op_type {
+                Arm64OperandType::Reg(r) => {
+                    registers += 1;
+                    if k == 0 {
+                        narrow_destination = cs.reg_name(r).is_some_and(|n| n.starts_with('w'));
+                    }
+                }
+                Arm64OperandType::Imm(_) | Arm64OperandType::Fp(_) | Arm64OperandType::Cimm(_) => {
+                    immediates += 1
+                }
+                Arm64OperandType::Mem(m) => {
+                    sp_based |= Self::reg_bits(cs, cache, m.base()) == SP;
+                }
+                _ => {}
+            }
+        }
+        let mnemonic = insn.mnemonic().unwrap_or("");
+        let class = class_of(mnemonic, registers, immediates);
+        Shape {
+            class,
+            sp_based: sp_based && matches!(class, Class::Load | Class::Store),
+            writeback: arm.writeback(),
+            narrow_destination,
+        }
     }
 
     fn decode_effects(&mut self, w: u32) -> Effects {
@@ -440,6 +567,30 @@ impl Default for Decoder {
     }
 }
 
+/// The [`Class`] of a non-branch instruction from capstone's mnemonic (its
+/// preferred alias: `mov`, `cmp`, `cset`...) and the number of register
+/// and immediate operands.
+fn class_of(mnemonic: &str, registers: usize, immediates: usize) -> Class {
+    match mnemonic {
+        "mov" | "fmov" if immediates > 0 => Class::Constant,
+        "mov" | "fmov" if registers == 2 => Class::Move,
+        "movz" | "movn" | "movk" | "movi" | "mvni" => Class::Constant,
+        "adr" | "adrp" => Class::Address,
+        "cmp" | "cmn" | "tst" | "ccmp" | "ccmn" | "fcmp" | "fcmpe" | "fccmp" | "fccmpe" => {
+            Class::Compare
+        }
+        "cset" | "csetm" | "csel" | "csinc" | "csinv" | "csneg" | "cinc" | "cinv" | "cneg"
+        | "fcsel" => Class::Select,
+        "sdiv" | "udiv" => Class::Divide,
+        "nop" | "hint" | "bti" | "paciasp" | "pacibsp" | "autiasp" | "autibsp" | "yield" => {
+            Class::Nop
+        }
+        m if m.starts_with("ld") => Class::Load,
+        m if m.starts_with("st") => Class::Store,
+        _ => Class::Other,
+    }
+}
+
 /// The bit of a capstone register name (`x3`, `w3`, `sp`, `q7`, `nzcv`...).
 fn register_bits(name: &str) -> RegSet {
     match name {
@@ -510,5 +661,33 @@ mod tests {
         let e = d.effects(0xF940_0460);
         assert_eq!(e.kills, x(0));
         assert_eq!(e.uses, x(3));
+    }
+
+    #[test]
+    fn shapes_of_common_instructions() {
+        let mut d = Decoder::new();
+        let class = |d: &mut Decoder, w: u32| d.shape(w).class;
+        assert_eq!(class(&mut d, 0xAA01_03E0), Class::Move); // mov x0, x1
+        assert_eq!(class(&mut d, 0x1E60_4020), Class::Move); // fmov d0, d1
+        assert_eq!(class(&mut d, 0xD280_00B0), Class::Constant); // mov x16, #5
+        assert_eq!(class(&mut d, 0xF2A0_0030), Class::Constant); // movk x16, #1, lsl #16
+        assert_eq!(class(&mut d, 0xEB00_019F), Class::Compare); // cmp x12, x0
+        assert_eq!(class(&mut d, 0x9A9F_D7E2), Class::Select); // cset x2, gt
+        assert_eq!(class(&mut d, 0x9AC1_0C00), Class::Divide); // sdiv x0, x0, x1
+        assert_eq!(class(&mut d, 0x8B01_0000), Class::Other); // add x0, x0, x1
+        assert_eq!(class(&mut d, 0xD503_201F), Class::Nop);
+        assert_eq!(class(&mut d, 0x9000_0000), Class::Address); // adrp x0, 0
+        assert_eq!(class(&mut d, 0x5800_0040), Class::Constant); // ldr x0, #8
+        // ldr x0, [x3, #8]; stp x29, x30, [sp, #-16]!; str x19, [sp, #8].
+        let load = d.shape(0xF940_0460);
+        assert_eq!((load.class, load.sp_based), (Class::Load, false));
+        assert!(!load.writeback && !load.narrow_destination);
+        let push = d.shape(0xA9BF_7BFD);
+        assert_eq!((push.class, push.sp_based), (Class::Store, true));
+        assert!(push.writeback);
+        // add w0, w1, #1: a 32-bit destination.
+        assert!(d.shape(0x1100_0420).narrow_destination);
+        let save = d.shape(0xF900_07F3);
+        assert_eq!((save.class, save.sp_based), (Class::Store, true));
     }
 }

@@ -135,18 +135,38 @@ pub struct LayoutError(pub String);
 
 /// Lifts one compiled function (see the module doc).
 pub fn lift(func: &MachFunction, decoder: &mut Decoder) -> LiftedFunction {
-    lift_with(func, Some(decoder))
+    lift_with(func, Some(decoder), Reach::Traced)
 }
 
 /// [`lift`] without register effects (every [`Inst::effects`] is empty):
 /// for passes that read only forms, targets and records, which then need
 /// no disassembler at all.
 pub fn lift_forms(func: &MachFunction) -> LiftedFunction {
-    lift_with(func, None)
+    lift_with(func, None, Reach::Traced)
 }
 
-fn lift_with(func: &MachFunction, decoder: Option<&mut Decoder>) -> LiftedFunction {
-    match Lifter::new(func, decoder).run() {
+/// Lifts code read back from a linked executable or an object file, for
+/// reports: `func` has no block starts, trap or call-site records, and a
+/// relocation on every PC-relative word that reaches outside it (the
+/// caller makes them from the file's relocations or resolved addresses).
+/// Code no branch reaches — the targets of a jump table in another
+/// section — is decoded too, by a linear sweep over the words traversal
+/// left unknown (zero words stay data). The result is for reading: it is
+/// not meant to be laid out again.
+pub fn lift_linked(func: &MachFunction, decoder: &mut Decoder) -> LiftedFunction {
+    lift_with(func, Some(decoder), Reach::Swept)
+}
+
+/// Which words are instructions: those control reaches from the entry and
+/// the block starts, or also every other non-zero word (linked code).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    Traced,
+    Swept,
+}
+
+fn lift_with(func: &MachFunction, decoder: Option<&mut Decoder>, reach: Reach) -> LiftedFunction {
+    match Lifter::new(func, decoder, reach).run() {
         Ok(items) => {
             let next_label = items.len() as Label;
             LiftedFunction {
@@ -190,6 +210,7 @@ enum Kind {
 
 struct Lifter<'a> {
     func: &'a MachFunction,
+    reach: Reach,
     /// The effects' decoder; `None`: no effects.
     decoder: Option<&'a mut Decoder>,
     kind: Vec<Kind>,
@@ -204,10 +225,11 @@ struct Lifter<'a> {
 }
 
 impl<'a> Lifter<'a> {
-    fn new(func: &'a MachFunction, decoder: Option<&'a mut Decoder>) -> Self {
+    fn new(func: &'a MachFunction, decoder: Option<&'a mut Decoder>, reach: Reach) -> Self {
         let relocs = func.relocs.iter().map(|r| (r.offset, r.clone())).collect();
         Lifter {
             func,
+            reach,
             decoder,
             kind: vec![Kind::Unknown; func.bytes.len()],
             targets: BTreeMap::new(),
@@ -256,7 +278,9 @@ impl<'a> Lifter<'a> {
                     | Reloc::Aarch64AdrGotPage21
                     | Reloc::Aarch64Ld64GotLo12Nc,
                 )
-                | RelocKind::Aarch64AdrPrelLo21 => {}
+                | RelocKind::Aarch64AdrPrelLo21
+                | RelocKind::Aarch64CondBr19
+                | RelocKind::Aarch64TstBr14 => {}
                 other => return Err(format!("unsupported relocation {other:?}")),
             }
             if matches!(r.target, RelocTarget::FunctionOffset(_)) {
@@ -267,6 +291,16 @@ impl<'a> Lifter<'a> {
         work.extend(self.func.bb_starts.iter().rev());
         while let Some(start) = work.pop() {
             self.trace(start, len, &mut work)?;
+        }
+        if self.reach == Reach::Swept {
+            for at in (0..len).step_by(4) {
+                if self.kind[at as usize] == Kind::Unknown && self.word(at) != Some(0) {
+                    work.push(at);
+                    while let Some(start) = work.pop() {
+                        self.trace(start, len, &mut work)?;
+                    }
+                }
+            }
         }
         self.items()
     }
@@ -545,6 +579,14 @@ impl<'a> Lifter<'a> {
         if next_aligned && relocs.is_empty() && bytes.iter().all(|&b| b == 0) && (end - at) < 16 {
             return Ok(None);
         }
+        if self.reach == Reach::Swept {
+            // Linked code is read, not laid out: keep every byte in place.
+            return Ok(Some(Data {
+                bytes,
+                align: 1,
+                relocs,
+            }));
+        }
         Err(format!("unexplained data at {at:#x}..{end:#x}"))
     }
 }
@@ -565,22 +607,28 @@ pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
     e
 }
 
+/// Labels some instruction or jump table of `items` refers to: the items
+/// control can reach other than by falling through.
+pub fn targeted_labels(items: &[(Label, Item)]) -> BTreeSet<Label> {
+    let mut targeted = BTreeSet::new();
+    for (_, item) in items {
+        match item {
+            Item::Inst(inst) => targeted.extend(inst.target),
+            Item::JumpEntry { table, target } => {
+                targeted.insert(*table);
+                targeted.insert(*target);
+            }
+            Item::Data(_) => {}
+        }
+    }
+    targeted
+}
+
 impl LiftedFunction {
     /// Labels some instruction or jump table refers to: the items control
     /// can reach other than by falling through.
     pub fn targeted_labels(&self) -> BTreeSet<Label> {
-        let mut targeted = BTreeSet::new();
-        for (_, item) in &self.items {
-            match item {
-                Item::Inst(inst) => targeted.extend(inst.target),
-                Item::JumpEntry { table, target } => {
-                    targeted.insert(*table);
-                    targeted.insert(*target);
-                }
-                Item::Data(_) => {}
-            }
-        }
-        targeted
+        targeted_labels(&self.items)
     }
 
     /// The offset of every item's label in the layout.
@@ -598,8 +646,13 @@ impl LiftedFunction {
     }
 
     /// Lays the items out: offsets (with alignment padding for data),
-    /// PC-relative fields re-encoded, records moved.
+    /// PC-relative fields re-encoded, records moved. A function left
+    /// without code is refused: its entry would run into whatever the
+    /// linker places next (the caller keeps the code it had).
     pub fn layout(&self) -> Result<Emitted, LayoutError> {
+        if self.items.is_empty() {
+            return Err(LayoutError("a function cannot be left without code".into()));
+        }
         let offsets = self.offsets();
         let at = self
             .items

@@ -1,0 +1,565 @@
+//! Machine copy propagation: a register move whose source was computed
+//! right before it, or whose destination is read once right after it,
+//! goes; the instruction on the other side takes the move's register.
+//!
+//! Cranelift's register allocator often computes a value into one register
+//! and moves it into the one its use needs (an argument, the result, a
+//! register live across a call), `add x8, x0, x1; mov x0, x8`, and copies
+//! a register live across a call into a temporary to read it once, `mov
+//! x10, x19; sub x2, x10, #1`. When the temporary dies there, the
+//! computation can write the destination itself (`add x0, x0, x1`) and the
+//! reader can read the source (`sub x2, x19, #1`). These are the backward
+//! and forward halves of LLVM's `MachineCopyPropagation` ([LLVM-MCP]:
+//! `BackwardCopyPropagateBlock`, and `ForwardCopyPropagateBlock`'s
+//! forwarding of a copy's source to its users).
+//!
+//! # Notation
+//!
+//! - A **move** is `mov xD, xT` or `mov wD, wT` (`orr` with the zero
+//!   register) between general-purpose registers `x0`–`x28`: `D` its
+//!   destination, `T` its source.
+//! - A **straight run** is a sequence of instructions no branch enters
+//!   (no join) and none of which branches.
+//!
+//! # Rules
+//!
+//! **Backward** (the move's source is a temporary). The **definer** `I`
+//! is the closest instruction before the move, in its straight run, that
+//! may write `T`. `I` is rewritten to write `D` (its destination field,
+//! bits 4:0) and the move is deleted when:
+//!
+//! 1. `I` writes `T` and nothing else but the flags, whole (its effects say
+//!    `T` is killed), and re-decoding the rewritten word says it writes `D`
+//!    and reads what `I` read: the field is the destination;
+//! 2. for `mov wD, wT`, `I` writes `wT` (a 32-bit result, zero-extended):
+//!    `D` then gets the value the move gave it;
+//! 3. no instruction between `I` and the move reads or writes `T` or `D`,
+//!    none of them is a join, and neither `I` nor the move has a trap or
+//!    call-site record;
+//! 4. `T` is dead after the move.
+//!
+//! **Forward** (the move's destination is a temporary), on the result of
+//! the backward rule with liveness computed again. The **reader** `U` is
+//! the first instruction after the move, in its straight run, that
+//! mentions `D`. `U` is rewritten to read `T` where it read `D` and the
+//! move is deleted when:
+//!
+//! 5. `U` reads `D` and does not write it, has no trap or call-site
+//!    record, and `D` is dead after `U`;
+//! 6. no instruction between the move and `U` writes `T`, and neither the
+//!    move's successor nor `U` is a join;
+//! 7. the rewritten word disassembles to `U`'s text with the register
+//!    operand `xD`/`wD` renamed `xT`/`wT` and nothing else changed, and
+//!    its effects are `U`'s with `T` read instead of `D`; for `mov wD,
+//!    wT`, `U` reads only `wD` (the low half, which is `wT`'s).
+//!
+//! Each forward rewrite covers the items from its move to its reader; the
+//! ranges of two rewrites do not overlap, so the liveness of one holds for
+//! the other.
+//!
+//! # Invariants
+//!
+//! After a rewrite every register holds what it held before except the
+//! temporary (`T` backward, `D` forward), which is dead; between the two
+//! instructions, the other register holds its value early (backward) or
+//! keeps it (forward), and nothing there reads or writes it otherwise.
+//! The function never grows; a function no rule applies to keeps its
+//! bytes; the output depends only on the input.
+//!
+//! # Cost
+//!
+//! Only functions with a move word are lifted; liveness is the machine
+//! layer's, computed once per direction; each move looks within its
+//! straight run, at most [`LOOK`] instructions away.
+//!
+//! # References
+//!
+//! - [LLVM-MCP] LLVM's `MachineCopyPropagation`
+//!   (`llvm/lib/CodeGen/MachineCopyPropagation.cpp`, LLVM 19),
+//!   `BackwardCopyPropagateBlock` and `ForwardCopyPropagateBlock`.
+//!   (`docs/DESIGN.md`, "References".)
+//!
+//! [LLVM-MCP]: #references
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::machine::decode::{self, x, x_range, Decoder, Effects, Form, RegSet, NZCV};
+use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
+use crate::machine::liveness;
+use crate::machine::MachFunction;
+use crate::remark::Remark;
+
+/// The pass's name in remarks.
+const PASS: &str = "copyprop";
+
+/// How far from a move its definer or reader is looked for.
+const LOOK: usize = 16;
+
+/// What the pass did to a module.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyStats {
+    /// Functions rewritten.
+    pub functions: usize,
+    /// Moves deleted.
+    pub moves: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+impl CopyStats {
+    pub fn accumulate(&mut self, other: &CopyStats) {
+        self.functions += other.functions;
+        self.moves += other.moves;
+        self.bytes_before += other.bytes_before;
+        self.bytes_after += other.bytes_after;
+    }
+}
+
+impl fmt::Display for CopyStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} moves propagated into their definers in {} functions; code {} -> {} bytes",
+            self.moves, self.functions, self.bytes_before, self.bytes_after
+        )
+    }
+}
+
+/// What the pass did to a module: statistics and one remark per function
+/// it rewrote or had to leave as it was.
+#[derive(Clone, Debug, Default)]
+pub struct CopyReport {
+    pub stats: CopyStats,
+    pub remarks: Vec<Remark>,
+}
+
+/// Propagates the moves of every function of a module (module doc).
+pub fn run(functions: &mut [MachFunction]) -> CopyReport {
+    let mut report = CopyReport::default();
+    let mut decoder = Decoder::new();
+    for func in functions.iter_mut() {
+        report.stats.bytes_before += func.bytes.len() as u64;
+        propagate_function(func, &mut decoder, &mut report);
+        report.stats.bytes_after += func.bytes.len() as u64;
+    }
+    report
+}
+
+fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut CopyReport) {
+    let has_move = func.bytes.chunks_exact(4).any(|w| {
+        move_registers(u32::from_le_bytes([w[0], w[1], w[2], w[3]])).is_some()
+    });
+    if !has_move {
+        return;
+    }
+    let lifted = lift::lift(func, decoder);
+    if lifted.opaque.is_some() {
+        return;
+    }
+    let (rewritten, moves) = propagate(&lifted, decoder);
+    if moves == 0 {
+        return;
+    }
+    match lift::relaid(func, &lifted, &rewritten) {
+        Some(code) => {
+            let saved = func.bytes.len() as i64 - code.bytes.len() as i64;
+            report.remarks.push(
+                Remark::passed(
+                    PASS,
+                    "propagated",
+                    &func.name,
+                    format!("{moves} moves became their source's definer writing the destination"),
+                )
+                .bytes(saved)
+                .count("functions", 1)
+                .count("moves", moves as u64),
+            );
+            *func = code;
+            report.stats.functions += 1;
+            report.stats.moves += moves;
+        }
+        None => report.remarks.push(Remark::missed(
+            PASS,
+            "kept-original",
+            &func.name,
+            "a branch of the rewritten code is out of range",
+        )),
+    }
+}
+
+/// A move between general-purpose registers `x0`–`x28`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Move {
+    dest: u32,
+    source: u32,
+    /// `mov wD, wT`: the upper half of `D` becomes zero.
+    narrow: bool,
+}
+
+/// The registers of `w` if it is a move (module doc, "Notation").
+fn move_registers(w: u32) -> Option<Move> {
+    let narrow = match w & 0xFFE0_FFE0 {
+        0xAA00_03E0 => false,
+        0x2A00_03E0 => true,
+        _ => return None,
+    };
+    let dest = w & 31;
+    let source = (w >> 16) & 31;
+    (dest <= 28 && source <= 28 && dest != source).then_some(Move {
+        dest,
+        source,
+        narrow,
+    })
+}
+
+/// `func` with every move the rules apply to deleted, and their number.
+fn propagate(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, usize) {
+    let (backward, into_definers) = propagate_backward(func, decoder);
+    let (forward, into_readers) = propagate_forward(&backward, decoder);
+    (forward, into_definers + into_readers)
+}
+
+/// `func` without the moves `deleted` marks.
+fn without(func: &LiftedFunction, items: Vec<(Label, Item)>, deleted: &[bool]) -> LiftedFunction {
+    let items = items
+        .into_iter()
+        .zip(deleted)
+        .filter_map(|(item, &gone)| (!gone).then_some(item))
+        .collect();
+    LiftedFunction {
+        items,
+        ..func.clone()
+    }
+}
+
+/// The move at `m` of `items` if a rule may delete it: one without
+/// records that no branch enters.
+fn candidate(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize) -> Option<Move> {
+    let Item::Inst(inst) = &items[m].1 else { return None };
+    let mv = move_registers(inst.word)?;
+    let plain = inst.trap.is_none() && !inst.call_site && !joins.contains(&items[m].0);
+    plain.then_some(mv)
+}
+
+/// Rules 1–4 (module doc): moves into their definers.
+fn propagate_backward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, usize) {
+    let live = liveness::compute(func);
+    let joins: BTreeSet<Label> = func.targeted_labels();
+    let mut items = func.items.clone();
+    let mut deleted = vec![false; items.len()];
+    let mut moves = 0;
+    for m in 0..items.len() {
+        let Some(mv) = candidate(&items, &joins, m) else { continue };
+        if live.live_out[m] & x(mv.source) != 0 {
+            continue;
+        }
+        let Some(i) = definer(&items, &deleted, &joins, m, mv) else { continue };
+        let Item::Inst(definer_inst) = &items[i].1 else { continue };
+        let Some(rewritten) = retargeted(definer_inst, mv, decoder) else { continue };
+        items[i].1 = Item::Inst(rewritten);
+        deleted[m] = true;
+        moves += 1;
+    }
+    (without(func, items, &deleted), moves)
+}
+
+/// Rules 5–7 (module doc): moves into their readers.
+fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, usize) {
+    let live = liveness::compute(func);
+    let joins: BTreeSet<Label> = func.targeted_labels();
+    let mut items = func.items.clone();
+    let mut moved = Vec::new();
+    // Items up to here belong to an earlier rewrite's range.
+    let mut covered = 0;
+    for m in 0..items.len() {
+        if m < covered {
+            continue;
+        }
+        let Some(mv) = candidate(&items, &joins, m) else { continue };
+        let Some(u) = reader(&items, &joins, m, mv) else { continue };
+        let Item::Inst(reader_inst) = &items[u].1 else { continue };
+        if live.live_out[u] & x(mv.dest) != 0 {
+            continue;
+        }
+        let Some(rewritten) = reading_source(reader_inst, mv, decoder) else { continue };
+        items[u].1 = Item::Inst(rewritten);
+        moved.push(m);
+        covered = u + 1;
+    }
+    let mut deleted = vec![false; items.len()];
+    for &m in &moved {
+        deleted[m] = true;
+    }
+    (without(func, items, &deleted), moved.len())
+}
+
+/// The index of the reader of the move at `m` (module doc, rules 5 and 6).
+fn reader(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize, mv: Move) -> Option<usize> {
+    for (seen, j) in (m + 1..items.len()).enumerate() {
+        let Item::Inst(inst) = &items[j].1 else { return None };
+        if seen == LOOK || joins.contains(&items[j].0) {
+            return None;
+        }
+        if inst.effects.mentions() & x(mv.dest) != 0 {
+            let reads_only = inst.effects.uses & x(mv.dest) != 0
+                && inst.trap.is_none()
+                && !inst.call_site
+                && inst.form == Form::Plain;
+            return reads_only.then_some(j);
+        }
+        if inst.effects.defs & x(mv.source) != 0 || inst.form != Form::Plain {
+            return None;
+        }
+    }
+    None
+}
+
+/// `inst` reading `mv.source` where it read `mv.dest`, if rule 7 allows.
+fn reading_source(inst: &Inst, mv: Move, decoder: &mut Decoder) -> Option<Inst> {
+    let text = decoder.render(inst.word, 0);
+    if decoder.shape(inst.word).writeback || writes_register(&text, mv.dest) {
+        return None;
+    }
+    let renamed = rename_register(&text, mv)?;
+    // The register fields (Rt, Rn, Ra/Rt2, Rm) that hold `D`; which of
+    // them are operands rather than immediate bits, the text says.
+    let fields: Vec<u32> = [0, 5, 10, 16]
+        .into_iter()
+        .filter(|&shift| (inst.word >> shift) & 31 == mv.dest)
+        .collect();
+    let word = (1..1u32 << fields.len())
+        .map(|subset| {
+            fields
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| subset >> k & 1 == 1)
+                .fold(inst.word, |w, (_, &shift)| {
+                    w & !(31 << shift) | mv.source << shift
+                })
+        })
+        .find(|&w| decoder.render(w, 0) == renamed)?;
+    let effects = lift::control_effects(inst, decoder.effects(word));
+    // `defs` also names every register mentioned (decode's module doc).
+    let expected = Effects {
+        uses: inst.effects.uses & !x(mv.dest) | x(mv.source),
+        defs: inst.effects.defs & !x(mv.dest) | x(mv.source),
+        ..inst.effects
+    };
+    (effects == expected).then_some(Inst {
+        word,
+        effects,
+        ..inst.clone()
+    })
+}
+
+/// Compares (no register written) and stores (every register read).
+const READ_ONLY: &[&str] = &[
+    "cmp", "cmn", "tst", "ccmp", "ccmn", "str", "strb", "strh", "stur", "sturb", "sturh", "stp",
+];
+
+/// Whether the instruction of `text` may write register `r`: unless it is
+/// one of [`READ_ONLY`], or one of [`decode::PURE_DEST`] (whose first
+/// operand is the one register written) with another first operand.
+fn writes_register(text: &str, r: u32) -> bool {
+    let (mnemonic, operands) = text.split_once(' ').unwrap_or((text, ""));
+    if READ_ONLY.contains(&mnemonic) {
+        return false;
+    }
+    let first = operands.split(',').next().unwrap_or("").trim();
+    let names_r = first == format!("x{r}") || first == format!("w{r}");
+    !decode::PURE_DEST.contains(&mnemonic) || names_r
+}
+
+/// `text` (an instruction's disassembly) with the register operands
+/// `xD`/`wD` of `mv` renamed `xT`/`wT`, if it reads only what the move
+/// gave `D` (for `mov wD, wT`, only `wD`).
+fn rename_register(text: &str, mv: Move) -> Option<String> {
+    let (mnemonic, operands) = text.split_once(' ')?;
+    let mut out = format!("{mnemonic} ");
+    let mut token = String::new();
+    let flush = |token: &mut String, out: &mut String| -> Option<()> {
+        let renamed = match token.as_str() {
+            t if t == format!("x{}", mv.dest) && mv.narrow => return None,
+            t if t == format!("x{}", mv.dest) => format!("x{}", mv.source),
+            t if t == format!("w{}", mv.dest) => format!("w{}", mv.source),
+            t => t.to_string(),
+        };
+        out.push_str(&renamed);
+        token.clear();
+        Some(())
+    };
+    for c in operands.chars() {
+        if c.is_ascii_alphanumeric() {
+            token.push(c);
+        } else {
+            flush(&mut token, &mut out)?;
+            out.push(c);
+        }
+    }
+    flush(&mut token, &mut out)?;
+    Some(out)
+}
+
+/// The index of the definer of the move at `m` (module doc, rule 3).
+fn definer(
+    items: &[(Label, Item)],
+    deleted: &[bool],
+    joins: &BTreeSet<Label>,
+    m: usize,
+    mv: Move,
+) -> Option<usize> {
+    let both = x(mv.source) | x(mv.dest);
+    let mut seen = 0;
+    for j in (0..m).rev() {
+        if deleted[j] {
+            continue;
+        }
+        let Item::Inst(inst) = &items[j].1 else { return None };
+        if inst.effects.defs & x(mv.source) != 0 {
+            return Some(j);
+        }
+        if inst.effects.mentions() & both != 0 || joins.contains(&items[j].0) {
+            return None;
+        }
+        seen += 1;
+        if seen == LOOK || !matches!(inst.form, Form::Plain) {
+            return None;
+        }
+    }
+    None
+}
+
+/// `inst` writing `mv.dest` instead of `mv.source`, if the rule allows it
+/// (module doc, rules 1 and 2).
+fn retargeted(inst: &Inst, mv: Move, decoder: &mut Decoder) -> Option<Inst> {
+    if inst.trap.is_some() || inst.call_site || !matches!(inst.form, Form::Plain | Form::Adrp) {
+        return None;
+    }
+    let shape = decoder.shape(inst.word);
+    if shape.writeback || !writes_only(&inst.effects, mv.source) || inst.word & 31 != mv.source {
+        return None;
+    }
+    if mv.narrow && !shape.narrow_destination {
+        return None;
+    }
+    let word = inst.word & !31 | mv.dest;
+    let effects = lift::control_effects(inst, decoder.effects(word));
+    let same_reads = effects.uses == inst.effects.uses;
+    let new_shape = decoder.shape(word);
+    if !writes_only(&effects, mv.dest) || !same_reads || new_shape != shape {
+        return None;
+    }
+    Some(Inst {
+        word,
+        effects,
+        ..inst.clone()
+    })
+}
+
+/// Whether `effects` write register `r` whole and no other register (the
+/// flags aside).
+fn writes_only(effects: &Effects, r: u32) -> bool {
+    let gprs: RegSet = x_range(0, 30);
+    effects.kills & gprs == x(r) && !effects.writes_frame && effects.defs & !NZCV & !gprs == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::testing::{function, words};
+
+    const RET: u32 = 0xD65F_03C0;
+
+    fn propagated(before: &[u32]) -> (Vec<u32>, CopyStats) {
+        let mut functions = vec![function(before)];
+        let report = run(&mut functions);
+        assert_eq!(report.stats.moves, report.remarks.iter().map(|r| r.get_count("moves")).sum::<u64>() as usize);
+        (words(&functions[0]), report.stats)
+    }
+
+    #[test]
+    fn the_definer_writes_the_destination() {
+        // add x9, x0, x1; mov x0, x9; ret
+        let (after, stats) = propagated(&[0x8B01_0009, 0xAA09_03E0, RET]);
+        assert_eq!(after, [0x8B01_0000, RET]); // add x0, x0, x1
+        assert_eq!(stats.moves, 1);
+        // ldr x9, [x1, #8]; mov x0, x9
+        let (after, _) = propagated(&[0xF940_0429, 0xAA09_03E0, RET]);
+        assert_eq!(after, [0xF940_0420, RET]); // ldr x0, [x1, #8]
+        // add w9, w0, w1; mov w0, w9
+        let (after, _) = propagated(&[0x0B01_0009, 0x2A09_03E0, RET]);
+        assert_eq!(after, [0x0B01_0000, RET]); // add w0, w0, w1
+    }
+
+    #[test]
+    fn moves_stay_when_the_rule_does_not_hold() {
+        let unchanged = |before: &[u32]| {
+            let (after, stats) = propagated(before);
+            assert_eq!(after, before, "{before:x?}");
+            assert_eq!(stats.moves, 0);
+        };
+        // A 32-bit move of a 64-bit result: the upper half differs.
+        unchanged(&[0x8B01_0009, 0x2A09_03E0, RET]);
+        // The temporary is read again after the move.
+        unchanged(&[0x8B01_0009, 0xAA09_03E0, 0x8B09_0000, RET]);
+        // The destination is read between definer and move.
+        unchanged(&[0x8B01_0009, 0x9100_0402, 0xAA09_03E0, RET]);
+        // The temporary is read between definer and move: str x9, [sp].
+        unchanged(&[0x8B01_0009, 0xF900_03E9, 0xAA09_03E0, RET]);
+        // A load that writes its base back.
+        unchanged(&[0xF840_8429, 0xAA09_03E0, RET]);
+        // x8 may be read by the return (the indirect result register).
+        unchanged(&[0x8B01_0008, 0xAA08_03E0, RET]);
+    }
+
+    #[test]
+    fn the_reader_reads_the_source() {
+        // mov x10, x19; sub x2, x10, #1 → sub x2, x19, #1
+        let (after, stats) = propagated(&[0xAA13_03EA, 0xD100_0542, RET]);
+        assert_eq!(after, [0xD100_0662, RET]);
+        assert_eq!(stats.moves, 1);
+        // mov x10, x19; str x10, [sp, #8] → str x19, [sp, #8]
+        let (after, _) = propagated(&[0xAA13_03EA, 0xF900_07EA, RET]);
+        assert_eq!(after, [0xF900_07F3, RET]);
+        // mov x10, x19; add x2, x10, #10: the immediate's low bits are 10
+        // too, and stay.
+        let (after, _) = propagated(&[0xAA13_03EA, 0x9100_2942, RET]);
+        assert_eq!(after, [0x9100_2A62, RET]);
+        // mov w10, w19; add w2, w10, #1 → add w2, w19, #1
+        let (after, _) = propagated(&[0x2A13_03EA, 0x1100_0542, RET]);
+        assert_eq!(after, [0x1100_0662, RET]);
+    }
+
+    #[test]
+    fn readers_stay_when_the_rule_does_not_hold() {
+        let unchanged = |before: &[u32]| {
+            let (after, stats) = propagated(before);
+            assert_eq!(after, before, "{before:x?}");
+            assert_eq!(stats.moves, 0);
+        };
+        // A 32-bit move read as 64 bits: add x2, x10, #1.
+        unchanged(&[0x2A13_03EA, 0x9100_0542, RET]);
+        // The temporary is read again: add x0, x10, x2.
+        unchanged(&[0xAA13_03EA, 0xD100_0542, 0x8B02_0140, RET]);
+        // The source is written in between: mov x19, #0.
+        unchanged(&[0xAA13_03EA, 0xD280_0013, 0xD100_0542, RET]);
+        // The reader writes the temporary: add x10, x10, #1.
+        unchanged(&[0xAA13_03EA, 0x9100_054A, 0xF900_07EA, RET]);
+    }
+
+    #[test]
+    fn a_join_between_definer_and_move_keeps_it() {
+        // cbz x2, 0x0c; add x9, x0, x1; 0x08: b.. no: the move is a target.
+        let before = [
+            0xB400_0062, // cbz x2, 0x0c
+            0x8B01_0009, // add x9, x0, x1
+            0xD280_0009, // mov x9, #0
+            0xAA09_03E0, // 0x0c: mov x0, x9 (a join)
+            RET,
+        ];
+        let (after, stats) = propagated(&before);
+        assert_eq!(after, before);
+        assert_eq!(stats.moves, 0);
+    }
+}
