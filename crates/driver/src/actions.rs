@@ -198,9 +198,7 @@ pub fn compile(opts: &CompileOptions) -> Result<i32, Failure> {
     let object = &done.output.objects[0];
     if let Some(path) = &opts.generate {
         let mut data = CgData::new(&opts.target.cgdata_name());
-        if let Some(summary) = &done.summary {
-            data.put(summary);
-        }
+        done.summaries.put_into(&mut data);
         if build.pipeline.outlines(opts.target.triple().architecture) {
             data.put(&object.outline_tree);
         }

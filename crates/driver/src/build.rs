@@ -62,8 +62,10 @@ use cranelift_codegen::isa::{OwnedTargetIsa, TargetIsa};
 use pare_frontend::lower::Runtime;
 use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
+use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
-use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats, Summary};
+use parec_passes::inline::Policy;
+use parec_passes::merge::{self, InlinerSummary, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
@@ -71,7 +73,9 @@ use parec_passes::whole_program;
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
-use crate::pipeline::{verify_modules, BuildView, ClifPass, PassOutcome, PassStats, Pipeline};
+use crate::pipeline::{
+    verify_modules, BuildView, ClifPass, GuardView, PassOutcome, PassStats, Pipeline,
+};
 use crate::plan::{PassFacts, PlanFlags, ProgramPlan};
 use crate::runtime::RuntimeChoice;
 use crate::target::{common_settings, merge_options, Machine, OptLevel, Target};
@@ -152,6 +156,8 @@ pub enum BuildMode {
 pub struct CgDataInput {
     pub path: PathBuf,
     pub summary: Option<Summary>,
+    /// The summary the inliner planned with in round 1 ([`InlinerSummary`]).
+    pub inliner: Option<Summary>,
     pub tree: Option<Arc<OutlineTree>>,
 }
 
@@ -163,11 +169,38 @@ impl CgDataInput {
         Ok(CgDataInput {
             path: path.to_path_buf(),
             summary: data.get::<Summary>().map_err(section_error)?,
+            inliner: data
+                .get::<InlinerSummary>()
+                .map_err(section_error)?
+                .map(|s| s.0),
             tree: data
                 .get::<OutlineTree>()
                 .map_err(section_error)?
                 .map(Arc::new),
         })
+    }
+}
+
+impl CgDataInput {
+    /// This input, if `pipeline` can plan from it: a pipeline whose
+    /// inliner runs before merging needs the summary the inliner of
+    /// round 1 planned with (its prices read the plan's members, and a plan
+    /// combined from the summary taken after inlining has others: the
+    /// executable would not be the one `--two-rounds` makes).
+    fn check_for(self, pipeline: &Pipeline) -> Result<CgDataInput> {
+        let inliner_plans = pipeline
+            .clif
+            .iter()
+            .any(|&p| matches!(p, ClifPass::Inline(_)) && pipeline.merges_after(p));
+        if self.summary.is_some() && self.inliner.is_none() && inliner_plans {
+            bail!(
+                "cgdata `{}` has a merge summary but no `inliner` section (the summary the \
+                 inliner plans with): it was written by an older parec or by a build without \
+                 the inliner before merging; generate it again with this build's passes",
+                self.path.display()
+            );
+        }
+        Ok(self)
     }
 }
 
@@ -183,7 +216,8 @@ impl BuildMode {
         } else if let Some(path) = &flags.generate {
             BuildMode::Generate(path.clone())
         } else if let Some(path) = &flags.use_file {
-            match CgDataInput::read(path, target) {
+            let input = CgDataInput::read(path, target).and_then(|i| i.check_for(pipeline));
+            match input {
                 Ok(input) => BuildMode::Use(input),
                 Err(e) if flags.ignore_errors => {
                     crate::io_error::eprintln(format_args!(
@@ -229,11 +263,19 @@ impl BuildMode {
 
     /// The merge plan (`None`: local merging), combined from `summary`, the
     /// union of every module's summary, when the build summarizes; from
-    /// the `--cgdata-use` file's summary otherwise.
-    fn merge_plan(&self, summary: Option<&Summary>, options: &MergeOptions) -> Option<MergePlan> {
+    /// the `--cgdata-use` file's summary otherwise: the one taken where
+    /// the inliner ran for the inliner (`for_inliner`), the merger's for
+    /// the merger.
+    fn merge_plan(
+        &self,
+        summary: Option<&Summary>,
+        for_inliner: bool,
+        options: &MergeOptions,
+    ) -> Option<MergePlan> {
         let summary = match self {
             BuildMode::Local => None,
             BuildMode::Generate(_) | BuildMode::TwoRounds { .. } => summary,
+            BuildMode::Use(input) if for_inliner => input.inliner.as_ref(),
             BuildMode::Use(input) => input.summary.as_ref(),
         };
         summary.map(|s| merge::combine(s, options))
@@ -267,16 +309,14 @@ impl BuildMode {
     fn publish(
         &self,
         target: Target,
-        summary: Option<&Summary>,
+        summaries: &Summaries,
         tree: Option<&OutlineTree>,
     ) -> Result<()> {
         let Some(path) = self.publish_path() else {
             return Ok(());
         };
         let mut data = CgData::new(&target.cgdata_name());
-        if let Some(summary) = summary {
-            data.put(summary);
-        }
+        summaries.put_into(&mut data);
         if let Some(tree) = tree {
             data.put(tree);
         }
@@ -293,11 +333,34 @@ enum Facts<'a> {
     Planned(&'a ProgramPlan),
 }
 
+/// The merge summaries round 1 publishes (each `None` when the pipeline
+/// has no such pass or the build does not summarize).
+#[derive(Clone, Debug, Default)]
+pub struct Summaries {
+    /// The program where merging runs.
+    pub merge: Option<Summary>,
+    /// The program where the inliner runs before merging, before it
+    /// inlines ([`InlinerSummary`]).
+    pub inliner: Option<Summary>,
+}
+
+impl Summaries {
+    /// Stores the summaries present as their cgdata sections.
+    pub fn put_into(&self, data: &mut CgData) {
+        if let Some(summary) = &self.merge {
+            data.put(summary);
+        }
+        if let Some(summary) = &self.inliner {
+            data.put(&InlinerSummary(summary.clone()));
+        }
+    }
+}
+
 /// What running the CLIF passes left besides the modules.
 #[derive(Default)]
 struct PassesDone {
-    /// Round 1's merge summary, when the build publishes one.
-    published: Option<Summary>,
+    /// Round 1's merge summaries, when the build publishes them.
+    published: Summaries,
     /// What each pass read of the program, in pipeline order.
     facts: Vec<PassFacts>,
 }
@@ -307,8 +370,8 @@ struct PassesDone {
 pub struct ModuleBuild {
     /// The module after the passes and its object.
     pub output: Output,
-    /// With two rounds: the module's merge summary (its part of round 1's).
-    pub summary: Option<Summary>,
+    /// With two rounds: the module's merge summaries (its part of round 1's).
+    pub summaries: Summaries,
 }
 
 /// The union of every module's merge summary (independent of module order).
@@ -416,10 +479,32 @@ impl Build {
     /// build publishes, is a file the front end read (the imported modules
     /// of a Pare program are known only then; see [`crate::outputs`]).
     pub fn run_writing(&self, input: Input, outputs: &Outputs) -> Result<Output, Failure> {
+        self.run_compiling_through(input, outputs, None)
+    }
+
+    /// Like [`Build::run`], compiling through `cache` (every module's code
+    /// cache, `parec_passes::code_cache`), which other builds may share: a
+    /// function several builds compile alike is compiled once. The output
+    /// is the same as without it.
+    pub fn run_sharing(&self, input: Input, cache: &Arc<CodeCache>) -> Result<Output, Failure> {
+        self.run_compiling_through(input, &Outputs::default(), Some(cache))
+    }
+
+    fn run_compiling_through(
+        &self,
+        input: Input,
+        outputs: &Outputs,
+        cache: Option<&Arc<CodeCache>>,
+    ) -> Result<Output, Failure> {
         let mut out = Output::default();
 
         let start = Instant::now();
-        let front = self.front_end(input)?;
+        let mut front = self.front_end(input)?;
+        if let Some(cache) = cache {
+            for module in &mut front.modules {
+                module.set_code_cache(cache.clone());
+            }
+        }
         let mut written = outputs.clone();
         if let Some(path) = self.mode.publish_path() {
             written.file(path, "--cgdata-generate");
@@ -469,11 +554,17 @@ impl Build {
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
         let isa = isa.as_deref();
 
-        let passes = self.run_clif_passes(&mut modules, isa, Facts::Computed, &mut out)?;
-        let summary = passes.published;
+        let passes = self.run_clif_passes(
+            &mut modules,
+            isa,
+            Facts::Computed,
+            trap_paths.as_ref(),
+            &mut out,
+        )?;
+        let summaries = passes.published;
 
         let Backend::Objects(target) = self.backend else {
-            self.mode.publish(self.target(), summary.as_ref(), None)?;
+            self.mode.publish(self.target(), &summaries, None)?;
             out.modules = modules;
             return Ok(out);
         };
@@ -508,8 +599,7 @@ impl Build {
             objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
-        self.mode
-            .publish(target, summary.as_ref(), round1_tree.as_ref())?;
+        self.mode.publish(target, &summaries, round1_tree.as_ref())?;
         out.modules = modules;
         out.objects = objects;
         Ok(out)
@@ -522,6 +612,7 @@ impl Build {
         modules: &mut [ClifModule],
         isa: Option<&dyn TargetIsa>,
         facts: Facts,
+        trap_paths: Option<&TrapPaths>,
         out: &mut Output,
     ) -> Result<PassesDone, Failure> {
         let mut done = PassesDone::default();
@@ -529,6 +620,9 @@ impl Build {
             heat: self.pipeline.heat.clone(),
             ..merge_options(isa)
         };
+        // What the guard compares with: the modules as they came in.
+        let before = self.pipeline.guards().then(|| modules.to_vec());
+        let mut merge_plan = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
             let merging_follows = self.pipeline.merges_after(pass);
@@ -540,22 +634,33 @@ impl Build {
             };
             // Merging follows its plan; inlining before merging, what
             // merging would do to the modules as they are now.
-            let plans =
-                pass == ClifPass::Merge || (matches!(pass, ClifPass::Inline(_)) && merging_follows);
+            let inliner_plans = matches!(pass, ClifPass::Inline(_)) && merging_follows;
+            let plans = pass == ClifPass::Merge || inliner_plans;
             let plan = plans
-                .then(|| self.mode.merge_plan(known.summary.as_ref(), &options))
+                .then(|| {
+                    let summary = known.summary.as_ref();
+                    self.mode.merge_plan(summary, inliner_plans, &options)
+                })
                 .flatten();
-            if pass == ClifPass::Merge && self.mode.summarizes() && done.published.is_none() {
-                // Round 1 publishes the summary of the modules this build
-                // compiles: the whole program's, or one module's.
-                done.published = match facts {
-                    Facts::Computed => known.summary.clone(),
-                    Facts::Planned(_) => Some(summarize(modules, &options)),
+            if plans && self.mode.summarizes() {
+                // Round 1 publishes the summaries of the modules this
+                // build compiles (the whole program's, or one module's)
+                // where merging and the inliner before it plan.
+                let published = match pass == ClifPass::Merge {
+                    true => &mut done.published.merge,
+                    false => &mut done.published.inliner,
                 };
+                if published.is_none() {
+                    *published = match facts {
+                        Facts::Computed => known.summary.clone(),
+                        Facts::Planned(_) => Some(summarize(modules, &options)),
+                    };
+                }
             }
             let view = BuildView {
                 plan: plan.as_ref(),
                 merging_follows,
+                fmerge_follows: self.pipeline.runs_after(pass, ClifPass::Fmerge),
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
             };
@@ -566,6 +671,27 @@ impl Build {
             out.passes.push(PassRun { pass, outcome });
             out.times.add(pass.name(), start.elapsed());
             done.facts.push(known);
+            if pass == ClifPass::Merge {
+                merge_plan = plan;
+            }
+        }
+        if let Some(before) = before {
+            let start = Instant::now();
+            let view = GuardView {
+                plan: merge_plan.as_ref(),
+                gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
+                heat: self.pipeline.heat.clone(),
+                trap_paths,
+            };
+            let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
+            if self.pipeline.verify {
+                verify_modules(modules, isa, ClifPass::Guard.name()).map_err(|e| anyhow!(e))?;
+            }
+            out.passes.push(PassRun {
+                pass: ClifPass::Guard,
+                outcome,
+            });
+            out.times.add(ClifPass::Guard.name(), start.elapsed());
         }
         Ok(done)
     }
@@ -603,8 +729,14 @@ impl Build {
         let profiled = self.with_profile_heat(&modules, &mut out)?;
         let this = profiled.as_ref().unwrap_or(self);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Computed, &mut out)?;
+        let trap_paths = lowered.trap_paths.as_ref();
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Computed,
+            trap_paths,
+            &mut out,
+        )?;
         Ok(ProgramPlan {
             flags: self.plan_flags(target),
             modules: modules.iter().map(|m| m.name.clone()).collect(),
@@ -672,8 +804,13 @@ impl Build {
         let mut modules = vec![lowered.module];
         let this = self.with_planned_heat(plan);
         let isa = self.backend.isa(self.level, &common_settings(&modules)?)?;
-        let passes =
-            this.run_clif_passes(&mut modules, isa.as_deref(), Facts::Planned(plan), &mut out)?;
+        let passes = this.run_clif_passes(
+            &mut modules,
+            isa.as_deref(),
+            Facts::Planned(plan),
+            lowered.trap_paths.as_ref(),
+            &mut out,
+        )?;
         let codegen = CodegenOptions {
             target,
             level: self.level,
@@ -694,7 +831,7 @@ impl Build {
         out.runtime = lowered.runtime;
         Ok(ModuleBuild {
             output: out,
-            summary: passes.published,
+            summaries: passes.published,
         })
     }
 
@@ -804,6 +941,26 @@ fn run_on_every_module(
 ) -> Result<PassOutcome> {
     let outcomes = parallel::map_mut(jobs, modules, |m| pass.run(m, isa, view))?;
     let mut total = PassOutcome::nothing(pass);
+    for outcome in outcomes {
+        total.accumulate(outcome);
+    }
+    Ok(total)
+}
+
+/// The size guard on every module, `jobs` at a time, against `before`, the
+/// modules as they came in; the outcomes are summed in module order.
+fn guard_every_module(
+    before: &[ClifModule],
+    modules: &mut [ClifModule],
+    isa: Option<&dyn TargetIsa>,
+    view: &GuardView,
+    jobs: usize,
+) -> Result<PassOutcome> {
+    let mut pairs: Vec<(&ClifModule, &mut ClifModule)> = before.iter().zip(modules).collect();
+    let outcomes = parallel::map_mut(jobs, &mut pairs, |(before, after)| {
+        crate::pipeline::run_guard(before, after, isa, view)
+    })?;
+    let mut total = PassOutcome::nothing(ClifPass::Guard);
     for outcome in outcomes {
         total.accumulate(outcome);
     }

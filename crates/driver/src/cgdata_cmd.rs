@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::anyhow;
 use parec_passes::cgdata::CgData;
-use parec_passes::merge::{self, Summary};
+use parec_passes::merge::{self, InlinerSummary, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::profile::{Profile, Thresholds};
 
@@ -53,6 +53,9 @@ pub fn merge_files(out: &Path, inputs: &[PathBuf], parts: bool) -> Result<i32, F
             .merge_section::<Summary>(&next)
             .map_err(section_error)?;
         merged
+            .merge_section::<InlinerSummary>(&next)
+            .map_err(section_error)?;
+        merged
             .merge_section::<OutlineTree>(&next)
             .map_err(section_error)?;
         merged
@@ -94,6 +97,13 @@ pub fn describe(data: &CgData) -> Result<String, parec_passes::cgdata::CgDataErr
     }
     if let Some(profile) = data.get::<Profile>()? {
         describe_profile(&mut s, &profile);
+    }
+    if let Some(InlinerSummary(inliner)) = data.get::<InlinerSummary>()? {
+        let _ = writeln!(
+            s,
+            "inliner: {} functions summarized before inlining (the plan the inliner prices merge members with)",
+            inliner.functions().len()
+        );
     }
     let Some(summary) = data.get::<Summary>()? else {
         return Ok(s);

@@ -65,12 +65,15 @@ use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
-use parec_passes::fmerge::{self, FmergeStats, FmergeTimes};
+use parec_passes::fmerge::{self, FmergeOptions, FmergeStats, FmergeTimes};
+use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::heat::HotCode;
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats};
+use parec_passes::price::{self, PriceOptions};
 use parec_passes::remark::Remark;
+use parec_passes::traps::TrapPaths;
 
 use crate::target::{OptLevel, Target};
 
@@ -92,6 +95,11 @@ pub enum ClifPass {
     /// Similar-function merging (`parec_passes::fmerge`): F3M search, HyFM
     /// alignment, measured profitability; on what `Merge` left.
     Fmerge,
+    /// The size guard (`parec_passes::guard`): after the other CLIF passes,
+    /// the groups of functions they made bigger than they came in are put
+    /// back. Not a `--passes` name: it runs whenever a size pass does
+    /// ([`Pipeline::guards`]).
+    Guard,
     /// A pass from outside parec.
     Custom(CustomPass),
 }
@@ -131,6 +139,7 @@ impl ClifPass {
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
+            ClifPass::Guard => "guard",
             ClifPass::Custom(custom) => custom.name,
         }
     }
@@ -149,11 +158,13 @@ impl ClifPass {
         match self {
             ClifPass::Inline(policy) => {
                 let measure = measuring_isa(module, isa);
-                let options = inline_options(policy, module, isa, view);
+                let (options, mut remarks) =
+                    inline_options(policy, module, isa, measure.get(), view);
                 let report = inline::run(module, measure.get(), &options);
+                remarks.extend(report.remarks);
                 PassOutcome {
                     stats: PassStats::Inline(report.stats),
-                    remarks: report.remarks,
+                    remarks,
                 }
             }
             ClifPass::Gvn(policy) => {
@@ -186,11 +197,85 @@ impl ClifPass {
                     remarks: report.remarks,
                 }
             }
+            ClifPass::Guard => unreachable!("the guard runs through `run_guard`"),
             ClifPass::Custom(custom) => {
                 PassOutcome::stats(PassStats::Custom(vec![(custom.run)(module)]))
             }
         }
     }
+
+    /// Whether the pass trades bytes by its own measure (the size policy of
+    /// inlining and GVN, both mergers): the passes the guard answers for.
+    pub fn is_size_pass(self) -> bool {
+        matches!(
+            self,
+            ClifPass::Inline(Policy::Size)
+                | ClifPass::Gvn(Policy::Size)
+                | ClifPass::Merge
+                | ClifPass::Fmerge
+        )
+    }
+}
+
+/// The size guard on `after`, the module the CLIF passes made of `before`
+/// (`parec_passes::guard`), measured in aarch64 bytes as the inliner and
+/// the mergers measure; `plan` is the merge plan the build followed, whose
+/// cross-module groups share their bodies.
+pub fn run_guard(
+    before: &ClifModule,
+    after: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    view: &GuardView,
+) -> PassOutcome {
+    let measure = measuring_isa(after, isa);
+    let Some(isa) = measure.get() else {
+        return PassOutcome::nothing(ClifPass::Guard);
+    };
+    let options = guard::GuardOptions {
+        body_shares: view
+            .plan
+            .map_or_else(Default::default, |plan| body_shares(plan, &after.name)),
+        gvn: view.gvn.then(|| view.heat.clone()),
+        shared_traps: view
+            .trap_paths
+            .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
+            .unwrap_or_default(),
+    };
+    let report = guard::run(before, after, isa, &options);
+    PassOutcome {
+        stats: PassStats::Guard(report.stats),
+        remarks: report.remarks,
+    }
+}
+
+/// What the size guard knows of the build.
+#[derive(Clone, Debug)]
+pub struct GuardView<'a> {
+    /// The merge plan the build followed.
+    pub plan: Option<&'a MergePlan>,
+    /// Whether GVN's size policy ran: the guard numbers the functions it
+    /// puts back again.
+    pub gvn: bool,
+    /// What is known of how often code runs ([`Pipeline::heat`]).
+    pub heat: Arc<HotCode>,
+    /// The shared trap paths code generation completes the code with, if
+    /// the lowering uses them.
+    pub trap_paths: Option<&'a TrapPaths>,
+}
+
+/// For each member of a group of `plan` defined in `module`, its body's
+/// name and the number of modules holding members of the group.
+fn body_shares(plan: &MergePlan, module: &str) -> std::collections::BTreeMap<String, usize> {
+    let mut shares = std::collections::BTreeMap::new();
+    for group in plan.groups.values() {
+        let modules: BTreeSet<&str> = group.members.iter().map(|(m, _)| m.as_str()).collect();
+        for (m, name) in &group.members {
+            if m == module {
+                shares.insert(format!("{name}{}", merge::BODY_SUFFIX), modules.len());
+            }
+        }
+    }
+    shares
 }
 
 /// What a CLIF pass may know of the build beyond its own module.
@@ -202,6 +287,8 @@ pub struct BuildView<'a> {
     pub plan: Option<&'a MergePlan>,
     /// Whether the constant merger runs later in the pipeline.
     pub merging_follows: bool,
+    /// Whether similar-function merging runs later in the pipeline.
+    pub fmerge_follows: bool,
     /// Local functions that several modules define: generic instances,
     /// which every module using one emits and the linker's identical-code
     /// folding keeps once.
@@ -218,45 +305,76 @@ impl BuildView<'_> {
     }
 }
 
-/// The inliner's options for `module`: callers merging will merge are left
-/// alike, and functions the linker keeps one copy of (merge members, which
-/// become thunks of a shared body, instances several modules define, and
-/// functions identical to another of the module's) are not deleted for
-/// what their body seems to cost.
+/// The inliner's options for `module`, and the remarks of the prices they
+/// follow: the merge members the size policy leaves to merging and the
+/// functions it leaves to `fmerge` are priced against inlining them
+/// (`parec_passes::price`, measured with `measure`); callers merging will
+/// merge are left alike; functions the linker keeps one copy of
+/// (instances several modules define, and functions identical to another
+/// of the module's) are not deleted for what their body seems to cost.
 fn inline_options(
     policy: Policy,
     module: &ClifModule,
     isa: Option<&dyn TargetIsa>,
+    measure: Option<&dyn TargetIsa>,
     view: &BuildView,
-) -> InlineOptions {
+) -> (InlineOptions, Vec<Remark>) {
     let mut options = InlineOptions {
         heat: view.heat(),
         ..crate::target::inline_options(policy)
     };
-    if view.merging_follows {
-        let merge_options = MergeOptions {
-            heat: view.heat(),
-            ..crate::target::merge_options(isa)
-        };
-        let planned = merge::planned(module, view.plan, &merge_options);
+    let mut remarks = Vec::new();
+    let merge_options = MergeOptions {
+        heat: view.heat(),
+        ..crate::target::merge_options(isa)
+    };
+    let own;
+    let plan = match (view.merging_follows, view.plan) {
+        (false, _) => None,
+        (true, Some(plan)) => Some(plan),
+        (true, None) => {
+            own = merge::combine(&merge::analyze(module, &merge_options), &merge_options);
+            Some(&own)
+        }
+    };
+    if let Some(plan) = plan {
+        let planned = merge::planned(module, Some(plan), &merge_options);
         options.keep = planned.members;
         options.keep_alike = planned.alike_calls;
     }
+    if let (Policy::Size, Some(measure)) = (policy, measure) {
+        let price_options = PriceOptions {
+            fmerge: view.fmerge_follows.then(|| FmergeOptions {
+                heat: view.heat(),
+                ..crate::target::fmerge_options(isa)
+            }),
+            ..PriceOptions::default()
+        };
+        let prices = price::price(module, measure, plan, &price_options);
+        if plan.is_some() {
+            options.keep = prices.keep;
+            options.inline_alike = prices.inline_alike;
+        }
+        options.shared.extend(prices.merge_similar);
+        remarks = prices.remarks;
+    }
     if let Some(shared) = view.shared {
-        options.shared = module
-            .functions
-            .iter()
-            .map(|def| &module.symbols[def.symbol as usize].name)
-            .filter(|name| shared.contains(*name))
-            .cloned()
-            .collect();
+        options.shared.extend(
+            module
+                .functions
+                .iter()
+                .map(|def| &module.symbols[def.symbol as usize].name)
+                .filter(|name| shared.contains(*name))
+                .cloned(),
+        );
     }
     // The speed policy inlines for speed: a twin's single call site is
     // inlined there whatever the linker would have shared.
     if policy == Policy::Size {
         options.shared.extend(folded_twins(module));
     }
-    options
+    parec_passes::remark::fill_module(&mut remarks, &module.name);
+    (options, remarks)
 }
 
 /// The functions of `module` that the linker folds with another of its
@@ -337,6 +455,7 @@ impl PassOutcome {
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
+            ClifPass::Guard => PassStats::Guard(GuardStats::default()),
             ClifPass::Custom(_) => PassStats::Custom(Vec::new()),
         })
     }
@@ -363,6 +482,7 @@ pub enum PassStats {
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
     Fmerge(FmergeStats, FmergeTimes),
+    Guard(GuardStats),
     /// A custom pass's statistics lines, one per module.
     Custom(Vec<String>),
 }
@@ -377,6 +497,7 @@ impl PassStats {
                 a.accumulate(&b);
                 ta.accumulate(&tb);
             }
+            (PassStats::Guard(a), PassStats::Guard(b)) => a.accumulate(&b),
             (PassStats::Custom(a), PassStats::Custom(b)) => a.extend(b),
             // Outcomes of one pass are always of one kind.
             (a, b) => unreachable!("statistics of different passes: {a:?} and {b:?}"),
@@ -391,6 +512,7 @@ impl fmt::Display for PassStats {
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
+            PassStats::Guard(s) => write!(f, "{s}"),
             PassStats::Custom(lines) => write!(f, "{}", lines.join("; ")),
         }
     }
@@ -582,6 +704,12 @@ impl Pipeline {
         clif.chain(machine).collect::<Vec<_>>().join(",")
     }
 
+    /// Whether the size guard runs after the CLIF passes: whenever a size
+    /// pass does ([`ClifPass::is_size_pass`]).
+    pub fn guards(&self) -> bool {
+        self.clif.iter().any(|p| p.is_size_pass())
+    }
+
     /// Whether the constant merger runs.
     pub fn merges(&self) -> bool {
         self.clif.contains(&ClifPass::Merge)
@@ -589,8 +717,13 @@ impl Pipeline {
 
     /// Whether the constant merger runs after `pass`.
     pub fn merges_after(&self, pass: ClifPass) -> bool {
-        let later = self.clif.iter().skip_while(|&&p| p != pass).skip(1);
-        later.clone().any(|&p| p == ClifPass::Merge)
+        self.runs_after(pass, ClifPass::Merge)
+    }
+
+    /// Whether `later` runs after `pass`.
+    pub fn runs_after(&self, pass: ClifPass, later: ClifPass) -> bool {
+        let mut after = self.clif.iter().skip_while(|&&p| p != pass).skip(1);
+        after.any(|&p| p == later)
     }
 
     /// Whether the pipeline has a pass that reads or writes cgdata: the

@@ -165,3 +165,24 @@ fn bench_corpus_runs_correctly_in_jit_and_qemu() {
         problems.join("\n\n")
     );
 }
+
+/// The small programs of `filetests/sizes/` (issue 31's costed decisions:
+/// generic instances used once, twice, many times; families of similar
+/// functions) compute the same in the interpreter, the JIT and at `-Oz`.
+#[test]
+fn size_programs_agree_in_interpreter_jit_and_qemu() {
+    let programs = programs_in("filetests/sizes");
+    assert!(
+        programs.len() >= 10,
+        "only {} size programs",
+        programs.len()
+    );
+    let problems = run_all(&programs, true, &["-Oz --two-rounds"]);
+    assert!(
+        problems.is_empty(),
+        "{} mismatch(es) over {} size programs:\n\n{}",
+        problems.len(),
+        programs.len(),
+        problems.join("\n\n")
+    );
+}

@@ -9,6 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use parec_passes::cgdata::{CgData, CgDataError, Reader, Section, SectionKind, Writer};
+use parec_passes::merge::{InlinerSummary, Summary};
+use parec_passes::outline::global::OutlineTree;
+
 mod support;
 use support::{object_files, parec, run, text_size, workspace_root};
 
@@ -196,20 +200,144 @@ fn stale_cgdata_is_safe() {
     }
 }
 
-#[test]
-fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
-    let tmp = tempfile::tempdir().unwrap();
+/// `examples/geometry` and its expected output; its cgdata, generated in
+/// `dir`, is written to `cgdata`.
+fn geometry_with_cgdata(dir: &Path, cgdata: &Path) -> (PathBuf, String) {
     let main = workspace_root().join("examples/geometry/main.pare");
     let expected =
         std::fs::read_to_string(workspace_root().join("examples/geometry/expected.out")).unwrap();
-    let good = tmp.path().join("good.cgdata");
     let out = run(parec()
         .args(["build", "--emit", "obj", "-o"])
-        .arg(tmp.path().join("objs"))
+        .arg(dir.join("objs"))
         .arg("--cgdata-generate")
-        .arg(&good)
+        .arg(cgdata)
         .arg(&main));
     assert!(out.status.success(), "{}", text(&out.stderr));
+    (main, expected)
+}
+
+/// Checks that `--cgdata-use` of the file `contents` (case `name`) is
+/// refused with an error containing `message` and the file's path, exit
+/// status 1, and that with `--cgdata-ignore-errors` it is a warning and
+/// the program builds (locally) and prints `expected`.
+fn refused_unless_ignored(
+    dir: &Path,
+    main: &Path,
+    expected: &str,
+    name: &str,
+    contents: &[u8],
+    message: &str,
+) {
+    let path = dir.join(format!("{}.cgdata", name.replace(' ', "_")));
+    std::fs::write(&path, contents).unwrap();
+    let out = run(parec()
+        .arg("build")
+        .arg(main)
+        .arg("-o")
+        .arg(dir.join("prog"))
+        .arg("--cgdata-use")
+        .arg(&path));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+    assert!(
+        stderr.starts_with("error:")
+            && stderr.contains(message)
+            && stderr.contains(&path.display().to_string()),
+        "{name}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    let (stdout, status, stderr) = build_and_run(
+        main,
+        dir,
+        &[
+            "--cgdata-use",
+            path.to_str().unwrap(),
+            "--cgdata-ignore-errors",
+        ],
+        &[],
+    );
+    assert!(stderr.contains("warning:"), "{name}: {stderr}");
+    assert_eq!((stdout.as_str(), status), (expected, 0), "{name}");
+}
+
+/// A section payload written as given (a broken `inliner` section).
+struct RawInliner(Vec<u8>);
+
+impl Section for RawInliner {
+    const KIND: SectionKind = SectionKind::Inliner;
+    fn encode(&self, w: &mut Writer) {
+        w.bytes_raw(&self.0);
+    }
+    fn decode(_: &mut Reader<'_>) -> Result<Self, CgDataError> {
+        unreachable!("only written")
+    }
+    fn merge(&mut self, _: Self) {}
+}
+
+/// `--cgdata-use` plans the inliner from the file's `inliner` section (the
+/// summary round 1's inliner planned with, before inlining): a file
+/// without it (an older parec's, or a build with no inliner before
+/// merging) or with a broken one is refused with an error naming the file
+/// and a non-zero exit, or with `--cgdata-ignore-errors` built locally;
+/// `cgdata show` and `cgdata merge` carry the section.
+#[test]
+fn cgdata_inliner_section_missing_or_broken_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.cgdata");
+    let (main, expected) = geometry_with_cgdata(tmp.path(), &good);
+    let data = CgData::decode(&std::fs::read(&good).unwrap(), None).unwrap();
+    let inliner = data
+        .get::<InlinerSummary>()
+        .unwrap()
+        .expect("an inliner section");
+    assert!(!inliner.0.functions().is_empty());
+    let shown = text(&run(parec().args(["cgdata", "show"]).arg(&good)).stdout);
+    assert!(
+        shown.contains("sections: merge, outline, inliner"),
+        "{shown}"
+    );
+    assert!(shown.contains("inliner: "), "{shown}");
+    let merged = tmp.path().join("merged.cgdata");
+    let out = run(parec().args(["cgdata", "merge"]).arg(&merged).arg(&good));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged = CgData::decode(&std::fs::read(&merged).unwrap(), None).unwrap();
+    assert_eq!(merged.get::<InlinerSummary>().unwrap(), Some(inliner));
+
+    let mut old = CgData::new(&data.target);
+    old.put(&data.get::<Summary>().unwrap().unwrap());
+    old.put(&data.get::<OutlineTree>().unwrap().unwrap());
+    let mut broken = data.clone();
+    broken.put(&RawInliner(vec![0, 0, 0, 0, 7]));
+    let cases = [
+        ("old", old, "no `inliner` section"),
+        ("broken", broken, "unexpected bytes after inliner"),
+    ];
+    for (name, contents, message) in cases {
+        refused_unless_ignored(
+            tmp.path(),
+            &main,
+            &expected,
+            name,
+            &contents.encode(),
+            message,
+        );
+    }
+    // Without the inliner before merging, the merge summary is all a
+    // build plans from.
+    let out = run(parec()
+        .args(["build", "--emit", "obj", "--passes", "gvn,merge", "-o"])
+        .arg(tmp.path().join("objs2"))
+        .arg("--cgdata-use")
+        .arg(tmp.path().join("old.cgdata"))
+        .arg(&main));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.cgdata");
+    let (main, expected) = geometry_with_cgdata(tmp.path(), &good);
     let bytes = std::fs::read(&good).unwrap();
 
     let mut corrupt = bytes.clone();
@@ -241,37 +369,7 @@ fn broken_cgdata_is_an_error_or_with_a_flag_a_warning() {
         ("empty", Vec::new(), "truncated"),
     ];
     for (name, contents, message) in cases {
-        let path = tmp
-            .path()
-            .join(format!("{}.cgdata", name.replace(' ', "_")));
-        std::fs::write(&path, &contents).unwrap();
-        let exe = tmp.path().join("prog");
-        let out = run(parec()
-            .arg("build")
-            .arg(&main)
-            .arg("-o")
-            .arg(&exe)
-            .arg("--cgdata-use")
-            .arg(&path));
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
-        assert!(
-            stderr.contains("error:") && stderr.contains(message),
-            "{name}: {stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-        let (stdout, status, stderr) = build_and_run(
-            &main,
-            tmp.path(),
-            &[
-                "--cgdata-use",
-                path.to_str().unwrap(),
-                "--cgdata-ignore-errors",
-            ],
-            &[],
-        );
-        assert!(stderr.contains("warning:"), "{name}: {stderr}");
-        assert_eq!((stdout.as_str(), status), (expected.as_str(), 0), "{name}");
+        refused_unless_ignored(tmp.path(), &main, &expected, name, &contents, message);
     }
     // `cgdata show` and `cgdata merge` reject broken and mismatched files.
     let broken = tmp.path().join("corrupt.cgdata");

@@ -347,6 +347,23 @@ fn remarks_add_up_to_every_pass_statistics() {
                         decisions(&remarks, "merge", "single-local"),
                         stats.single_local as u64
                     );
+                    assert_eq!(
+                        count(&remarks, "merge", "thunks_elided"),
+                        stats.thunks_elided as u64
+                    );
+                    assert_eq!(
+                        decisions(&remarks, "merge", "thunk-elided")
+                            + decisions(&remarks, "merge", "thunk-kept"),
+                        stats.merged as u64,
+                        "{file}: every thunk's fate"
+                    );
+                }
+                PassStats::Guard(stats) => {
+                    assert_eq!(
+                        decisions(&remarks, "guard", "reverted"),
+                        stats.reverted as u64
+                    );
+                    assert_eq!(count(&remarks, "guard", "reverted"), stats.reverted as u64);
                 }
                 PassStats::Fmerge(stats, _) => {
                     let pairs = [

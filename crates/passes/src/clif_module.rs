@@ -499,6 +499,36 @@ fn func_ref_mut(data: &mut ir::InstructionData) -> Option<&mut ir::FuncRef> {
     }
 }
 
+/// Removes the functions at `deleted` (indices into `module.functions`),
+/// whose bodies nothing calls any more, then every remaining function's
+/// leftover declaration of them and their symbols.
+pub fn remove_functions(module: &mut ClifModule, deleted: &BTreeSet<usize>) {
+    if deleted.is_empty() {
+        return;
+    }
+    let removed: BTreeSet<u32> = deleted
+        .iter()
+        .map(|&f| module.functions[f].symbol)
+        .collect();
+    let mut index = 0;
+    module.functions.retain(|_| {
+        index += 1;
+        !deleted.contains(&(index - 1))
+    });
+    for def in &mut module.functions {
+        let names_removed = def
+            .func
+            .params
+            .user_named_funcs()
+            .values()
+            .any(|u| u.namespace == SYMBOL_NAMESPACE && removed.contains(&u.index));
+        if names_removed {
+            prune_external_names(&mut def.func);
+        }
+    }
+    remove_symbols(module, &removed);
+}
+
 /// Removes the symbols in `removed` (no longer defined nor referenced) and
 /// renumbers the others everywhere: function names, external names, data.
 pub fn remove_symbols(module: &mut ClifModule, removed: &BTreeSet<u32>) {

@@ -764,6 +764,39 @@ pub fn used_values(func: &Function) -> SecondaryMap<Value, bool> {
     used
 }
 
+/// The calls `func` makes that are not tail calls (the frame's reason).
+pub fn non_tail_calls(func: &Function) -> i32 {
+    let mut calls = 0;
+    for block in func.layout.blocks() {
+        for inst in func.layout.block_insts(block) {
+            let opcode = func.dfg.insts[inst].opcode();
+            calls += i32::from(opcode.is_call() && !opcode.is_return());
+        }
+    }
+    calls
+}
+
+/// `Δ_est` of inlining `callee` (of `bytes`) at `sites` of `caller`, for a
+/// pass that prices one inlining rather than walking every call of a
+/// caller as the inliner does ([`inline_delta`]).
+pub fn inline_delta_at(
+    caller: &Function,
+    callee: &Function,
+    bytes: CalleeBytes,
+    sites: &[ir::Inst],
+) -> Estimate {
+    let used = used_values(caller);
+    let sites: Vec<SiteSummary> = sites
+        .iter()
+        .map(|&site| SiteSummary::of(caller, site, &used))
+        .collect();
+    inline_delta(
+        &CalleeSummary::of(callee, bytes),
+        &sites,
+        non_tail_calls(caller),
+    )
+}
+
 /// The terms `Δ_est` of an inlining is linear in (see [`inline_delta`]).
 pub const INLINE_TERMS: usize = 8;
 

@@ -14,10 +14,25 @@ use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 use parec_passes::merge::{self, hash, MergeOptions, Summary};
 
 mod support;
-use support::{clif_files, interpret, load, to_testcase_functions, verify_all, workspace, Case};
+use support::{interpret, load, to_testcase_functions, verify_all, workspace, Case};
 
 fn load_cases() -> Vec<Case> {
-    clif_files("merge").iter().map(|p| load(p, "m")).collect()
+    support::load_module_cases("merge")
+}
+
+/// `filetests/merge/<file>` as one module whose run lines' functions are
+/// exported: they are its entry points, called from outside (so merging
+/// keeps their thunks).
+fn load_merge_case(file: &str) -> Case {
+    let mut case = load(&workspace().join("filetests/merge").join(file), "m");
+    for (name, _) in &case.runs {
+        let s = case
+            .module
+            .symbol_index(name.trim_start_matches('%'))
+            .unwrap();
+        case.module.symbols[s as usize].linkage = Linkage::Export;
+    }
+    case
 }
 
 /// Every run line of `case` gives the same results (or trap) before and
@@ -145,7 +160,7 @@ fn hash_separates_what_matters() {
 /// the second and fourth share p0 = (H1, H2, H1), the third gets p1.
 #[test]
 fn parameters_as_in_figure_6() {
-    let case = load(&workspace().join("filetests/merge/fig6.clif"), "m");
+    let case = load_merge_case("fig6.clif");
     let opts = MergeOptions::default();
     let plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
     assert_eq!(plan.groups.len(), 1);
@@ -174,6 +189,11 @@ fn cross_module_merging_through_a_summary() {
         .retain(|d| a.symbols[d.symbol as usize].name == "add_one");
     b.functions
         .retain(|d| b.symbols[d.symbol as usize].name == "add_two");
+    // Each module's function is its entry point: merging keeps its thunk.
+    for m in [&mut a, &mut b] {
+        let s = m.functions[0].symbol as usize;
+        m.symbols[s].linkage = Linkage::Export;
+    }
     let opts = MergeOptions::default();
     assert_eq!(merge::run(&mut a.clone(), None, &opts).stats.merged, 0);
     let mut summary = merge::analyze(&a, &opts);
@@ -237,7 +257,7 @@ fn forced_collisions_stay_correct() {
 /// other constants at fixed locations) is refused by the pattern check.
 #[test]
 fn stale_plan_pattern_mismatch_is_refused() {
-    let case = load(&workspace().join("filetests/merge/fig6.clif"), "m");
+    let case = load_merge_case("fig6.clif");
     let opts = MergeOptions::default();
     let mut plan = merge::combine(&merge::analyze(&case.module, &opts), &opts);
     for group in plan.groups.values_mut() {
@@ -286,7 +306,7 @@ fn call_and_return_thunks_without_tail_calls() {
 #[test]
 fn read_only_data_is_hashed_by_content() {
     let with_tables = |a: &[u8], b: &[u8]| {
-        let mut case = load(&workspace().join("filetests/merge/globals.clif"), "m");
+        let mut case = load_merge_case("globals.clif");
         for (name, bytes) in [("table_a", a), ("table_b", b)] {
             let s = case.module.symbol_index(name).unwrap();
             case.module.symbols[s as usize].kind = SymbolKind::Data { writable: false };
@@ -315,7 +335,7 @@ fn read_only_data_is_hashed_by_content() {
 fn loop_calls_stay_direct() {
     use parec_passes::heat::{Heat, HotCode};
     use std::sync::Arc;
-    let case = load(&workspace().join("filetests/merge/loop_calls.clif"), "m");
+    let case = load_merge_case("loop_calls.clif");
     let merged_with = |options: &MergeOptions| {
         let mut module = case.module.clone();
         let report = merge::run(&mut module, None, options);
@@ -371,7 +391,7 @@ fn loop_calls_stay_direct() {
 fn alike_calls_inline_and_still_merge() {
     use parec_passes::callgraph::References;
     use parec_passes::inline::{self, InlineOptions, Policy};
-    let case = load(&workspace().join("filetests/merge/alike_calls.clif"), "m");
+    let case = load_merge_case("alike_calls.clif");
     let opts = MergeOptions::default();
     let planned = merge::planned(&case.module, None, &opts);
     let pairs = |v: &[(&str, &str)]| -> std::collections::BTreeSet<(String, String)> {

@@ -2,7 +2,9 @@
 //!
 //! Round 1 of a build analyses every module and records what later rounds
 //! need to know about the whole program: the merge summary
-//! ([`crate::merge`]) and the outlining prefix tree ([`crate::outline`]).
+//! ([`crate::merge`]), the one the inliner planned with before it
+//! inlined ([`crate::merge::InlinerSummary`]), and the outlining prefix
+//! tree ([`crate::outline`]).
 //! The same container carries execution profiles ([`crate::profile`]),
 //! whose target is `clif`.
 //! Round 2 (or a later one-round build) reads it back. A cgdata file is a
@@ -56,6 +58,9 @@ pub enum SectionKind {
     Outline = 2,
     /// Execution profile: block counts by function ([`crate::profile`]).
     Profile = 3,
+    /// The merge summary the inliner plans with when merging follows it,
+    /// taken before it inlines ([`crate::merge::InlinerSummary`]).
+    Inliner = 4,
 }
 
 impl SectionKind {
@@ -64,6 +69,7 @@ impl SectionKind {
             1 => Some(SectionKind::Merge),
             2 => Some(SectionKind::Outline),
             3 => Some(SectionKind::Profile),
+            4 => Some(SectionKind::Inliner),
             _ => None,
         }
     }
@@ -74,6 +80,7 @@ impl SectionKind {
             SectionKind::Merge => "merge",
             SectionKind::Outline => "outline",
             SectionKind::Profile => "profile",
+            SectionKind::Inliner => "inliner",
         }
     }
 }

@@ -347,6 +347,87 @@ pub fn run(
     pass.finish()
 }
 
+/// A pair of functions of a module and their estimated similarity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimilarPair {
+    pub first: usize,
+    pub second: usize,
+    pub similarity: f64,
+}
+
+/// For the functions `among` (indices into `module.functions`, in the
+/// order given), each one's most similar other function of `among` by the
+/// pass's search, when it is a candidate and at least `min_similarity`
+/// alike; each function is in at most one pair, taken greedily in order.
+/// For another pass that prices merging them against what it would do to
+/// them (`crate::price`).
+pub fn similar_pairs(
+    module: &ClifModule,
+    options: &FmergeOptions,
+    among: &[usize],
+    min_similarity: f64,
+) -> Vec<SimilarPair> {
+    let candidates: Vec<usize> = among
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let def = &module.functions[i];
+            ineligible(module, &def.func, def.symbol, options).is_none()
+        })
+        .collect();
+    let mut index = SearchIndex::new(options.search, candidates.len(), options.exploration);
+    for &i in &candidates {
+        let func = &module.functions[i].func;
+        index.insert(&fingerprint::encodings(func), frequency(options, func));
+    }
+    let mut paired = vec![false; candidates.len()];
+    let mut pairs = Vec::new();
+    for id in 0..candidates.len() {
+        if paired[id] {
+            continue;
+        }
+        let best = index
+            .candidates(id)
+            .into_iter()
+            .find(|c| !paired[c.id] && c.similarity >= min_similarity);
+        if let Some(best) = best {
+            paired[id] = true;
+            paired[best.id] = true;
+            pairs.push(SimilarPair {
+                first: candidates[id],
+                second: candidates[best.id],
+                similarity: best.similarity,
+            });
+        }
+    }
+    pairs
+}
+
+/// The measured bytes merging each pair would save in `module` as it is
+/// (`None`: code generation refuses the pair, or the model or Cranelift
+/// rejects it), as [`run`] would measure the try: the two functions, minus
+/// the merged function, its thunks and the callers it rewrites.
+pub fn price_pairs(
+    module: &ClifModule,
+    isa: &dyn TargetIsa,
+    options: &FmergeOptions,
+    pairs: &[SimilarPair],
+) -> Vec<Option<i64>> {
+    let mut scratch = module.clone();
+    let mut pass = Pass::bare(&mut scratch, Some(isa), options);
+    pairs
+        .iter()
+        .map(|pair| {
+            let (plan, predicted) = pass.plan(pair.first, pair.second).ok()?;
+            if predicted <= 0 {
+                return None;
+            }
+            verified(&plan.merged.func, Some(isa), &mut pass.report.stats).ok()?;
+            pass.measure(pair.first, pair.second, &plan)
+        })
+        .collect()
+}
+
 /// Why `func` (symbol `symbol` of `module`) is not a candidate, if it is not.
 pub fn ineligible(
     module: &ClifModule,
@@ -531,10 +612,6 @@ impl<'m> Pass<'m> {
             index.insert(&fingerprint::encodings(func), frequency(options, func));
             ids.push(i);
         }
-        let mut referrers: HashMap<u32, BTreeSet<usize>> = HashMap::new();
-        for (i, def) in module.functions.iter().enumerate() {
-            note_referrer(&mut referrers, i, &def.func);
-        }
         let mut report = FmergeReport {
             remarks: hot_remarks,
             ..FmergeReport::default()
@@ -543,14 +620,36 @@ impl<'m> Pass<'m> {
         report.stats.candidates = candidates.len();
         report.stats.folded = folded;
         report.times.search = start.elapsed();
+        let members = vec![1; ids.len()];
+        Pass {
+            index,
+            ids,
+            members,
+            report,
+            ..Pass::bare(module, isa, options)
+        }
+    }
+
+    /// A pass over `module` with nothing indexed: it plans and measures
+    /// pairs ([`price_pairs`]) and commits none unless [`Pass::new`] fills
+    /// in its candidates.
+    fn bare(
+        module: &'m mut ClifModule,
+        isa: Option<&'m dyn TargetIsa>,
+        options: &'m FmergeOptions,
+    ) -> Pass<'m> {
+        let mut referrers: HashMap<u32, BTreeSet<usize>> = HashMap::new();
+        for (i, def) in module.functions.iter().enumerate() {
+            note_referrer(&mut referrers, i, &def.func);
+        }
         let in_data = rewrite::data_targets(module);
         Pass {
             module,
             isa,
             options,
-            index,
-            members: vec![1; ids.len()],
-            ids,
+            index: SearchIndex::new(options.search, 0, options.exploration),
+            ids: Vec::new(),
+            members: Vec::new(),
             sizes: HashMap::new(),
             referrers,
             deleted: BTreeSet::new(),
@@ -558,7 +657,7 @@ impl<'m> Pass<'m> {
             in_data,
             tried: BTreeSet::new(),
             budget: HashMap::new(),
-            report,
+            report: FmergeReport::default(),
         }
     }
 

@@ -135,7 +135,7 @@ mod remarks;
 mod simplify;
 
 pub use pre::PreMode;
-pub use remarks::{run_module, GvnReport};
+pub use remarks::{run_functions, run_module, GvnReport};
 
 use crate::code_cache::{code_size, CodeCache};
 use cranelift_codegen::ir::{FuncRef, Function};

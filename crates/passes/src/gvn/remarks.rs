@@ -44,9 +44,25 @@ pub fn run_module(
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
 ) -> GvnReport {
+    run_functions(module, isa, hot, |_| true)
+}
+
+/// [`run_module`] on the functions of `module` whose index `only` accepts
+/// (the size guard numbers the functions it put back, `crate::guard`).
+pub fn run_functions(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    hot: &crate::heat::HotCode,
+    only: impl Fn(usize) -> bool,
+) -> GvnReport {
     let mut report = GvnReport::default();
     let cache = module.code_cache();
-    for def in &mut module.functions {
+    for (_, def) in module
+        .functions
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| only(*i))
+    {
         let options = GvnOptions {
             nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
             ..GvnOptions::default()

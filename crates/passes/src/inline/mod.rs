@@ -161,6 +161,11 @@ pub struct InlineOptions {
     /// policy inlines their hot sites: each member then inlines its own
     /// callee and the group stays alike.
     pub keep_alike: BTreeSet<(String, String)>,
+    /// Of [`InlineOptions::keep_alike`], the pairs whose every site the
+    /// size policy inlines, hot or not: the merged body then holds the
+    /// callees' code once and the callees can go (priced by
+    /// `crate::price`).
+    pub inline_alike: BTreeSet<(String, String)>,
     /// Functions the linker keeps one copy of, by name: those other modules
     /// define too (generic instances every using module emits), and those
     /// identical to another function of this module (instances over types
@@ -205,6 +210,7 @@ impl InlineOptions {
             policy,
             keep: BTreeSet::new(),
             keep_alike: BTreeSet::new(),
+            inline_alike: BTreeSet::new(),
             shared: BTreeSet::new(),
             small_callee_bytes: 96,
             speed: SpeedLimits::default(),
@@ -652,8 +658,14 @@ impl<'m> Inliner<'m> {
             }
         }
         for (caller, sites) in alike_kept {
-            let hot = self.hot_sites(caller, g, &sites);
-            self.inline_hot_sites(g, caller, hot);
+            let pair = (self.name(caller).to_string(), self.name(g).to_string());
+            match self.options.inline_alike.contains(&pair) {
+                true => self.inline_regardless(g, caller, sites, false),
+                false => {
+                    let hot = self.hot_sites(caller, g, &sites);
+                    self.inline_hot_sites(g, caller, hot);
+                }
+            }
         }
         if by_caller.is_empty() {
             return;
@@ -862,6 +874,13 @@ impl<'m> Inliner<'m> {
     /// in the remark is measured only under [`Decide::Measure`] (nothing is
     /// decided by it).
     fn inline_hot_sites(&mut self, g: usize, caller: usize, sites: Vec<ir::Inst>) {
+        self.inline_regardless(g, caller, sites, true);
+    }
+
+    /// Inlines `g` at `sites` of `caller` whatever the growth: hot sites,
+    /// or alike calls of merge members priced to pay
+    /// ([`InlineOptions::inline_alike`]).
+    fn inline_regardless(&mut self, g: usize, caller: usize, sites: Vec<ir::Inst>, hot: bool) {
         if sites.is_empty() || !self.signatures_match(caller, g, &sites) {
             return;
         }
@@ -888,14 +907,21 @@ impl<'m> Inliner<'m> {
             measured,
         };
         let growth = trial.growth();
-        let reason = format!(
-            "into `{}`: hot ({} site(s) in a loop or known hot by the profile; {})",
-            self.name(caller),
-            trial.sites.len(),
-            basis.describe(growth)
-        );
+        let reason = match hot {
+            true => format!(
+                "into `{}`: hot ({} site(s) in a loop or known hot by the profile; {})",
+                self.name(caller),
+                trial.sites.len(),
+                basis.describe(growth)
+            ),
+            false => format!(
+                "into `{}`: every member of its merge group inlines an alike callee here, and the merged body costs less than keeping the callees ({})",
+                self.name(caller),
+                basis.describe(growth)
+            ),
+        };
         let sites = trial.sites.len() as u64;
-        if self.accept(g, trial, reason) {
+        if self.accept(g, trial, reason) && hot {
             self.report.stats.hot_sites += sites;
         }
     }
@@ -954,25 +980,11 @@ impl<'m> Inliner<'m> {
     /// `f` with the calls of `g` at `sites` inlined, or `None` when
     /// Cranelift's inliner refuses (the original is kept).
     fn inline_sites(&self, f: usize, g: usize, sites: &[ir::Inst]) -> Option<Function> {
-        let callee = &self.module.functions[g].func;
-        let caller = &self.module.functions[f].func;
-        let mut ctx = Context::for_function(caller.clone());
-        let mut chooser = SiteChooser {
-            sites: sites.iter().copied().collect(),
-            callee,
-            refused: false,
-        };
-        let first_inlined_gv = caller.global_values.len();
-        match ctx.inline(&mut chooser) {
-            Ok(true) if !chooser.refused => {
-                let mut inlined = ctx.func;
-                let copies = inlined.global_values.len() - first_inlined_gv;
-                repair_inlined_symbol_names(&mut inlined, callee, first_inlined_gv, copies);
-                clif_module::prune_external_names(&mut inlined);
-                Some(inlined)
-            }
-            _ => None,
-        }
+        inline_at(
+            &self.module.functions[f].func,
+            &self.module.functions[g].func,
+            sites,
+        )
     }
 
     /// Inlines `trial` (the function compiled for it, or `g` at its sites
@@ -1255,6 +1267,31 @@ impl<'m> Inliner<'m> {
         }
         clif_module::remove_symbols(module, &removed);
         report
+    }
+}
+
+/// `caller` with the calls of `callee` at `sites` inlined (both functions
+/// of one [`ClifModule`], so their external names share its symbol table),
+/// or `None` when Cranelift's inliner refuses or a site declares the callee
+/// with another signature than its definition's. Other passes price and
+/// apply inlining with it too (`crate::price`, `crate::merge::thunks`).
+pub fn inline_at(caller: &Function, callee: &Function, sites: &[ir::Inst]) -> Option<Function> {
+    let mut ctx = Context::for_function(caller.clone());
+    let mut chooser = SiteChooser {
+        sites: sites.iter().copied().collect(),
+        callee,
+        refused: false,
+    };
+    let first_inlined_gv = caller.global_values.len();
+    match ctx.inline(&mut chooser) {
+        Ok(true) if !chooser.refused => {
+            let mut inlined = ctx.func;
+            let copies = inlined.global_values.len() - first_inlined_gv;
+            repair_inlined_symbol_names(&mut inlined, callee, first_inlined_gv, copies);
+            clif_module::prune_external_names(&mut inlined);
+            Some(inlined)
+        }
+        _ => None,
     }
 }
 

@@ -71,6 +71,7 @@ pub mod combine;
 pub mod hash;
 pub mod rewrite;
 pub mod summary;
+pub mod thunks;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -87,7 +88,7 @@ use crate::remark::Remark;
 
 pub use combine::{combine, Group, GroupKey, MergePlan};
 pub use rewrite::BODY_SUFFIX;
-pub use summary::{StableFunction, Summary};
+pub use summary::{InlinerSummary, StableFunction, Summary};
 
 /// Tunable thresholds of the merger.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +124,9 @@ pub struct MergeOptions {
     /// run a few times look like the hot ones (docs/DESIGN.md, "Hot
     /// code"); a profile says which loops are hot.
     pub loop_callee_insts: usize,
+    /// Delete the thunks whose every caller is in the module and calls the
+    /// body more cheaply ([`thunks`]).
+    pub elide_thunks: bool,
 }
 
 impl Default for MergeOptions {
@@ -137,6 +141,7 @@ impl Default for MergeOptions {
             force_collisions: false,
             heat: Arc::default(),
             loop_callee_insts: 0,
+            elide_thunks: true,
         }
     }
 }
@@ -154,6 +159,9 @@ pub struct MergeStats {
     pub single_local: usize,
     /// Functions turned into thunks (one `.Tgm` body each).
     pub merged: usize,
+    /// Of those, the thunks deleted: every caller calls the body
+    /// ([`thunks`]).
+    pub thunks_elided: usize,
 }
 
 impl MergeStats {
@@ -163,6 +171,7 @@ impl MergeStats {
         self.pattern_mismatches += other.pattern_mismatches;
         self.single_local += other.single_local;
         self.merged += other.merged;
+        self.thunks_elided += other.thunks_elided;
     }
 }
 
@@ -170,8 +179,13 @@ impl fmt::Display for MergeStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} functions, {} matched, {} merged, {} pattern mismatches, {} single local",
-            self.functions, self.matched, self.merged, self.pattern_mismatches, self.single_local
+            "{} functions, {} matched, {} merged ({} thunks elided), {} pattern mismatches, {} single local",
+            self.functions,
+            self.matched,
+            self.merged,
+            self.thunks_elided,
+            self.pattern_mismatches,
+            self.single_local
         )
     }
 }
@@ -346,6 +360,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         let single = all_here && count < 2;
         decisions.push((*index, key.clone(), single));
     }
+    let mut thunks = Vec::new();
     for ((index, key, single), (_, _, shape)) in decisions.into_iter().zip(&matches) {
         let group = plan.group(&key).expect("matched");
         let name = module.symbols[module.functions[index].symbol as usize]
@@ -371,6 +386,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         match rewrite::merge_function(module, index, shape, group, opts) {
             Ok(body) => {
                 report.stats.merged += 1;
+                thunks.push(index);
                 report
                     .remarks
                     .push(merged(&module.name, &name, &body, group));
@@ -381,6 +397,16 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
                     .remarks
                     .push(pattern_mismatch(&module.name, &name, group, &why));
             }
+        }
+    }
+    if opts.elide_thunks {
+        for (name, fate) in thunks::elide(module, &thunks) {
+            if matches!(fate, thunks::ThunkFate::Elided { .. }) {
+                report.stats.thunks_elided += 1;
+            }
+            report
+                .remarks
+                .push(thunks::remark(&module.name, &name, &fate));
         }
     }
     report

@@ -4,6 +4,13 @@
 //! kept sorted so that its encoding is canonical and [`Section::merge`] (set
 //! union) is commutative and associative.
 //!
+//! The summary taken where merging runs is section [`SectionKind::Merge`];
+//! the one taken where the inliner runs, before it inlines, when merging
+//! follows it, is [`InlinerSummary`] (section [`SectionKind::Inliner`],
+//! same encoding): the inliner prices merge members against the plan
+//! combined from the program as it sees it (`crate::price`), so a build
+//! that reads its plans from a file needs both to decide as round 1 did.
+//!
 //! Encoding (section kind [`SectionKind::Merge`], little-endian):
 //!
 //! ```text
@@ -135,5 +142,26 @@ impl Section for Summary {
         let mut all = std::mem::take(&mut self.functions);
         all.extend(other.functions);
         *self = Summary::new(all);
+    }
+}
+
+/// The merge summary the inliner planned with: the program before
+/// inlining, when merging follows the inliner (module doc).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InlinerSummary(pub Summary);
+
+impl Section for InlinerSummary {
+    const KIND: SectionKind = SectionKind::Inliner;
+
+    fn encode(&self, w: &mut Writer) {
+        self.0.encode(w);
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, CgDataError> {
+        Summary::decode(r).map(InlinerSummary)
+    }
+
+    fn merge(&mut self, other: Self) {
+        self.0.merge(other.0);
     }
 }

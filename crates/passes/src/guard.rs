@@ -1,0 +1,544 @@
+//! The size guard: no CLIF pass makes a module bigger than it came in.
+//!
+//! Every `-Oz` pass decides with its own model — the inliner by measured
+//! trials, GVN per function, merging optimistically by [GFM]'s Equation 1,
+//! `fmerge` by measured pairs — and inlining for speed at hot sites grows
+//! code on purpose. Their decisions interact (a function inlined into a
+//! merge member makes it differ from its group; GVN specializes a member
+//! by its constants), so the module they leave can be larger than the one
+//! they were given. This pass, run after the last CLIF pass, compares the
+//! module with the one that came in, group of functions by group, in
+//! measured aarch64 bytes as the linker will keep them, and puts back the
+//! original functions of every group that grew. It is the backstop of the
+//! costed decisions (`crate::price`), not a substitute: a group that comes
+//! out smaller than it came in stays, even where another choice would have
+//! been smaller still.
+//!
+//! # Notation
+//!
+//! `B` is the module as it came in, `A` the module the passes left; a
+//! function is named by its symbol name, the same in both. A name is
+//! *unchanged* when `B` and `A` define it with the same code (the profile
+//! hash, `crate::profile::hash`, which names callees and symbols by name
+//! and ignores entity numbers), *changed* when both define it otherwise,
+//! *added* when only `A` defines it (`.Tgm` and `.Tfm` bodies), *removed*
+//! when only `B` does (inlined, merged or elided functions).
+//!
+//! A *group* is a class of the finest partition of names in which
+//! - a changed or added function of `A` is with every added function it
+//!   names, and a changed or removed function of `B` with every removed
+//!   function it names (a version can only be kept together with the
+//!   functions it calls or takes the address of); and
+//! - the members of one identical-code-folding class (`crate::fmerge::icf`,
+//!   in `B` and in `A`) that has a changed, added or removed member are
+//!   together (the linker keeps one copy of a class: its bytes are the
+//!   class's, not a member's).
+//!
+//! The *cost* of a group in a version is the sum over the folding classes
+//! it has in that version of one member's measured size (less the trap
+//! blocks code generation shares, [`GuardOptions::shared_traps`]), with a merged
+//! body (`.Tgm`) whose group has members in `k` modules
+//! ([`GuardOptions::body_shares`], from the merge plan) counted `1/k`: the
+//! linker folds the copies of the other modules with it.
+//!
+//! # Algorithm
+//!
+//! 1. Classify every name; build the groups with a union–find over names
+//!    in name order.
+//! 2. For each group with a changed, added or removed name, compute its
+//!    cost in `B` and in `A` (Cranelift through the module's code cache:
+//!    `A`'s functions are compiled once more for code generation anyway).
+//! 3. If `A`'s cost exceeds `B`'s by more than the tolerance (4% of
+//!    `B`'s and at least 16 bytes: the machine passes that run after
+//!    shrink the two versions differently, see `tolerance`), revert the group: functions `B` defines
+//!    get `B`'s code (its external names translated to `A`'s symbol table,
+//!    declaring the symbols `A` no longer has), functions only `A` defines
+//!    are deleted, and imports nothing names any more are dropped. One
+//!    remark per reverted group.
+//!
+//! # Invariants
+//!
+//! - The result computes what both versions compute: every function is
+//!   either `A`'s or `B`'s, and a group's versions are kept whole.
+//! - For every group, the kept version costs no more than `B`'s plus the
+//!   tolerance; a module does not grow beyond it in this measure (the linker's view at the CLIF level:
+//!   machine passes run after, alike on both).
+//! - Deterministic: names are visited in sorted order; the decision reads
+//!   only the two modules and the options, so a module compiled alone from
+//!   a plan is guarded as in the whole build.
+//!
+//! # Cost
+//!
+//! Two profile hashes per function, one folding-class computation per
+//! version, one compilation of `B`'s version of each function in a group
+//! (the passes compiled many of them already), and linear bookkeeping.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cranelift_codegen::ir::{Function, InstructionData, Opcode, TrapCode, UserExternalName};
+use cranelift_codegen::isa::TargetIsa;
+
+use crate::callgraph::References;
+use crate::clif_module::{self, ClifModule, FunctionDef, SYMBOL_NAMESPACE};
+use crate::fmerge::icf;
+use crate::profile::hash::profile_hash;
+use crate::remark::Remark;
+
+/// The pass's name in remarks.
+const PASS: &str = "guard";
+
+/// What the guard knows of the rest of the build.
+#[derive(Clone, Debug, Default)]
+pub struct GuardOptions {
+    /// Per merged body (`f.Tgm`), the number of modules holding members of
+    /// its merge group: the linker keeps one body for all of them, so each
+    /// module's copy counts `1/k` of its bytes.
+    pub body_shares: BTreeMap<String, usize>,
+    /// Whether the pipeline numbers values for size (`crate::gvn`): the
+    /// functions put back are then numbered again, so a revert undoes the
+    /// other passes' growth but keeps GVN's gains (GVN works per function
+    /// and never grows one; a profile's hot functions it rewrites whatever
+    /// the size, as the pass does).
+    pub gvn: Option<std::sync::Arc<crate::heat::HotCode>>,
+    /// The trap codes whose checks code generation sends to one shared
+    /// trap path per function (`crate::traps`): of a function's blocks
+    /// that only trap with such a code, all but the first of each code
+    /// cost nothing in the object, so a function is priced without them.
+    pub shared_traps: Vec<TrapCode>,
+}
+
+/// What the guard did to one module (summed over modules by the driver).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GuardStats {
+    /// Groups the passes changed.
+    pub groups: usize,
+    /// Of those, the groups put back as they came in.
+    pub reverted: usize,
+    /// Functions in the reverted groups.
+    pub functions_reverted: usize,
+    /// Bytes the reverts saved.
+    pub bytes_saved: i64,
+}
+
+impl GuardStats {
+    pub fn accumulate(&mut self, other: &GuardStats) {
+        self.groups += other.groups;
+        self.reverted += other.reverted;
+        self.functions_reverted += other.functions_reverted;
+        self.bytes_saved += other.bytes_saved;
+    }
+}
+
+impl std::fmt::Display for GuardStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} changed groups, {} reverted ({} functions), {} bytes saved",
+            self.groups, self.reverted, self.functions_reverted, self.bytes_saved
+        )
+    }
+}
+
+/// The statistics and one remark per reverted group.
+#[derive(Clone, Debug, Default)]
+pub struct GuardReport {
+    pub stats: GuardStats,
+    pub remarks: Vec<Remark>,
+}
+
+/// How a name fares between the two versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Unchanged,
+    Changed,
+    Added,
+    Removed,
+}
+
+/// The two versions of a module, by function name.
+struct Versions<'m> {
+    before: &'m ClifModule,
+    after: &'m ClifModule,
+    /// Every function name of either version, sorted.
+    names: Vec<String>,
+    /// Per name: its function index in `before` and in `after`.
+    index: Vec<(Option<usize>, Option<usize>)>,
+    status: Vec<Status>,
+    /// Name → position in `names`.
+    position: BTreeMap<String, usize>,
+}
+
+impl<'m> Versions<'m> {
+    fn new(before: &'m ClifModule, after: &'m ClifModule) -> Versions<'m> {
+        let defined = |m: &ClifModule| -> BTreeMap<String, usize> {
+            m.functions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (m.symbols[d.symbol as usize].name.clone(), i))
+                .collect()
+        };
+        let (in_before, in_after) = (defined(before), defined(after));
+        let names: Vec<String> = in_before
+            .keys()
+            .chain(in_after.keys())
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let index: Vec<_> = names
+            .iter()
+            .map(|n| (in_before.get(n).copied(), in_after.get(n).copied()))
+            .collect();
+        let status = index
+            .iter()
+            .map(|&(b, a)| match (b, a) {
+                (Some(b), Some(a)) => {
+                    let same = profile_hash(before, &before.functions[b].func)
+                        == profile_hash(after, &after.functions[a].func);
+                    if same {
+                        Status::Unchanged
+                    } else {
+                        Status::Changed
+                    }
+                }
+                (None, Some(_)) => Status::Added,
+                (Some(_), None) => Status::Removed,
+                (None, None) => unreachable!("a name of either version"),
+            })
+            .collect();
+        let position = names.iter().cloned().zip(0..).collect();
+        Versions {
+            before,
+            after,
+            names,
+            index,
+            status,
+            position,
+        }
+    }
+
+    /// The names (positions) `func`, a function of `module`, refers to.
+    fn referenced(&self, module: &ClifModule, func: &Function) -> Vec<usize> {
+        let refs = References::of(func);
+        refs.callees()
+            .into_iter()
+            .chain(refs.addressed)
+            .filter_map(|s| self.position.get(&module.symbols[s as usize].name).copied())
+            .collect()
+    }
+
+    /// Step 1: the groups (module doc), as lists of name positions, each
+    /// sorted, in order of their first name.
+    fn groups(&self) -> Vec<Vec<usize>> {
+        let mut sets = UnionFind::new(self.names.len());
+        for (n, &(b, a)) in self.index.iter().enumerate() {
+            let status = self.status[n];
+            if status == Status::Unchanged {
+                continue;
+            }
+            if let Some(a) = a {
+                for r in self.referenced(self.after, &self.after.functions[a].func) {
+                    if self.status[r] == Status::Added {
+                        sets.union(n, r);
+                    }
+                }
+            }
+            if let Some(b) = b {
+                for r in self.referenced(self.before, &self.before.functions[b].func) {
+                    if self.status[r] == Status::Removed {
+                        sets.union(n, r);
+                    }
+                }
+            }
+        }
+        for module in [self.before, self.after] {
+            for class in self.folding_classes(module) {
+                if class.iter().any(|&n| self.status[n] != Status::Unchanged) {
+                    for &n in &class[1..] {
+                        sets.union(class[0], n);
+                    }
+                }
+            }
+        }
+        let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for n in 0..self.names.len() {
+            groups.entry(sets.find(n)).or_default().push(n);
+        }
+        let mut groups: Vec<Vec<usize>> = groups
+            .into_values()
+            .filter(|g| g.iter().any(|&n| self.status[n] != Status::Unchanged))
+            .collect();
+        groups.sort_by_key(|g| g[0]);
+        groups
+    }
+
+    /// The folding classes of `module` with two or more functions, as name
+    /// positions.
+    fn folding_classes(&self, module: &ClifModule) -> Vec<Vec<usize>> {
+        let mut classes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+        for (def, class) in module.functions.iter().zip(icf::classes(module)) {
+            let name = &module.symbols[def.symbol as usize].name;
+            classes.entry(class).or_default().push(self.position[name]);
+        }
+        classes.into_values().filter(|c| c.len() > 1).collect()
+    }
+}
+
+/// A union–find over `0..n` that keeps the smallest element as the root.
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> UnionFind {
+        UnionFind {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        let (low, high) = (a.min(b), a.max(b));
+        self.parent[high] = low;
+    }
+}
+
+/// Step 2: the cost of the group's functions defined in `module` (their
+/// indices), each folding class once, merged bodies by their share; `None`
+/// if one does not compile.
+fn cost(
+    module: &ClifModule,
+    functions: &[usize],
+    isa: &dyn TargetIsa,
+    options: &GuardOptions,
+    classes: &[u32],
+) -> Option<i64> {
+    let mut seen = BTreeSet::new();
+    let mut total = 0;
+    for &f in functions {
+        if !seen.insert(classes[f]) {
+            continue;
+        }
+        let def = &module.functions[f];
+        let bytes = module.code_size(&def.func, isa)? as i64
+            - shared_trap_bytes(&def.func, &options.shared_traps);
+        let name = &module.symbols[def.symbol as usize].name;
+        let share = options.body_shares.get(name).copied().unwrap_or(1).max(1);
+        total += bytes / share as i64;
+    }
+    Some(total)
+}
+
+/// How much a group may grow in Cranelift's bytes before it is put back:
+/// the machine passes that run after (peepholes, the outliner) shrink the
+/// passes' version and the original differently — inlined predicates give
+/// the peepholes `cset`/`cbnz` pairs to fold — so a small difference is
+/// within what Cranelift's bytes cannot tell (`examples/tokenizer.pare`:
+/// a group the passes left 12 bytes larger by this measure is 56 bytes
+/// smaller in the object). 4% and at least 16 bytes.
+fn tolerance(old: i64) -> i64 {
+    (old * 4 / 100).max(16)
+}
+
+/// The bytes the shared trap paths save in `func`: 4 (one `udf`) per
+/// block that only traps with one of `codes`, but the first of each code.
+fn shared_trap_bytes(func: &Function, codes: &[TrapCode]) -> i64 {
+    if codes.is_empty() {
+        return 0;
+    }
+    let mut counts: BTreeMap<u8, i64> = BTreeMap::new();
+    for block in func.layout.blocks() {
+        let mut insts = func.layout.block_insts(block);
+        if let (Some(inst), None) = (insts.next(), insts.next()) {
+            if let InstructionData::Trap {
+                opcode: Opcode::Trap,
+                code,
+            } = func.dfg.insts[inst]
+            {
+                if codes.contains(&code) {
+                    *counts.entry(code.as_raw().get()).or_default() += 1;
+                }
+            }
+        }
+    }
+    counts.values().map(|n| 4 * (n - 1)).sum()
+}
+
+/// Guards `after`, the module the passes made of `before`.
+pub fn run(
+    before: &ClifModule,
+    after: &mut ClifModule,
+    isa: &dyn TargetIsa,
+    options: &GuardOptions,
+) -> GuardReport {
+    let mut report = GuardReport::default();
+    let reverts: Vec<(Vec<String>, i64, i64)> = {
+        let versions = Versions::new(before, after);
+        let classes_before = icf::classes(before);
+        let classes_after = icf::classes(after);
+        let mut reverts = Vec::new();
+        for group in versions.groups() {
+            report.stats.groups += 1;
+            let in_before: Vec<usize> = group.iter().filter_map(|&n| versions.index[n].0).collect();
+            let in_after: Vec<usize> = group.iter().filter_map(|&n| versions.index[n].1).collect();
+            let old = cost(before, &in_before, isa, options, &classes_before);
+            let new = cost(after, &in_after, isa, options, &classes_after);
+            if let (Some(old), Some(new)) = (old, new) {
+                if new > old + tolerance(old) {
+                    let names = group.iter().map(|&n| versions.names[n].clone()).collect();
+                    reverts.push((names, old, new));
+                }
+            }
+        }
+        reverts
+    };
+    for (names, old, new) in reverts {
+        let restored = revert(before, after, &names);
+        if let Some(hot) = &options.gvn {
+            // The numbering's own remarks repeat the pass's; the guard's
+            // remark says what was put back.
+            crate::gvn::run_functions(after, Some(isa), hot, |i| restored.contains(&i));
+        }
+        report.stats.reverted += 1;
+        report.stats.functions_reverted += names.len();
+        report.stats.bytes_saved += new - old;
+        report
+            .remarks
+            .push(reverted_remark(&after.name, &names, old, new));
+    }
+    report
+}
+
+/// The remark of a reverted group, named by its first function.
+fn reverted_remark(module: &str, names: &[String], old: i64, new: i64) -> Remark {
+    let shown: Vec<&str> = names.iter().take(4).map(String::as_str).collect();
+    let more = match names.len() > shown.len() {
+        true => format!(" and {} more", names.len() - shown.len()),
+        false => String::new(),
+    };
+    Remark::passed(
+        PASS,
+        "reverted",
+        &names[0],
+        format!(
+            "{} function(s) ({}{more}) put back as they came in: the passes left {new} bytes where there were {old}",
+            names.len(),
+            shown.join(", ")
+        ),
+    )
+    .in_module(module)
+    .bytes(new - old)
+    .count("reverted", 1)
+}
+
+/// Step 3: puts the functions `names` back as `before` defines them;
+/// returns the indices of the functions put back.
+fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTreeSet<usize> {
+    let mut dropped = BTreeSet::new();
+    let mut named_by_replaced = BTreeSet::new();
+    for name in names {
+        let old = before.function(name);
+        let current = after
+            .symbol_index(name)
+            .and_then(|s| after.functions.iter().position(|d| d.symbol == s));
+        if let Some(i) = current {
+            let named = named_symbols(&after.functions[i].func);
+            named_by_replaced.extend(
+                named
+                    .into_iter()
+                    .map(|s| after.symbols[s as usize].name.clone()),
+            );
+        }
+        match (old, current) {
+            (Some(old), Some(i)) => {
+                let symbol = after.functions[i].symbol;
+                after.functions[i].func = translate(before, after, &old.func, symbol);
+            }
+            (Some(old), None) => {
+                let s = &before.symbols[old.symbol as usize];
+                let symbol = after.declare(&s.name, s.kind.clone(), s.linkage);
+                let func = translate(before, after, &old.func, symbol);
+                after.functions.push(FunctionDef { symbol, func });
+            }
+            (None, Some(i)) => {
+                dropped.insert(i);
+            }
+            (None, None) => {}
+        }
+    }
+    clif_module::remove_functions(after, &dropped);
+    drop_unnamed_imports(after, &named_by_replaced);
+    names
+        .iter()
+        .filter(|name| before.function(name).is_some())
+        .filter_map(|name| {
+            let symbol = after.symbol_index(name)?;
+            after.functions.iter().position(|d| d.symbol == symbol)
+        })
+        .collect()
+}
+
+/// The symbols `func` names.
+fn named_symbols(func: &Function) -> Vec<u32> {
+    func.params
+        .user_named_funcs()
+        .values()
+        .filter(|u| u.namespace == SYMBOL_NAMESPACE)
+        .map(|u| u.index)
+        .collect()
+}
+
+/// `func`, a function of `from`, with its names translated to `to`'s
+/// symbol table (symbols `to` lacks are declared as `from` has them) and
+/// named `symbol`.
+fn translate(from: &ClifModule, to: &mut ClifModule, func: &Function, symbol: u32) -> Function {
+    let mut func = func.clone();
+    let refs: Vec<_> = func.params.user_named_funcs().keys().collect();
+    for r in refs {
+        let user = func.params.user_named_funcs()[r].clone();
+        if user.namespace != SYMBOL_NAMESPACE {
+            continue;
+        }
+        let s = &from.symbols[user.index as usize];
+        let index = to.declare(&s.name, s.kind.clone(), clif_module::Linkage::Import);
+        func.params.reset_user_func_name(
+            r,
+            UserExternalName {
+                namespace: SYMBOL_NAMESPACE,
+                index,
+            },
+        );
+    }
+    func.name = ClifModule::func_name(symbol);
+    func
+}
+
+/// Removes the imported symbols among `candidates` (the names the replaced
+/// versions used) that no function or data object names any more.
+fn drop_unnamed_imports(module: &mut ClifModule, candidates: &BTreeSet<String>) {
+    let mut named: BTreeSet<u32> = module
+        .functions
+        .iter()
+        .flat_map(|d| named_symbols(&d.func).into_iter().chain([d.symbol]))
+        .collect();
+    for data in &module.data {
+        named.insert(data.symbol);
+        named.extend(data.relocs.iter().map(|r| r.target));
+    }
+    let unnamed: BTreeSet<u32> = (0..module.symbols.len() as u32)
+        .filter(|s| !named.contains(s))
+        .filter(|&s| {
+            let symbol = &module.symbols[s as usize];
+            symbol.linkage == clif_module::Linkage::Import && candidates.contains(&symbol.name)
+        })
+        .collect();
+    clif_module::remove_symbols(module, &unnamed);
+}

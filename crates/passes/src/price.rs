@@ -1,0 +1,740 @@
+//! Costed decisions where passes compete for the same functions.
+//!
+//! Three `-Oz` passes want the same functions: the inliner would copy a
+//! small generic instance into its one caller and delete it, the constant
+//! merger would make it a thunk of a body it shares with the instance's
+//! siblings, and `fmerge` would merge it with a similar function. Each
+//! decides with its own model, in pipeline order, and the first to run
+//! wins: the inliner leaves every merge member alone because merging will
+//! merge it, and it deletes a single-caller function that `fmerge` could
+//! have merged for less. This module prices the alternatives against each
+//! other, in measured aarch64 bytes, before the inliner runs, and tells it
+//! which functions to leave to the mergers.
+//!
+//! Sources (full references in docs/DESIGN.md):
+//! - [LLVM-INLINE] prices a call by the callee's cost less the call's and
+//!   what deleting a last-use callee saves; LLVM's `MergeFunctions` and
+//!   [GFM] decide merging separately, by [GFM]'s Equation 1, `Benefit =
+//!   Size_func · (N − 1) > Cost = Size_thunk · N`, which assumes each
+//!   member would otherwise stay whole. Here the alternative to merging a
+//!   member is what the inliner would do with it.
+//! - [ROCHA-PHD] (HyFM, F3M): merging `{f1, f2}` into `f12` pays when
+//!   `Δ = c(f1) + c(f2) − (c(f12) + ε) > 0`, with `ε` the thunks and the
+//!   extra arguments at redirected calls; the same rule, measured, is
+//!   `fmerge`'s. Here `c(fk)` is replaced by what `fk` costs if the inliner
+//!   has it instead.
+//!
+//! # Notation
+//!
+//! `|f|` is `f`'s measured size (Cranelift, aarch64, through the module's
+//! code cache). A growth `Δ` is first the inliner's size model's estimate
+//! with its error range (`crate::size_model::inline_delta_at`, [LLVM-INLINE]'s
+//! bookkeeping in fitted bytes); it is measured (the callers compiled with
+//! the body inlined) only when the decision differs across that range, as
+//! the inliner decides (`size_model::Decide::EstimateThenMeasure`). For a member `m` of a merge group `G` (the plan merging
+//! will follow, `crate::merge::planned`):
+//! - `excl(m)`: the callees only `m` calls (local, not address-taken): the
+//!   inliner would copy them into `m`; merged, `m`'s thunk passes their
+//!   addresses to the body and they stay;
+//! - `m'`: `m` with `excl(m)` inlined; `Δ(m)`: the growth of `m`'s callers
+//!   with `m'` inlined at every site;
+//! - inlined cost `I(m) = min(Δ(m), |m'|)` (the inliner deletes `m` when
+//!   its callers grow by no more than `|m'|`, else `m'` stays);
+//! - merged cost at the margin `M(m) = t(m) + Σ_{c ∈ excl(m)} |c|`, where
+//!   `t(m)` is the thunk (`Size_thunk` of the plan), or, when every caller
+//!   is in the module, the cheaper of the thunk and the constants
+//!   materialised at each of its `k` call sites (`crate::merge::thunks`);
+//! - the body `b(G)`: the largest local member's size, divided by the
+//!   number of modules holding members of `G` (the linker folds their
+//!   bodies).
+//!
+//! # Decisions
+//!
+//! 1. *Merge member or inline.* A member is *tried* when the inliner could
+//!    delete it: local, not address-taken, with 1 to
+//!    [`PriceOptions::max_sites`] call sites, none in a merge member (the
+//!    inliner leaves those callers alone) nor in itself. A tried member
+//!    with `I(m) < M(m)` is released to the inliner. If the members left
+//!    in the module cannot merge (a group local to the module needs two),
+//!    or `b(G) + Σ M(m) > Σ I(m)` over them (an untried member counting
+//!    `|m|`: it would stay whole), the whole group is released. The
+//!    inliner keeps ([`crate::inline::InlineOptions::keep`]) the members
+//!    not released; a released member that the inliner does not inline
+//!    after all, or inlines into, no longer matches its group and is left
+//!    whole.
+//! 2. *Similar functions or inline.* For the functions the inliner would
+//!    delete — local, not address-taken, called from one site outside
+//!    their own component, not merge members — `fmerge`'s search finds
+//!    each one's most similar partner among them
+//!    ([`crate::fmerge::similar_pairs`]) and `fmerge` measures the pair's
+//!    merge `S` as it would ([`crate::fmerge::price_pairs`]). Inlining
+//!    `f` saves `|f| − Δ(f)`. When `S` exceeds what inlining both saves,
+//!    neither is deleted by the inliner
+//!    ([`crate::inline::InlineOptions::shared`]), and `fmerge` merges them.
+//!
+//! Where this departs from the sources: the prices are taken on the module
+//! as the inliner receives it (before its bottom-up walk inlines anything
+//! else, and before GVN), so they estimate what the later passes see; the
+//! size guard (`crate::guard`) catches what they get wrong in the direction
+//! of growth.
+//!
+//! # Invariants
+//!
+//! - Decisions only: the module is not changed; the result is sets of
+//!   names for the inliner.
+//! - Deterministic: groups in plan order, members and pairs in name
+//!   order; a module's prices read only the module and the plan, so a
+//!   separately compiled module decides as the whole build does.
+//!
+//! # Cost
+//!
+//! Per tried member: a walk over each caller and over `m` (the estimate);
+//! where the estimate cannot decide, or `m` has exclusive callees, one
+//! compilation of `m'` and one per caller with `m'` inlined (the callers'
+//! own sizes the inliner measures anyway, through the cache). Per similar
+//! pair: `fmerge`'s alignment, code generation and measurement of one try,
+//! and the two inlinings estimated (compiled only where the estimate
+//! cannot decide). Members with more call sites, or called from other
+//! members, cost nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cranelift_codegen::ir::{self, Function};
+use cranelift_codegen::isa::TargetIsa;
+
+use crate::callgraph::{CallGraph, References};
+use crate::clif_module::{ClifModule, Linkage};
+use crate::fmerge::{self, FmergeOptions};
+use crate::merge::{Group, MergePlan};
+use crate::remark::Remark;
+use crate::size_model::{self, CalleeBytes, Estimate};
+
+/// The name of the decisions in remarks.
+const PASS: &str = "price";
+
+/// A callee this small costs no more inlined than called where it is
+/// called outside the merge members (the size inliner's small callees:
+/// `crate::inline::InlineOptions::small_callee_bytes` is 96, and what it
+/// inlines at no growth are shorter still).
+const SMALL_CALLEE_BYTES: i64 = 64;
+
+/// How much more than inlining merging two similar functions must save to
+/// be preferred: the prices are taken before GVN and the inliner's other
+/// work change both functions (on `examples/trap_checks_in_loops.pare` a
+/// pair priced 60 against 56 saved 20 once GVN had removed its checks).
+const SIMILAR_MARGIN_BYTES: i64 = 16;
+
+/// How much cheaper releasing members must be priced than merging them:
+/// the prices are taken before the inliner's bottom-up walk and GVN, and
+/// close calls go either way (`bench/primes`: a group priced 376 released
+/// against 384 merged came out 44 bytes larger released). 1/16 of the
+/// merged price, and at least 16 bytes.
+fn release_margin(merged: i64) -> i64 {
+    (merged / 16).max(16)
+}
+
+/// Alike calls worth inlining into a group's members.
+struct AlikeInlining {
+    /// The merged body with the callees inlined.
+    body: i64,
+    pairs: BTreeSet<(String, String)>,
+    remark: Remark,
+}
+
+/// Limits of the pricing.
+#[derive(Clone, Debug)]
+pub struct PriceOptions {
+    /// Merge members with more call sites are not tried for inlining: the
+    /// size inliner would not delete them (each site copies the body).
+    pub max_sites: usize,
+    /// `fmerge`'s options when it runs later in the pipeline: single-caller
+    /// functions are then priced against merging them (decision 2).
+    pub fmerge: Option<FmergeOptions>,
+    /// The least estimated similarity of a pair worth measuring.
+    pub min_similarity: f64,
+}
+
+impl Default for PriceOptions {
+    fn default() -> Self {
+        PriceOptions {
+            max_sites: 2,
+            fmerge: None,
+            min_similarity: 0.5,
+        }
+    }
+}
+
+/// What the inliner is told.
+#[derive(Clone, Debug, Default)]
+pub struct Prices {
+    /// The merge members it leaves alone for merging.
+    pub keep: BTreeSet<String>,
+    /// Functions it must not delete for what their body seems to cost:
+    /// `fmerge` merges them for less.
+    pub merge_similar: BTreeSet<String>,
+    /// Alike calls of kept members it inlines at every site
+    /// (`crate::inline::InlineOptions::inline_alike`).
+    pub inline_alike: BTreeSet<(String, String)>,
+    /// One remark per priced decision.
+    pub remarks: Vec<Remark>,
+}
+
+/// Prices the merge members of `module` in `plan` (when merging follows)
+/// and its single-caller functions (when `fmerge` does; module doc),
+/// measuring with `isa`.
+pub fn price(
+    module: &ClifModule,
+    isa: &dyn TargetIsa,
+    plan: Option<&MergePlan>,
+    options: &PriceOptions,
+) -> Prices {
+    let pricer = Pricer {
+        module,
+        isa,
+        options,
+        graph: CallGraph::new(module),
+        members: plan.map(|p| local_members(module, p)).unwrap_or_default(),
+    };
+    let mut prices = Prices::default();
+    for group in plan.iter().flat_map(|p| p.groups.values()) {
+        pricer.price_group(group, &mut prices);
+    }
+    if let Some(fmerge) = &options.fmerge {
+        pricer.price_similar(fmerge, &mut prices);
+    }
+    prices
+}
+
+/// The names of `plan`'s members defined in `module`.
+fn local_members(module: &ClifModule, plan: &MergePlan) -> BTreeSet<String> {
+    plan.groups
+        .values()
+        .flat_map(|g| &g.members)
+        .filter(|(m, _)| *m == module.name)
+        .map(|(_, name)| name.clone())
+        .collect()
+}
+
+/// The module being priced and what is known of it.
+struct Pricer<'m> {
+    module: &'m ClifModule,
+    isa: &'m dyn TargetIsa,
+    options: &'m PriceOptions,
+    graph: CallGraph,
+    /// Every merge member of the module, by name.
+    members: BTreeSet<String>,
+}
+
+/// One member's prices.
+struct MemberPrice {
+    index: usize,
+    name: String,
+    /// `|m|`.
+    size: i64,
+    /// `M(m)`: its thunk (or the constants at its call sites) and the
+    /// callees it alone keeps alive.
+    merged: i64,
+    /// Its call sites, when the inliner could delete it (module doc).
+    tried: Option<Vec<(usize, ir::Inst)>>,
+    /// The callees only it calls.
+    exclusive: Vec<usize>,
+}
+
+/// What a group costs each way, for its remarks.
+struct GroupPrice {
+    /// Merged: the body's share and the members' `M`.
+    merged: i64,
+    /// The cheapest alternative with some member released (the tried
+    /// members inlined; the others merged, or whole), if there is one.
+    released: Option<i64>,
+    /// The members the inliner gets.
+    release: BTreeSet<usize>,
+}
+
+impl Pricer<'_> {
+    fn name(&self, f: usize) -> &str {
+        &self.module.symbols[self.module.functions[f].symbol as usize].name
+    }
+
+    fn size(&self, func: &Function) -> Option<i64> {
+        self.module.code_size(func, self.isa).map(|n| n as i64)
+    }
+
+    /// Decision 1 for one group.
+    fn price_group(&self, group: &Group, prices: &mut Prices) {
+        let local: Vec<usize> = group
+            .members
+            .iter()
+            .filter(|(m, _)| *m == self.module.name)
+            .filter_map(|(_, name)| {
+                let symbol = self.module.symbol_index(name)?;
+                self.graph.function_of(symbol)
+            })
+            .collect();
+        let untried = local.iter().all(|&m| self.tried_sites(m).is_none());
+        if untried && crate::merge::alike::alike_calls(self.module, std::iter::once(group)).is_empty() {
+            // Nothing to price: the inliner would delete no member and
+            // inline no alike call into them. Merged as the plan says,
+            // compiling nothing.
+            for &m in &local {
+                prices.keep.insert(self.name(m).to_string());
+                let remark = Remark::missed(
+                    PASS,
+                    "merge-member",
+                    self.name(m),
+                    "the inliner would delete none of its group's members: kept for merging"
+                        .to_string(),
+                );
+                prices.remarks.push(remark.in_module(&self.module.name));
+            }
+            return;
+        }
+        let members: Option<Vec<MemberPrice>> =
+            local.iter().map(|&m| self.price_member(m, group)).collect();
+        let Some(members) = members else {
+            // Not measurable: merged as the plan says.
+            prices
+                .keep
+                .extend(local.iter().map(|&m| self.name(m).to_string()));
+            return;
+        };
+        let modules: BTreeSet<&str> = group.members.iter().map(|(m, _)| m.as_str()).collect();
+        let alike = self.alike_inlining(group, &members);
+        let body = match &alike {
+            Some(alike) => alike.body,
+            None => members.iter().map(|p| p.size).max().unwrap_or(0),
+        } / modules.len() as i64;
+        let Some(price) = self.choose(&members, body, modules.len() == 1) else {
+            prices.keep.extend(members.iter().map(|p| p.name.clone()));
+            return;
+        };
+        for p in &members {
+            let release = price.release.contains(&p.index);
+            if !release {
+                prices.keep.insert(p.name.clone());
+            }
+            prices.remarks.push(self.member_remark(p, release, &price));
+        }
+        if let Some(alike) = alike {
+            if price.release.len() < members.len() {
+                prices
+                    .remarks
+                    .push(alike.remark.in_module(&self.module.name));
+                prices.inline_alike.extend(alike.pairs);
+            }
+        }
+    }
+
+    /// The cheapest of merging every member, releasing the tried ones to
+    /// the inliner, and releasing the whole group (`None` when a trial
+    /// does not compile). The tried members' inlined cost is the size
+    /// model's where its whole range leads to the same choice (the choice
+    /// is monotone in that cost), measured otherwise.
+    fn choose(&self, members: &[MemberPrice], body: i64, local_group: bool) -> Option<GroupPrice> {
+        let tried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_some()).collect();
+        if tried.is_empty() {
+            return Some(GroupPrice {
+                merged: body + members.iter().map(|p| p.merged).sum::<i64>(),
+                released: None,
+                release: BTreeSet::new(),
+            });
+        }
+        let given = |inlined| self.choose_given(members, body, local_group, inlined);
+        if let Some(estimate) = self.estimated_inlined_cost(&tried) {
+            if given(estimate.low).release == given(estimate.high).release {
+                return Some(given(estimate.bytes));
+            }
+        }
+        Some(given(self.inlined_cost(&tried)?))
+    }
+
+    /// [`Pricer::choose`] with the tried members' inlined cost `inlined`.
+    fn choose_given(
+        &self,
+        members: &[MemberPrice],
+        body: i64,
+        local_group: bool,
+        inlined: i64,
+    ) -> GroupPrice {
+        let tried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_some()).collect();
+        let untried: Vec<&MemberPrice> = members.iter().filter(|p| p.tried.is_none()).collect();
+        let merged_all = body + members.iter().map(|p| p.merged).sum::<i64>();
+        let whole: i64 = untried.iter().map(|p| p.size).sum();
+        let merged_untried = body + untried.iter().map(|p| p.merged).sum::<i64>();
+        let untried_can_merge = !untried.is_empty() && (!local_group || untried.len() >= 2);
+        let mut releases: Vec<(i64, BTreeSet<usize>)> = Vec::new();
+        if untried_can_merge {
+            let tried = tried.iter().map(|p| p.index).collect();
+            releases.push((inlined + merged_untried, tried));
+        }
+        releases.push((inlined + whole, members.iter().map(|p| p.index).collect()));
+        let (released, release) = releases
+            .into_iter()
+            .min_by_key(|(cost, _)| *cost)
+            .expect("releasing every member is an alternative");
+        let release = match released + release_margin(merged_all) < merged_all {
+            true => release,
+            false => BTreeSet::new(),
+        };
+        GroupPrice {
+            merged: merged_all,
+            released: Some(released),
+            release,
+        }
+    }
+
+    /// The remark of one member's decision.
+    fn member_remark(&self, p: &MemberPrice, released: bool, group: &GroupPrice) -> Remark {
+        let merged = group.merged;
+        let alternative = match (group.released, &p.tried) {
+            (Some(cost), Some(_)) => {
+                format!("with the members the inliner could delete left to it, {cost}")
+            }
+            (Some(cost), None) => format!(
+                "with the other members left to the inliner, {cost} (this one it would not delete)"
+            ),
+            (None, _) => "the inliner would delete none of its members".to_string(),
+        };
+        let remark = match released {
+            true => Remark::passed(
+                PASS,
+                "inline-member",
+                &p.name,
+                format!("its group costs {merged} bytes merged (body share, thunks or constants at call sites, the callees they keep alive); {alternative}: left to the inliner"),
+            )
+            .bytes(merged - group.released.unwrap_or(merged)),
+            false => Remark::missed(
+                PASS,
+                "merge-member",
+                &p.name,
+                format!("its group costs {merged} bytes merged; {alternative}: kept for merging"),
+            )
+            .bytes(merged - group.released.unwrap_or(merged)),
+        };
+        remark.in_module(&self.module.name)
+    }
+
+    /// `M(m)` and whether `m` is tried (module doc); `None` if `m` does not
+    /// compile.
+    fn price_member(&self, m: usize, group: &Group) -> Option<MemberPrice> {
+        let def = &self.module.functions[m];
+        let symbol = def.symbol;
+        let size = self.size(&def.func)?;
+        let exclusive = self.exclusive_callees(m);
+        let exclusive_bytes: i64 = exclusive
+            .iter()
+            .map(|&c| self.size(&self.module.functions[c].func))
+            .sum::<Option<i64>>()?;
+        let sites = self.graph.call_sites(symbol);
+        let thunk = group.size_thunk as i64;
+        let materialise = thunk - crate::merge::combine::thunk_overhead(group.c_abi) as i64;
+        let thunk = match self.known_callers(symbol) {
+            true => thunk.min(sites.len() as i64 * materialise),
+            false => thunk,
+        };
+        Some(MemberPrice {
+            index: m,
+            name: self.name(m).to_string(),
+            size,
+            merged: thunk + exclusive_bytes,
+            tried: self.tried_sites(m),
+            exclusive,
+        })
+    }
+
+    /// Whether every caller of `symbol` is in the module: local and not
+    /// address-taken.
+    fn known_callers(&self, symbol: u32) -> bool {
+        self.module.symbols[symbol as usize].linkage == Linkage::Local
+            && !self.graph.is_address_taken(symbol)
+    }
+
+    /// Member `m`'s call sites, if it is tried: the inliner could delete it
+    /// (module doc).
+    fn tried_sites(&self, m: usize) -> Option<Vec<(usize, ir::Inst)>> {
+        let symbol = self.module.functions[m].symbol;
+        let sites = self.graph.call_sites(symbol);
+        let tried = self.known_callers(symbol)
+            && (1..=self.options.max_sites).contains(&sites.len())
+            && sites
+                .iter()
+                .all(|&(f, _)| f != m && !self.members.contains(self.name(f)));
+        tried.then_some(sites)
+    }
+
+    /// The callees only `m` calls, local and not address-taken (not merge
+    /// members: those stay whole), in index order.
+    fn exclusive_callees(&self, m: usize) -> Vec<usize> {
+        self.graph
+            .callees(m)
+            .into_iter()
+            .filter(|&c| {
+                let symbol = self.module.functions[c].symbol;
+                c != m
+                    && self.module.symbols[symbol as usize].linkage == Linkage::Local
+                    && !self.graph.is_address_taken(symbol)
+                    && self.graph.callers(symbol) == [m]
+                    && !self.members.contains(self.name(c))
+            })
+            .collect()
+    }
+
+    /// `m` with the callees `callees` inlined.
+    fn with_inlined(&self, m: usize, callees: &[usize]) -> Option<Function> {
+        let mut body = self.module.functions[m].func.clone();
+        for &c in callees {
+            let callee = &self.module.functions[c];
+            let at = sites_of(&body, callee.symbol);
+            body = crate::inline::inline_at(&body, &callee.func, &at)?;
+        }
+        Some(body)
+    }
+
+    /// The tried members inlined together (their exclusive callees in
+    /// them, then them into their callers): the callers' growth, or each
+    /// member kept whole where that is less.
+    fn inlined_cost(&self, tried: &[&MemberPrice]) -> Option<i64> {
+        let mut bodies = Vec::with_capacity(tried.len());
+        let mut whole = 0;
+        for p in tried {
+            let body = self.with_inlined(p.index, &p.exclusive)?;
+            whole += self.size(&body)?;
+            bodies.push(body);
+        }
+        let callers: BTreeSet<usize> = tried
+            .iter()
+            .flat_map(|p| p.tried.iter().flatten().map(|&(f, _)| f))
+            .collect();
+        let mut growth = 0;
+        for f in callers {
+            let before = &self.module.functions[f].func;
+            let mut after = before.clone();
+            for (p, body) in tried.iter().zip(&bodies) {
+                let symbol = self.module.functions[p.index].symbol;
+                let at = sites_of(&after, symbol);
+                if !at.is_empty() {
+                    after = crate::inline::inline_at(&after, body, &at)?;
+                }
+            }
+            growth += self.size(&after)? - self.size(before)?;
+        }
+        Some(growth.min(whole))
+    }
+
+    /// The size model's inlined cost of the tried members (as
+    /// [`Pricer::inlined_cost`] measures it), when none has exclusive
+    /// callees to inline first: their callers' estimated growth, or each
+    /// member kept whole where that is less.
+    fn estimated_inlined_cost(&self, tried: &[&MemberPrice]) -> Option<Estimate> {
+        if tried.iter().any(|p| !p.exclusive.is_empty()) {
+            return None;
+        }
+        let mut growth = Estimate::exact(0);
+        let mut whole = 0;
+        for p in tried {
+            whole += p.size;
+            let func = &self.module.functions[p.index].func;
+            let mut by_caller: BTreeMap<usize, Vec<ir::Inst>> = BTreeMap::new();
+            for &(caller, site) in p.tried.iter().flatten() {
+                by_caller.entry(caller).or_default().push(site);
+            }
+            for (caller, sites) in by_caller {
+                let caller = &self.module.functions[caller].func;
+                let bytes = CalleeBytes::Measured(p.size);
+                growth = growth + size_model::inline_delta_at(caller, func, bytes, &sites);
+            }
+        }
+        Some(Estimate {
+            bytes: growth.bytes.min(whole),
+            low: growth.low.min(whole),
+            high: growth.high.min(whole),
+        })
+    }
+
+    /// Alike calls the inliner should expand in every member (module doc):
+    /// when each member calls, at the same instructions, small callees of
+    /// one shape that nothing but the members and non-members call,
+    /// inlining them leaves the members alike, puts the callees' code in
+    /// the one merged body, and lets the callees go.
+    fn alike_inlining(&self, group: &Group, members: &[MemberPrice]) -> Option<AlikeInlining> {
+        let pairs = crate::merge::alike::alike_calls(self.module, std::iter::once(group));
+        if pairs.is_empty() {
+            return None;
+        }
+        let mut freed = 0;
+        let mut first_callees = Vec::new();
+        for p in members {
+            let callees: Vec<usize> = pairs
+                .iter()
+                .filter(|(caller, _)| *caller == p.name)
+                .filter_map(|(_, callee)| {
+                    let symbol = self.module.symbol_index(callee)?;
+                    self.graph.function_of(symbol)
+                })
+                .collect();
+            for &c in &callees {
+                if !self.goes_when_inlined(c) {
+                    return None;
+                }
+                freed += self.size(&self.module.functions[c].func)?;
+            }
+            if first_callees.is_empty() {
+                first_callees = callees;
+            }
+        }
+        let first = members.first()?;
+        let body = self.size(&self.with_inlined(first.index, &first_callees)?)?;
+        let gain = freed - (body - first.size);
+        (gain > 0).then(|| AlikeInlining {
+            body,
+            remark: Remark::passed(
+                PASS,
+                "inline-alike",
+                &first.name,
+                format!(
+                    "each of the {} members inlines its own alike callee: the merged body grows by {} bytes, the callees ({freed} bytes) go",
+                    members.len(),
+                    body - first.size
+                ),
+            )
+            .bytes(gain),
+            pairs,
+        })
+    }
+
+    /// Whether callee `c` goes once the merge members calling it inline
+    /// it: local, not address-taken, small, and its other callers are not
+    /// members (the inliner copies a small callee where it costs no more
+    /// than the call, then deletes it).
+    fn goes_when_inlined(&self, c: usize) -> bool {
+        let symbol = self.module.functions[c].symbol;
+        self.module.symbols[symbol as usize].linkage == Linkage::Local
+            && !self.graph.is_address_taken(symbol)
+            && self
+                .size(&self.module.functions[c].func)
+                .is_some_and(|n| n <= SMALL_CALLEE_BYTES)
+    }
+
+    /// Decision 2: single-caller functions that `fmerge` merges for less
+    /// than the inliner saves by deleting them.
+    fn price_similar(&self, fmerge: &FmergeOptions, prices: &mut Prices) {
+        let mut targets: Vec<(&str, usize)> = (0..self.module.functions.len())
+            .filter(|&f| self.single_caller(f))
+            .map(|f| (self.name(f), f))
+            .collect();
+        targets.sort();
+        let targets: Vec<usize> = targets.into_iter().map(|(_, f)| f).collect();
+        if targets.len() < 2 {
+            return;
+        }
+        let min = self.options.min_similarity;
+        let pairs = fmerge::similar_pairs(self.module, fmerge, &targets, min);
+        if pairs.is_empty() {
+            // Pricing pairs starts from a copy of the module.
+            return;
+        }
+        let merged = fmerge::price_pairs(self.module, self.isa, fmerge, &pairs);
+        for (pair, merged) in pairs.iter().zip(merged) {
+            let Some(merged) = merged else { continue };
+            let Some((a, b)) = self.pair_inlining_saves(pair, merged) else {
+                continue;
+            };
+            let (first, second) = (self.name(pair.first), self.name(pair.second));
+            let merge = merged > a + b + SIMILAR_MARGIN_BYTES;
+            if merge {
+                prices.merge_similar.insert(first.to_string());
+                prices.merge_similar.insert(second.to_string());
+            }
+            let reason = format!(
+                "with `{second}` (similarity {:.2}): merging the two saves {merged} bytes, inlining each into its caller {a} + {b}",
+                pair.similarity
+            );
+            let remark = match merge {
+                true => Remark::passed(
+                    PASS,
+                    "merge-similar",
+                    first,
+                    format!("{reason}: left to fmerge"),
+                )
+                .bytes(merged - a - b),
+                false => Remark::missed(
+                    PASS,
+                    "inline-similar",
+                    first,
+                    format!("{reason}: left to the inliner"),
+                )
+                .bytes(merged - a - b),
+            };
+            prices.remarks.push(remark.in_module(&self.module.name));
+        }
+    }
+
+    /// What inlining each function of `pair` saves, to be compared with
+    /// `merged`, what merging them saves: estimated, or measured where the
+    /// estimate's range straddles the decision (as the inliner decides,
+    /// [`size_model::Decide::EstimateThenMeasure`]).
+    fn pair_inlining_saves(&self, pair: &fmerge::SimilarPair, merged: i64) -> Option<(i64, i64)> {
+        let (a, b) = (
+            self.inlining_saves(pair.first)?,
+            self.inlining_saves(pair.second)?,
+        );
+        // Merging is chosen when `a + b <= threshold`.
+        let threshold = merged - SIMILAR_MARGIN_BYTES - 1;
+        let both = a + b;
+        if both.surely_at_most(threshold) || both.surely_above(threshold) {
+            return Some((a.bytes, b.bytes));
+        }
+        Some((
+            self.measured_inlining_saves(pair.first)?,
+            self.measured_inlining_saves(pair.second)?,
+        ))
+    }
+
+    /// Whether the inliner would delete `f` after inlining it into its one
+    /// caller: local, not address-taken, not a merge member, one call site
+    /// outside itself.
+    fn single_caller(&self, f: usize) -> bool {
+        let symbol = self.module.functions[f].symbol;
+        let sites = self.graph.call_sites(symbol);
+        self.module.symbols[symbol as usize].linkage == Linkage::Local
+            && !self.graph.is_address_taken(symbol)
+            && !self.members.contains(self.name(f))
+            && sites.len() == 1
+            && sites[0].0 != f
+    }
+
+    /// What inlining `f` into its one caller and deleting it saves, `|f|
+    /// − Δ(f)`, with `Δ(f)` the size model's estimate.
+    fn inlining_saves(&self, f: usize) -> Option<Estimate> {
+        let func = &self.module.functions[f].func;
+        let (caller, site) = self.graph.call_sites(self.module.functions[f].symbol)[0];
+        let caller = &self.module.functions[caller].func;
+        let size = self.size(func)?;
+        let growth =
+            size_model::inline_delta_at(caller, func, CalleeBytes::Measured(size), &[site]);
+        Some(Estimate {
+            bytes: size - growth.bytes,
+            low: size - growth.high,
+            high: size - growth.low,
+        })
+    }
+
+    /// `|f| − Δ(f)` measured: the caller compiled with `f` inlined.
+    fn measured_inlining_saves(&self, f: usize) -> Option<i64> {
+        let func = &self.module.functions[f].func;
+        let (caller, site) = self.graph.call_sites(self.module.functions[f].symbol)[0];
+        let before = &self.module.functions[caller].func;
+        let after = crate::inline::inline_at(before, func, &[site])?;
+        Some(self.size(func)? - (self.size(&after)? - self.size(before)?))
+    }
+}
+
+/// The direct call sites of `symbol` in `func`, in layout order.
+fn sites_of(func: &Function, symbol: u32) -> Vec<ir::Inst> {
+    References::of(func)
+        .calls
+        .into_iter()
+        .filter(|&(_, s)| s == symbol)
+        .map(|(inst, _)| inst)
+        .collect()
+}
