@@ -40,62 +40,87 @@ fn at_least_fifteen_examples_exist() {
 /// Runs every program with the interpreter (if `interp`), the JIT, and as
 /// executables built with each of `levels` (flags separated by spaces),
 /// aarch64 under qemu, x86_64 (`--target x86_64-unknown-linux-gnu`)
-/// natively; returns every mismatch.
+/// natively; returns every mismatch, in program order. The programs run on
+/// one thread per core: the two tests of this file take unequal times, and
+/// the longer one would otherwise keep a single core busy after the other
+/// finished.
 fn run_all(programs: &[Example], interp: bool, levels: &[&str]) -> Vec<String> {
     check_tool("qemu-aarch64-static", "--version");
     check_tool("ld.lld-19", "--version");
     check_tool("aarch64-linux-gnu-gcc", "--version");
-    let root = workspace_root();
     let tmp = tempfile::tempdir().expect("temporary directory");
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut results: Vec<(usize, Vec<String>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(ex) = programs.get(i) else {
+                            return done;
+                        };
+                        done.push((i, run_one(ex, interp, levels, tmp.path())));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a test thread panicked"))
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().flat_map(|(_, p)| p).collect()
+}
+
+/// [`run_all`] for one program; executables are written to `tmp`.
+fn run_one(ex: &Example, interp: bool, levels: &[&str], tmp: &std::path::Path) -> Vec<String> {
+    let root = workspace_root();
     let mut problems = Vec::new();
-    for ex in programs {
-        // Relative to the workspace root, so that any path in messages is stable.
-        let source = ex.source.strip_prefix(&root).unwrap_or(&ex.source);
-        let check = |problems: &mut Vec<String>, executor: &str, cmd: &mut Command| match output(
-            cmd.current_dir(&root),
-            executor,
-        ) {
-            Ok(o) => problems.extend(compare(ex, executor, &o)),
-            Err(e) => problems.push(format!("{}: {e}", ex.name)),
-        };
-        if interp {
-            check(&mut problems, "interp", parec().arg("interp").arg(source));
-        }
-        check(&mut problems, "jit", parec().arg("run").arg(source));
-        for level in levels {
-            let exe = tmp
-                .path()
-                .join(format!("{}{}", ex.name, level.replace(' ', "")));
-            let built = output(
-                parec()
-                    .arg("build")
-                    .arg(source)
-                    .args(level.split_whitespace())
-                    .arg("-o")
-                    .arg(&exe)
-                    .current_dir(&root),
-                "build",
-            );
-            let mut run = match level.contains("x86_64") {
-                true => Command::new(&exe),
-                false => {
-                    let mut qemu = Command::new("qemu-aarch64-static");
-                    qemu.arg(&exe);
-                    qemu
-                }
-            };
-            match built {
-                Ok(o) if o.status.success() => {
-                    check(&mut problems, &format!("exe {level}"), &mut run)
-                }
-                Ok(o) => problems.push(format!(
-                    "{} [build {level}]: failed with {:?}\n{}",
-                    ex.name,
-                    o.status.code(),
-                    String::from_utf8_lossy(&o.stderr)
-                )),
-                Err(e) => problems.push(format!("{}: {e}", ex.name)),
+    // Relative to the workspace root, so that any path in messages is stable.
+    let source = ex.source.strip_prefix(&root).unwrap_or(&ex.source);
+    let check = |problems: &mut Vec<String>, executor: &str, cmd: &mut Command| match output(
+        cmd.current_dir(&root),
+        executor,
+    ) {
+        Ok(o) => problems.extend(compare(ex, executor, &o)),
+        Err(e) => problems.push(format!("{}: {e}", ex.name)),
+    };
+    if interp {
+        check(&mut problems, "interp", parec().arg("interp").arg(source));
+    }
+    check(&mut problems, "jit", parec().arg("run").arg(source));
+    for level in levels {
+        let exe = tmp.join(format!("{}{}", ex.name, level.replace(' ', "")));
+        let built = output(
+            parec()
+                .arg("build")
+                .arg(source)
+                .args(level.split_whitespace())
+                .arg("-o")
+                .arg(&exe)
+                .current_dir(&root),
+            "build",
+        );
+        let mut run = match level.contains("x86_64") {
+            true => Command::new(&exe),
+            false => {
+                let mut qemu = Command::new("qemu-aarch64-static");
+                qemu.arg(&exe);
+                qemu
             }
+        };
+        match built {
+            Ok(o) if o.status.success() => check(&mut problems, &format!("exe {level}"), &mut run),
+            Ok(o) => problems.push(format!(
+                "{} [build {level}]: failed with {:?}\n{}",
+                ex.name,
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            )),
+            Err(e) => problems.push(format!("{}: {e}", ex.name)),
         }
     }
     problems

@@ -89,13 +89,20 @@ enum Command {
         /// program.
         #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         aot_every: u64,
-        /// Check each program in N of the configurations, chosen in turn by
-        /// seed (program s: configurations s·N to s·N + N − 1, modulo
-        /// their number), so every configuration checks N in C of the
-        /// programs, C the number of configurations (default: all of them
-        /// for every program)
+        /// Check each program in N of the configurations with each of the
+        /// JIT and AOT, chosen in turn by seed (program s: configurations
+        /// s·N to s·N + N − 1, modulo their number), so every configuration
+        /// checks N in C of the programs, C the number of configurations
+        /// the executor tells apart (the JIT runs no machine passes: it
+        /// leaves out those that would compile alike). Default: all of them
+        /// for every program
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         configs_per_program: Option<u64>,
+        /// With --configs-per-program: configurations (comma-separated)
+        /// the aot executor checks every program in besides its sampled
+        /// ones (CI's campaign: O2,Oz)
+        #[arg(long, value_name = "CONFIGS", default_value = "")]
+        aot_always: String,
         /// What the aot executor's runtime stands on (`parec build
         /// --runtime`): `auto` (freestanding unless the program declares an
         /// `extern fn`), `freestanding` or `libc`.
@@ -173,6 +180,7 @@ struct FuzzOptions {
     jobs: Option<u64>,
     aot_every: u64,
     configs_per_program: Option<u64>,
+    aot_always: String,
     runtime: RuntimeChoice,
 }
 
@@ -227,6 +235,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            aot_always,
             runtime,
         } => fuzz(&FuzzOptions {
             seed,
@@ -242,6 +251,7 @@ fn execute(cli: Cli) -> u8 {
             jobs,
             aot_every,
             configs_per_program,
+            aot_always,
             runtime,
         }),
         Command::Bench {
@@ -301,10 +311,32 @@ fn fuzz(opts: &FuzzOptions) -> Result<i32, Failure> {
     if let Some(n) = opts.configs_per_program {
         runner.configs_per_program = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    for name in opts
+        .aot_always
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        if !runner
+            .configs
+            .iter()
+            .any(|c| c.name.split('=').any(|n| n == name))
+        {
+            return Err(anyhow!("--aot-always: `{name}` is not one of the configurations").into());
+        }
+        runner.aot_always.push(name.to_string());
+    }
     check_tools(&runner)?;
     let configs: Vec<&str> = runner.configs.iter().map(|c| c.name.as_str()).collect();
     let sampled = match runner.samples_configs() {
-        true => format!(" ({} per program, in turn)", runner.configs_per_program),
+        true => format!(
+            " ({} per program, in turn{})",
+            runner.configs_per_program,
+            match runner.aot_always.is_empty() {
+                true => String::new(),
+                false => format!("; aot also {} for all", runner.aot_always.join(", ")),
+            }
+        ),
         false => String::new(),
     };
     parec::io_error::eprintln(format_args!(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use parec::pipeline::Pass;
-use parec_tools::bench::{musl, STRIP, STRIP_FLAGS};
+use parec_tools::bench::{musl, text_size, STRIP, STRIP_FLAGS};
 
 /// Two small, quick corpus programs.
 const PROGRAMS: [&str; 2] = ["checksum", "matrix"];
@@ -122,6 +122,7 @@ fn bench_quick_on_two_programs() {
     assert_eq!(row("-O2")[6], "1.00");
     assert!(row("-Os")[1].ends_with('%'), "{:?}", row("-Os"));
     check_file_table(&stdout, &configs, &corpus);
+    check_runtime_table(&stdout, &rows, &configs, &corpus);
 
     // Then the compile time of each parec configuration by stage; every
     // build has a front end and Cranelift, and -Oz its passes.
@@ -201,13 +202,19 @@ fn bench_quick_on_two_programs() {
 /// the largest. The figures are what a user gets: checksum's `-Oz` equal
 /// `parec build -Oz` and its stripped copy, its musl twin the twin built
 /// here with the documented command.
-fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
-    let lines: Vec<&str> = stdout
+/// The lines of the markdown table after the line starting with `title`
+/// (and the blank line that follows it).
+fn table_after<'a>(stdout: &'a str, title: &str) -> Vec<&'a str> {
+    stdout
         .lines()
-        .skip_while(|l| !l.starts_with("File bytes:"))
+        .skip_while(|l| !l.starts_with(title))
         .skip(2)
         .take_while(|l| l.starts_with('|'))
-        .collect();
+        .collect()
+}
+
+fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
+    let lines = table_after(stdout, "File bytes:");
     let header = cells(lines[0]);
     let mut expected = vec!["program".to_string()];
     for config in configs {
@@ -250,19 +257,7 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
     assert_eq!(figure(&rows[0], musl, 0), file_len(&twin));
 
     let exe = dir.path().join("checksum");
-    let parec = sibling("parec");
-    let built = Command::new(&parec)
-        .arg("build")
-        .arg(checksum.join("main.pare"))
-        .args(["-Oz", "-o"])
-        .arg(&exe)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    build_oz(&checksum.join("main.pare"), &exe);
     let stripped = dir.path().join("checksum.stripped");
     let status = Command::new(STRIP)
         .args(STRIP_FLAGS)
@@ -275,6 +270,97 @@ fn check_file_table(stdout: &str, configs: &[String], corpus: &Path) {
     let oz = configs.iter().position(|c| c == "-Oz").unwrap();
     assert_eq!(figure(&rows[0], oz, 0), file_len(&exe));
     assert_eq!(figure(&rows[0], oz, 1), file_len(&stripped));
+}
+
+/// The runtime table: every parec configuration's runtime code, for each
+/// program, as a geometric mean and for the empty program. The figures are what a user gets:
+/// checksum's `-Oz` runtime code is what `parec size` attributes to the
+/// kind `runtime` in `parec build -Oz`'s executable, and its own-code
+/// bytes in the main table (`rows`) are that executable's `.text` without
+/// it, minus the same of the empty program's: the runtime functions
+/// checksum reaches beyond the empty program's are not its own code.
+fn check_runtime_table(stdout: &str, rows: &[Vec<String>], configs: &[String], corpus: &Path) {
+    let lines = table_after(stdout, "Runtime code:");
+    assert!(!lines.is_empty(), "no runtime table in\n{stdout}");
+    let parec_configs: Vec<&String> = configs
+        .iter()
+        .filter(|c| !c.starts_with("clang -Oz"))
+        .collect();
+    let mut expected = vec!["program".to_string()];
+    expected.extend(parec_configs.iter().map(|c| format!("{c} runtime")));
+    assert_eq!(cells(lines[0]), expected, "{stdout}");
+    let table: Vec<Vec<String>> = lines[2..].iter().map(|l| cells(l)).collect();
+    let names: Vec<&str> = table.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["checksum", "matrix", "geomean", "(empty program)"]);
+    for row in &table {
+        for (c, config) in parec_configs.iter().enumerate() {
+            let bytes: f64 = row[1 + c]
+                .parse()
+                .unwrap_or_else(|_| panic!("{config} in {row:?}"));
+            assert!(bytes > 0.0, "{config} in {row:?}");
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let parec = sibling("parec");
+    let runtime = |exe: &Path| -> u64 {
+        let size = Command::new(&parec)
+            .args(["size", "--json"])
+            .arg(exe)
+            .output()
+            .unwrap();
+        assert!(
+            size.status.success(),
+            "{}",
+            String::from_utf8_lossy(&size.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&size.stdout).unwrap();
+        let kinds = json["kinds"].as_array().unwrap();
+        let row = kinds
+            .iter()
+            .find(|k| k["name"] == "runtime")
+            .expect("runtime code");
+        row["bytes"].as_u64().unwrap() - row["shared"].as_u64().unwrap()
+    };
+    let exe = dir.path().join("checksum");
+    build_oz(&corpus.join("checksum/main.pare"), &exe);
+    let empty_source = dir.path().join("main.pare");
+    std::fs::write(&empty_source, "fn main() {}\n").unwrap();
+    let empty = dir.path().join("empty");
+    build_oz(&empty_source, &empty);
+    let oz = parec_configs.iter().position(|c| *c == "-Oz").unwrap();
+    let (program_runtime, empty_runtime) = (runtime(&exe), runtime(&empty));
+    assert_eq!(table[0][1 + oz], program_runtime.to_string());
+    assert_eq!(table[3][1 + oz], empty_runtime.to_string());
+    assert!(
+        program_runtime > empty_runtime,
+        "checksum prints: it reaches more of the runtime than the empty program"
+    );
+    let own = |exe: &Path, runtime: u64| text_size(exe).unwrap() - runtime;
+    let expected_own = own(&exe, program_runtime) - own(&empty, empty_runtime);
+    assert_eq!(
+        rows[0][1 + 5 * oz],
+        expected_own.to_string(),
+        "{:?}",
+        rows[0]
+    );
+}
+
+/// `parec build -Oz source -o exe`, which must succeed.
+fn build_oz(source: &Path, exe: &Path) {
+    let parec = sibling("parec");
+    let built = Command::new(&parec)
+        .arg("build")
+        .arg(source)
+        .args(["-Oz", "-o"])
+        .arg(exe)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", parec.display()));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
 }
 
 fn file_len(path: &Path) -> f64 {

@@ -23,14 +23,26 @@
 //! and linked by `zig cc` ([`musl`]); it is run and checked alike.
 //!
 //! Measurements:
-//! - **bytes**: the linked executable's `.text` size minus that of an empty
-//!   program (`fn main() {}` / `int main(void){return 0;}`) built with the
-//!   same configuration, so that the static libc does not swamp the figure.
-//!   Section sizes are read with the `object` crate. The libc code linked
-//!   after the program's is 64-byte aligned, so the difference moves in
-//!   steps of 64 bytes: a change smaller than that may not show. The
-//!   ratios' anchor is `clang -Oz` (glibc). The musl twins have none
-//!   ([`Config::code_bytes_measured`]).
+//! - **bytes**: the program's own code: the linked executable's `.text`
+//!   size without its runtime code, minus the same of an empty program
+//!   (`fn main() {}` / `int main(void){return 0;}`) built with the same
+//!   configuration, so that neither the static libc nor parec's runtime
+//!   swamps the figure. The runtime code is what `parec size` attributes
+//!   to the kind `runtime` ([`parec::size::Kind::Runtime`]: the `pare_*`
+//!   functions and, in a freestanding executable, `_start` and the C
+//!   functions the runtime defines), each block counted once, a block ICF
+//!   folded with the program's code left to the program. A Pare program
+//!   reaches more of its runtime than the empty one (printing, allocation,
+//!   strings), as a C program reaches more of libc, which clang's figure
+//!   does not count either; so both figures are the code the compiler
+//!   wrote for the program. The runtime code is reported apart, per
+//!   executable (the runtime table). Section sizes are read with the
+//!   `object` crate. The libc code linked after the program's is 64-byte
+//!   aligned, so the C twins' difference moves in steps of 64 bytes: a
+//!   change smaller than that may not show. The ratios' anchor is `clang
+//!   -Oz` (glibc). The musl twins have none ([`Config::code_bytes_measured`]).
+//! - **runtime bytes**: the runtime code of each Pare executable (above),
+//!   the empty program's included: what `--runtime freestanding` links.
 //! - **file bytes**: the linked executable's size, the size of a copy
 //!   stripped by [`STRIP`] (symbols and debug sections dropped: the size
 //!   `ld.lld -s` writes, measured equal on bench/'s executables), and that
@@ -398,8 +410,12 @@ pub fn discover(dir: &Path, filter: &[String]) -> Result<Vec<Program>> {
 /// The measurements of one program under one configuration.
 #[derive(Clone, Debug, Default)]
 pub struct Cell {
-    /// `.text` bytes beyond the empty program's.
+    /// The program's own code: `.text` bytes without the runtime's, beyond
+    /// the empty program's (module doc).
     pub bytes: Option<i64>,
+    /// The runtime code of the executable (`parec size`'s kind `runtime`;
+    /// none for the C configurations).
+    pub runtime_bytes: Option<u64>,
     /// The executable's size.
     pub file_bytes: Option<u64>,
     /// The size of a stripped copy ([`STRIP`]; the musl twins are built
@@ -438,6 +454,10 @@ pub struct Report {
     pub runs: Runs,
     /// How the musl twins were built ([`musl::command_line`]), if they were.
     pub musl: Option<String>,
+    /// The runtime code of each configuration's empty program (none for
+    /// the C configurations): what its own-code bytes leave out of the
+    /// empty program's.
+    pub empty_runtime: Vec<Option<u64>>,
 }
 
 /// `parec bench`: measures, prints the table, writes the JSON; returns 0, or
@@ -517,12 +537,14 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
     let tools = Tools {
         musl: musl.as_ref(),
     };
-    // The empty program's `.text` per configuration; a failure here is fatal
-    // since no figure of that configuration would mean anything.
+    // The empty program's own code per configuration; a failure here is
+    // fatal since no figure of that configuration would mean anything.
     let mut empty_text = Vec::new();
+    let mut empty_runtime = Vec::new();
     for (c, config) in configs.iter().enumerate() {
         if !config.code_bytes_measured() {
             empty_text.push(0);
+            empty_runtime.push(None);
             continue;
         }
         let dir = work.path().join(format!("empty-{c}"));
@@ -536,7 +558,9 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         let exe = dir.join("empty");
         build(config, &tools, &source, &dir, &exe)
             .with_context(|| format!("building the empty program ({})", config.name()))?;
-        empty_text.push(text_size(&exe)?);
+        let code = CodeBytes::of(&exe, config)?;
+        empty_text.push(code.own());
+        empty_runtime.push((!config.is_c()).then_some(code.runtime));
     }
 
     let mut cells = Vec::new();
@@ -561,6 +585,7 @@ pub fn measure(programs: &[Program], configs: &[Config], runs: Runs) -> Result<R
         cells,
         runs,
         musl: musl.map(|_| musl::command_line()),
+        empty_runtime,
     })
 }
 
@@ -624,7 +649,11 @@ fn fill_cell(
     cell.compile = config.compile_is_timed().then_some(median_compile.time);
     cell.stages = median_compile.stages;
     if config.code_bytes_measured() {
-        cell.bytes = Some(text_size(&exe)? as i64 - empty as i64);
+        let code = CodeBytes::of(&exe, config)?;
+        cell.bytes = Some(code.own() as i64 - empty as i64);
+        if matches!(config, Config::Pare { .. }) {
+            cell.runtime_bytes = Some(code.runtime);
+        }
     }
     cell.roles = roles::of_cell(config, dir, &exe)?;
     cell.file_bytes = Some(file_size(&exe)?);
@@ -859,6 +888,40 @@ fn compile_c(source: &Path, dir: &Path) -> Result<(Vec<PathBuf>, Duration)> {
     Ok((vec![object], elapsed))
 }
 
+/// The code of a linked executable: its `.text` and the part of it that is
+/// runtime code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeBytes {
+    pub text: u64,
+    /// The bytes `parec size` attributes to the kind `runtime` and to no
+    /// other kind (a block the linker folded with the program's code is
+    /// the program's too, and stays in [`CodeBytes::own`]).
+    pub runtime: u64,
+}
+
+impl CodeBytes {
+    /// Measures `exe`, built by `config`: only a Pare program has runtime
+    /// code (a C twin's library is libc, which `.text` minus the empty
+    /// program's leaves out already).
+    fn of(exe: &Path, config: &Config) -> Result<CodeBytes> {
+        let text = text_size(exe)?;
+        if config.is_c() {
+            return Ok(CodeBytes { text, runtime: 0 });
+        }
+        let report = parec::size::Report::of_files(&[exe.to_path_buf()])
+            .with_context(|| format!("cannot attribute the code of `{}`", exe.display()))?;
+        let runtime = report
+            .kind(parec::size::Kind::Runtime)
+            .map_or(0, |row| row.bytes - row.shared);
+        Ok(CodeBytes { text, runtime })
+    }
+
+    /// `.text` without the runtime code.
+    pub fn own(&self) -> u64 {
+        self.text - self.runtime
+    }
+}
+
 /// The size of the `.text` section of a linked executable.
 pub fn text_size(exe: &Path) -> Result<u64> {
     let bytes = std::fs::read(exe)
@@ -940,6 +1003,8 @@ fn ratio(a: Option<i64>, b: Option<i64>) -> Option<f64> {
 #[derive(Clone, Copy, Debug, Default)]
 struct Figures {
     bytes: Option<f64>,
+    /// The executable's runtime code ([`Cell::runtime_bytes`]).
+    runtime_bytes: Option<f64>,
     vs_baseline: Option<f64>,
     vs_clang: Option<f64>,
     compile_ms: Option<f64>,
@@ -985,6 +1050,7 @@ impl Report {
         let file = |bytes: Option<u64>| bytes.map(|b| b as i64);
         Figures {
             bytes: cell.bytes.map(|b| b as f64),
+            runtime_bytes: cell.runtime_bytes.map(|b| b as f64),
             vs_baseline: ratio(cell.bytes, row[BASELINE].bytes),
             vs_clang: ratio(cell.bytes, of(CLANG_NAME).and_then(|c| c.bytes)),
             compile_ms: ms(cell.compile),
@@ -1048,6 +1114,7 @@ impl Report {
         };
         Figures {
             bytes: over(|f| f.bytes),
+            runtime_bytes: over(|f| f.runtime_bytes),
             vs_baseline: over(|f| f.vs_baseline),
             vs_clang: over(|f| f.vs_clang),
             compile_ms: over(|f| f.compile_ms),
@@ -1103,13 +1170,14 @@ pub fn markdown(report: &Report) -> String {
     out.push_str(&table_row("geomean", &figures, &failed));
     out.push_str(&targets_table(report));
     out.push_str(&file_table(report));
+    out.push_str(&runtime_table(report));
     out.push_str(&stage_table(report));
     out.push_str(&roles::table(report));
     let _ = writeln!(
         out,
-        "\n.text bytes beyond an empty program (Pare programs are freestanding, linked with \
-         --gc-sections: with the runtime functions the program reaches and the empty program does not; \
-         the C twins' in steps of the 64-byte alignment of the libc code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
+        "\nbytes: the program's own code, .text bytes without the runtime's (`parec size`'s kind `runtime`; \
+         the runtime table gives them) beyond those of an empty program (the C twins' without libc, in steps of \
+         the 64-byte alignment of the libc code that follows); ratios are bytes / bytes; median of {} compile(s) (parec in-process, clang as a process; link excluded; \
          none for the musl twins, which zig compiles and links in one process, nor their code bytes, which would count \
          the parts of musl the program uses and the empty program does not) and the CPU time \
          (user + system) of {} run(s) under {}.",
@@ -1283,6 +1351,60 @@ fn file_table(report: &Report) -> String {
     out
 }
 
+/// The runtime code of every Pare configuration's executables (not in the
+/// bytes columns: module doc), per program and as a geometric mean.
+fn runtime_table(report: &Report) -> String {
+    let pare: Vec<usize> = (0..report.configs.len())
+        .filter(|&c| {
+            report
+                .cells
+                .iter()
+                .any(|row| row[c].runtime_bytes.is_some())
+        })
+        .collect();
+    if pare.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nRuntime code: the bytes of each executable that `parec size` attributes to the \
+         runtime (kind `runtime`), which the bytes columns leave out:\n\n| program |",
+    );
+    let mut rule = String::from("|---|");
+    for &c in &pare {
+        let _ = write!(out, " {} runtime |", report.configs[c]);
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(out, "\n{rule}");
+    for (p, name) in report.programs.iter().enumerate() {
+        let _ = write!(out, "| {name} |");
+        for &c in &pare {
+            let cell = &report.cells[p][c];
+            match &cell.error {
+                Some(_) => out.push_str(" FAILED |"),
+                None => {
+                    let _ = write!(out, " {} |", fmt(report.figures(p, c).runtime_bytes, 0));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("| geomean |");
+    for &c in &pare {
+        let _ = write!(
+            out,
+            " {} |",
+            fmt(report.geomean_figures(c).runtime_bytes, 0)
+        );
+    }
+    out.push_str("\n| (empty program) |");
+    for &c in &pare {
+        let bytes = report.empty_runtime.get(c).copied().flatten();
+        let _ = write!(out, " {} |", fmt(bytes.map(|b| b as f64), 0));
+    }
+    out.push('\n');
+    out
+}
+
 /// The columns of [`file_table`], per configuration.
 const FILE_COLUMNS: [&str; 3] = ["file", "stripped", "vs musl"];
 
@@ -1317,6 +1439,7 @@ fn fmt(value: Option<f64>, decimals: usize) -> String {
 fn figures_json(f: &Figures) -> Value {
     json!({
         "bytes": f.bytes,
+        "runtime_bytes": f.runtime_bytes,
         "ratio_vs_cranelift": f.vs_baseline,
         "ratio_vs_clang": f.vs_clang,
         "compile_ms": f.compile_ms,
@@ -1394,7 +1517,8 @@ pub fn to_json(report: &Report) -> Value {
         "configs": report.configs,
         "compile_runs": report.runs.compile,
         "run_runs": report.runs.run,
-        "bytes": ".text bytes of the linked executable minus those of an empty program built the same way",
+        "bytes": "the program's own code: .text bytes of the linked executable without its runtime code (parec size's kind runtime), minus the same of an empty program built the same way",
+        "runtime_bytes": "the runtime code of a Pare executable (parec size's kind runtime, blocks folded with the program's code left out)",
         "roles": "bytes of the program's own code by instruction role (parec size --roles): parec's executable, clang's twin object; per cell and, per configuration, summed over the programs without a failed cell",
         "compile": "parec in-process (load to objects, one thread), clang-19 as a process; link excluded; compile_ms_by_stage: the median compile's stages (parec)",
         "run": "CPU time (user + system) of qemu-aarch64-static running the executable, median of run_runs runs made round-robin over the configurations (run_samples_ms, in order; run_spread = (max - min) / median; run_vs_o2 = run_ms / -O2's)",
@@ -1403,6 +1527,7 @@ pub fn to_json(report: &Report) -> Value {
         "stripped_file_bytes": format!("size of a copy stripped by {STRIP} {} (what ld.lld -s writes); the musl twins are built stripped", STRIP_FLAGS.join(" ")),
         "ratio_stripped_vs_musl": "stripped_file_bytes / the clang -Oz musl twin's",
         "musl": report.musl,
+        "empty_runtime_bytes": report.empty_runtime,
         "programs": programs,
         "geomean": geomean,
     })
@@ -1495,9 +1620,25 @@ mod tests {
             ],
             runs: Runs { compile: 1, run: 1 },
             musl: None,
+            empty_runtime: vec![Some(900), None],
         };
+        let mut report = report;
+        report.cells[0][0].runtime_bytes = Some(1200);
+        report.cells[1][0].runtime_bytes = Some(1500);
         let table = markdown(&report);
         assert!(table.contains("| b | 50 | 1.000 | - |"), "{table}");
+        // The runtime table: the Pare configuration only; its geometric
+        // mean over complete rows; the empty program's runtime code.
+        let runtime = &table[table.find("Runtime code:").expect("runtime table")..];
+        for row in [
+            "| program | -O2 runtime |",
+            "| a | 1200 |",
+            "| b | 1500 |",
+            "| geomean | 1200 |",
+            "| (empty program) | 900 |",
+        ] {
+            assert!(runtime.contains(row), "{row} in {runtime}");
+        }
         // Stages are summed over complete rows only (program a): 0.6 of 1 ms.
         assert!(
             table.contains("| -O2 | 1.0 | cranelift 0.6 (60%), other 0.4 (40%) |"),
@@ -1546,6 +1687,7 @@ mod tests {
             ],
             runs: Runs { compile: 1, run: 1 },
             musl: Some(musl::command_line()),
+            empty_runtime: vec![Some(1000), None, None],
         };
         let table = markdown(&report);
         assert!(

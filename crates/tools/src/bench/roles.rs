@@ -65,7 +65,11 @@ pub fn table(report: &Report) -> String {
     for &c in &columns {
         let _ = write!(out, " {} |", report.configs[c]);
     }
-    let _ = writeln!(out, " gap ({} − clang) |", report.configs[columns[last_parec]]);
+    let _ = writeln!(
+        out,
+        " gap ({} − clang) |",
+        report.configs[columns[last_parec]]
+    );
     out.push_str("|---|");
     for _ in 0..=columns.len() {
         out.push_str("---:|");

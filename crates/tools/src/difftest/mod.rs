@@ -27,9 +27,18 @@
 //! programs, those whose seed is a multiple of [`Runner::aot_every`]
 //! (every program by default; `parec-tools fuzz --aot-every K`). The
 //! configurations can be sampled the same way ([`Runner::configs_for`],
-//! `--configs-per-program N`): each program in `N` of them, taken in turn
-//! by seed, so that a campaign checks more programs in the same time and
-//! every configuration still checks `N` in `C` of them. Each
+//! `--configs-per-program N`): each program in `N` of them with each
+//! executor, taken in turn by seed, so that a campaign checks more programs
+//! in the same time and every configuration still checks `N` in `C` of them.
+//! The JIT runs no machine passes, so it leaves out the configurations it
+//! would compile alike ([`Runner::executor_configs`]: each machine pass
+//! alone is `peephole` alone there); its list being shorter, a sampled program is
+//! then mostly checked in different configurations by the JIT and by AOT.
+//! AOT may check every program in some configurations besides the sampled
+//! ones ([`Runner::aot_always`], `--aot-always`). CI's campaign
+//! (`tests/difftest.rs`) samples 2 per program and executor over 500
+//! seeds, AOT also at `O2` and `Oz` for all; `parec-tools fuzz --seed 0
+//! --count 500` is the full one. Each
 //! failing program is reduced ([`shrink`]) against its first failing
 //! (executor, configuration) pair, every candidate run through the workers
 //! too (the interpreter there as well, since a candidate may not
@@ -382,6 +391,11 @@ impl PassConfig {
     }
 }
 
+/// The CLIF passes of `config`, in order: its whole pipeline in the JIT.
+fn clif_passes_of(config: &PassConfig) -> Vec<ClifPass> {
+    config.passes.iter().filter_map(|p| p.clif()).collect()
+}
+
 /// A path as a command argument of a worker request (which is text).
 fn path_arg(path: &Path) -> Result<String, String> {
     path.to_str()
@@ -722,6 +736,10 @@ pub struct Runner {
     /// Configurations each program is checked in ([`Runner::configs_for`]);
     /// 0 or at least the number of configurations: all of them.
     pub configs_per_program: usize,
+    /// Configurations (by name, as [`PassConfig::parse_list`] reads them)
+    /// that AOT checks every program in when it samples the others by
+    /// [`Runner::configs_per_program`]: the levels users build with.
+    pub aot_always: Vec<String>,
     /// What the AOT executables' runtime stands on (`parec build
     /// --runtime`; by default freestanding unless the program calls C).
     pub runtime: RuntimeChoice,
@@ -749,6 +767,7 @@ impl Runner {
             jobs: 0,
             aot_every: 1,
             configs_per_program: 0,
+            aot_always: Vec::new(),
             runtime: RuntimeChoice::Auto,
             workers: Arc::default(),
         }
@@ -765,22 +784,61 @@ impl Runner {
         seed.is_multiple_of(self.aot_every.max(1))
     }
 
-    /// The configurations the program of `seed` is checked in: all, or
+    /// The configurations `executor` tells apart: all of them for AOT; for
+    /// the JIT, which runs no machine passes, those whose level, CLIF
+    /// passes and profile differ from every earlier one's (each machine
+    /// pass alone compiles as `peephole` alone there), so that no JIT run
+    /// repeats another's compilation.
+    pub fn executor_configs(&self, executor: Executor) -> Vec<&PassConfig> {
+        let mut distinct: Vec<&PassConfig> = Vec::new();
+        for config in &self.configs {
+            let repeats = executor == Executor::Jit
+                && distinct.iter().any(|d| {
+                    d.level == config.level
+                        && d.profile == config.profile
+                        && clif_passes_of(d) == clif_passes_of(config)
+                });
+            if !repeats {
+                distinct.push(config);
+            }
+        }
+        distinct
+    }
+
+    /// The configurations the program of `seed` is checked in by
+    /// `executor`: all of [`Runner::executor_configs`], or
     /// [`Runner::configs_per_program`] of them taken in turn by seed
     /// (program `s`: indices `s·N .. s·N + N` modulo their number `C`), so
     /// that consecutive seeds cover every configuration equally, each in
-    /// `N` of every `C` programs.
-    pub fn configs_for(&self, seed: u64) -> Vec<&PassConfig> {
-        if !self.samples_configs() {
-            return self.configs.iter().collect();
+    /// `N` of every `C` programs. The JIT and AOT lists differ in length
+    /// when the JIT leaves configurations out, so a program is then
+    /// usually checked in different configurations by each.
+    ///
+    /// AOT checks every program in the configurations of
+    /// [`Runner::aot_always`] too, and samples the others.
+    pub fn configs_for(&self, seed: u64, executor: Executor) -> Vec<&PassConfig> {
+        let all = self.executor_configs(executor);
+        if !(1..all.len()).contains(&self.configs_per_program) {
+            return all;
         }
-        let count = self.configs.len();
-        let per_program = self.configs_per_program;
-        let first = (seed % count as u64) as usize * per_program;
-        let mut chosen: Vec<usize> = (first..first + per_program).map(|i| i % count).collect();
+        let always = |c: &PassConfig| {
+            executor == Executor::Aot
+                && self
+                    .aot_always
+                    .iter()
+                    .any(|a| c.name.split('=').any(|n| n == a))
+        };
+        let sampled: Vec<&PassConfig> = all.iter().copied().filter(|c| !always(c)).collect();
+        let count = sampled.len();
+        let per_program = self.configs_per_program.min(count);
+        let first = (seed % count.max(1) as u64) as usize * per_program;
+        let chosen: Vec<&PassConfig> = (first..first + per_program)
+            .map(|i| sampled[i % count])
+            .collect();
         // In the list's order, as an unsampled program runs them.
-        chosen.sort_unstable();
-        chosen.into_iter().map(|i| &self.configs[i]).collect()
+        all.into_iter()
+            .filter(|c| always(c) || chosen.iter().any(|x| std::ptr::eq(*x, *c)))
+            .collect()
     }
 
     /// Whether programs are checked in only some of the configurations
@@ -967,8 +1025,8 @@ impl Runner {
             .collect();
         // One worker for the whole program: it lowers the program once.
         let mut lease = self.workers().lease();
-        for config in self.configs_for(seed) {
-            for &executor in &executors {
+        for &executor in &executors {
+            for config in self.configs_for(seed, executor) {
                 let execution = self.execute(&mut lease, executor, config, &files, dir.path());
                 result.executions.push(execution);
             }
@@ -1387,25 +1445,107 @@ mod tests {
     #[test]
     fn sampled_configurations_cover_each_equally() {
         let mut runner = Runner::new(PathBuf::from("parec-tools"));
-        let count = runner.configs.len();
-        assert_eq!(runner.configs_for(5).len(), count, "all by default");
-        runner.configs_per_program = 3;
-        let mut uses = vec![0; count];
-        for seed in 0..count as u64 {
-            let chosen = runner.configs_for(seed);
-            assert_eq!(chosen.len(), 3);
-            for config in chosen {
-                let i = runner
-                    .configs
-                    .iter()
-                    .position(|c| c.name == config.name)
-                    .unwrap();
-                uses[i] += 1;
+        for executor in [Executor::Jit, Executor::Aot] {
+            runner.configs_per_program = 0;
+            let configs: Vec<String> = runner
+                .executor_configs(executor)
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            let count = configs.len();
+            assert_eq!(
+                runner.configs_for(5, executor).len(),
+                count,
+                "all by default"
+            );
+            runner.configs_per_program = 3;
+            let mut uses = vec![0; count];
+            for seed in 0..count as u64 {
+                let chosen = runner.configs_for(seed, executor);
+                assert_eq!(chosen.len(), 3);
+                for config in chosen {
+                    uses[configs.iter().position(|c| *c == config.name).unwrap()] += 1;
+                }
             }
+            assert_eq!(uses, vec![3; count], "each in 3 of every {count} programs");
+            runner.configs_per_program = count + 1;
+            assert_eq!(runner.configs_for(1, executor).len(), count);
         }
-        assert_eq!(uses, vec![3; count], "each in 3 of every {count} programs");
-        runner.configs_per_program = count + 1;
-        assert_eq!(runner.configs_for(1).len(), count);
+    }
+
+    /// AOT checks every program at the levels of `aot_always` and samples
+    /// the other configurations in turn; the JIT samples all of its own.
+    #[test]
+    fn aot_always_runs_its_configurations() {
+        let mut runner = Runner::new(PathBuf::from("parec-tools"));
+        runner.configs_per_program = 2;
+        runner.aot_always = vec!["O2".into(), "Oz".into()];
+        let others = runner.configs.len() - 2;
+        let mut uses = std::collections::BTreeMap::new();
+        for seed in 0..others as u64 {
+            let aot: Vec<&str> = runner
+                .configs_for(seed, Executor::Aot)
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(aot.len(), 4, "{aot:?}");
+            assert!(aot.contains(&"O2") && aot.contains(&"Oz"), "{aot:?}");
+            for name in aot {
+                *uses.entry(name).or_insert(0) += 1;
+            }
+            assert_eq!(runner.configs_for(seed, Executor::Jit).len(), 2);
+        }
+        for (name, n) in uses {
+            let expected = if name == "O2" || name == "Oz" {
+                others
+            } else {
+                2
+            };
+            assert_eq!(n, expected, "{name}");
+        }
+    }
+
+    /// The JIT runs no machine passes: of the configurations that differ
+    /// only in them, it runs the first; AOT runs every configuration.
+    #[test]
+    fn the_jit_leaves_out_configurations_it_would_repeat() {
+        let runner = Runner::new(PathBuf::from("parec-tools"));
+        let names = |e| -> Vec<String> {
+            runner
+                .executor_configs(e)
+                .iter()
+                .map(|c| c.name.clone())
+                .collect()
+        };
+        let aot = names(Executor::Aot);
+        let jit = names(Executor::Jit);
+        assert_eq!(aot.len(), runner.configs.len());
+        assert!(aot.contains(&"outline".to_string()));
+        assert!(jit.contains(&"peephole".to_string()));
+        assert!(!jit.contains(&"outline".to_string()), "{jit:?}");
+        // Every machine pass alone but the first compiles as the first.
+        let machine_alone = runner
+            .configs
+            .iter()
+            .filter(|c| !c.passes.is_empty() && c.passes.iter().all(|p| p.clif().is_none()))
+            .count();
+        assert!(machine_alone >= 2);
+        assert_eq!(jit.len(), aot.len() - (machine_alone - 1), "{jit:?}");
+        for name in [
+            "Cranelift",
+            "O2",
+            "gvn",
+            "inline",
+            "fmerge",
+            "merge",
+            "Oz",
+            "Oz-profile",
+        ] {
+            assert!(
+                jit.iter().any(|n| n.split('=').any(|p| p == name)),
+                "{name}: {jit:?}"
+            );
+        }
     }
 
     #[test]
