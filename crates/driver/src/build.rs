@@ -599,7 +599,8 @@ impl Build {
             objects = codegen::emit_all(&modules, &lowered, &codegen, &context, Lowering::Reused)?;
             out.times.add_codegen(&objects);
         }
-        self.mode.publish(target, &summaries, round1_tree.as_ref())?;
+        self.mode
+            .publish(target, &summaries, round1_tree.as_ref())?;
         out.modules = modules;
         out.objects = objects;
         Ok(out)

@@ -183,7 +183,10 @@ pub fn link_executable(objects: &[PathBuf], out: &Path, opts: &LinkOptions) -> R
     if !output.status.success() {
         let message = String::from_utf8_lossy(&output.stderr);
         let near = ["R_AARCH64_ADR_PREL_LO21", "R_AARCH64_CONDBR19"];
-        let hint = if near.iter().any(|r| message.contains(&format!("{r} out of range"))) {
+        let hint = if near
+            .iter()
+            .any(|r| message.contains(&format!("{r} out of range")))
+        {
             "\n(the objects use the tiny code model, whose `adr` and checks' branches to \
              the trap paths reach ±1 MiB: build them with --code-model small)"
         } else if opts.runtime == Runtime::Freestanding && message.contains("undefined symbol") {

@@ -73,9 +73,21 @@ const KNOWN: &[(&str, &str, &str)] = &[
     // machine passes) met the machine passes' new rewrites (copyprop, one
     // epilogue per function, checks branching straight to the trap
     // paths): not analysed further.
-    ("bench/hashmap/main.pare", "-merge", "prices before machine passes"),
-    ("bench/lisp/main.pare", "-inline", "prices before machine passes"),
-    ("examples/exit_code.pare", "-gvn", "prices before machine passes"),
+    (
+        "bench/hashmap/main.pare",
+        "-merge",
+        "prices before machine passes",
+    ),
+    (
+        "bench/lisp/main.pare",
+        "-inline",
+        "prices before machine passes",
+    ),
+    (
+        "examples/exit_code.pare",
+        "-gvn",
+        "prices before machine passes",
+    ),
 ];
 
 /// A build's configuration: a name for the table and the pipeline.

@@ -119,7 +119,10 @@ fn copy_propagation_deletes_moves_and_no_function_grows() {
     let program = workspace_root().join("examples/loops.pare");
     let before = listings_of(&program, "peephole", CodeModel::Auto);
     let after = listings_of(&program, "peephole,copyprop", CodeModel::Auto);
-    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
     for (name, code) in &after {
         assert!(
             instructions(code) <= instructions(&before[name]),
@@ -149,7 +152,10 @@ fn one_epilogue_per_function() {
     let before = listings_of(&program, "peephole,copyprop", CodeModel::Auto);
     let after = listings_of(&program, "peephole,copyprop,epilogue", CodeModel::Auto);
     for (name, code) in &after {
-        assert!(instructions(code) <= instructions(&before[name]), "{name} grew");
+        assert!(
+            instructions(code) <= instructions(&before[name]),
+            "{name} grew"
+        );
     }
     for name in ["recursion::fact", "recursion::power", "recursion::hanoi"] {
         let rets = |code: &[String]| count(code, " ret");

@@ -101,7 +101,14 @@ fn remarks_file_validates_and_agrees_with_printed_stats() {
     let stderr = build(
         &zoo,
         tmp.path(),
-        &["-Oz", "--two-rounds", &remarks_arg, "--outline-stats", "-j", "2"],
+        &[
+            "-Oz",
+            "--two-rounds",
+            &remarks_arg,
+            "--outline-stats",
+            "-j",
+            "2",
+        ],
     );
     let lines = validated_lines(&file);
     assert!(lines.len() > 300, "{} remarks", lines.len());
@@ -296,13 +303,22 @@ impl MachineCounts {
             );
         }
         let (decision, functions) = self.passed;
-        assert_eq!(decisions(remarks, self.pass, decision), functions as u64, "{context}");
+        assert_eq!(
+            decisions(remarks, self.pass, decision),
+            functions as u64,
+            "{context}"
+        );
         let saved: i64 = remarks
             .iter()
             .filter(|r| r.pass == self.pass)
             .filter_map(|r| r.bytes)
             .sum();
-        assert_eq!(saved, self.bytes.0 as i64 - self.bytes.1 as i64, "{context}: {}", self.pass);
+        assert_eq!(
+            saved,
+            self.bytes.0 as i64 - self.bytes.1 as i64,
+            "{context}: {}",
+            self.pass
+        );
     }
 }
 

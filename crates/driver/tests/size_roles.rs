@@ -17,13 +17,25 @@ use support::{parec, run, workspace_root};
 
 fn build(dir: &Path, args: &[&str]) {
     let source = workspace_root().join("examples/sorting.pare");
-    let out = run(parec().current_dir(dir).arg("build").arg(&source).args(args));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(parec()
+        .current_dir(dir)
+        .arg("build")
+        .arg(&source)
+        .args(args));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn size(dir: &Path, args: &[&str]) -> String {
     let out = run(parec().current_dir(dir).arg("size").args(args));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -34,7 +46,12 @@ fn json(dir: &Path, args: &[&str]) -> Value {
 }
 
 fn sum(roles: &Value) -> u64 {
-    roles.as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum()
+    roles
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum()
 }
 
 /// Checks the invariants of a role report and returns its roles.
@@ -59,7 +76,10 @@ fn check_report(report: &Value) -> &serde_json::Map<String, Value> {
         "compare-branch",
         "arithmetic",
     ] {
-        assert!(roles.get(role).is_some_and(|b| b.as_u64() > Some(0)), "no {role}: {roles:?}");
+        assert!(
+            roles.get(role).is_some_and(|b| b.as_u64() > Some(0)),
+            "no {role}: {roles:?}"
+        );
     }
     roles
 }
@@ -79,9 +99,15 @@ fn roles_of_an_executable_and_its_objects_add_up() {
     }
     let table = size(tmp.path(), &["prog", "--roles", "--top", "3"]);
     let own = exe["own"].as_u64().unwrap();
-    assert!(table.contains(&format!("the program's own code: {own} bytes")), "{table}");
+    assert!(
+        table.contains(&format!("the program's own code: {own} bytes")),
+        "{table}"
+    );
     let total = table.lines().find(|l| l.starts_with("total")).unwrap();
-    assert!(total.split_whitespace().any(|w| w == own.to_string()), "{table}");
+    assert!(
+        total.split_whitespace().any(|w| w == own.to_string()),
+        "{table}"
+    );
     assert!(table.contains("more functions"), "{table}");
 }
 
@@ -100,17 +126,36 @@ fn compare_shows_each_role_change() {
         let bytes = |report: &Value| report["roles"][role].as_u64().unwrap_or(0) as i64;
         assert_eq!(row["old"].as_i64().unwrap(), bytes(&old), "{role}");
         assert_eq!(row["new"].as_i64().unwrap(), bytes(&new), "{role}");
-        assert_eq!(row["delta"].as_i64().unwrap(), bytes(&new) - bytes(&old), "{role}");
+        assert_eq!(
+            row["delta"].as_i64().unwrap(),
+            bytes(&new) - bytes(&old),
+            "{role}"
+        );
     }
     let table = size(tmp.path(), &["oz", "--roles", "--compare", "o2"]);
-    assert!(table.contains("delta") && table.contains("frame"), "{table}");
+    assert!(
+        table.contains("delta") && table.contains("frame"),
+        "{table}"
+    );
 }
 
 #[test]
 fn x86_64_code_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    build(tmp.path(), &["--target", "x86_64-unknown-linux-gnu", "--emit", "obj", "-o", "obj"]);
-    let out = run(parec().current_dir(tmp.path()).args(["size", "obj", "--roles"]));
+    build(
+        tmp.path(),
+        &[
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "--emit",
+            "obj",
+            "-o",
+            "obj",
+        ],
+    );
+    let out = run(parec()
+        .current_dir(tmp.path())
+        .args(["size", "obj", "--roles"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("aarch64"));
 }
@@ -123,10 +168,15 @@ fn a_stripped_executable_is_refused() {
         .current_dir(tmp.path())
         .args(["-o", "stripped", "prog"]));
     assert!(stripped.status.success());
-    let out = run(parec().current_dir(tmp.path()).args(["size", "stripped", "--roles"]));
+    let out = run(parec()
+        .current_dir(tmp.path())
+        .args(["size", "stripped", "--roles"]));
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("stripped: the file is stripped"), "{stderr}");
+    assert!(
+        stderr.contains("stripped: the file is stripped"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -135,13 +185,31 @@ fn a_c_programs_executable_has_roles_too() {
     let source = workspace_root().join("bench/primes/primes.c");
     let built = run(Command::new("clang-19")
         .current_dir(tmp.path())
-        .args(["--target=aarch64-linux-gnu", "-Oz", "-static", "-fuse-ld=lld", "-o", "c"])
+        .args([
+            "--target=aarch64-linux-gnu",
+            "-Oz",
+            "-static",
+            "-fuse-ld=lld",
+            "-o",
+            "c",
+        ])
         .arg(&source));
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let report = json(tmp.path(), &["c", "--roles"]);
     let functions = report["functions"].as_array().unwrap();
-    let main = functions.iter().find(|f| f["name"] == "main").expect("main is own code");
+    let main = functions
+        .iter()
+        .find(|f| f["name"] == "main")
+        .expect("main is own code");
     assert!(sum(&main["roles"]) > 0, "{main}");
-    assert_eq!(sum(&report["roles"]), report["own"].as_u64().unwrap(), "{report:#}");
+    assert_eq!(
+        sum(&report["roles"]),
+        report["own"].as_u64().unwrap(),
+        "{report:#}"
+    );
     assert_eq!(report["opaque_blocks"], 0);
 }

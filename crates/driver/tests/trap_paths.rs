@@ -139,10 +139,18 @@ fn near_checks_branch_straight_to_the_paths() {
             1,
             "{level:?}: {pair_sum:#?}"
         );
-        assert_eq!(count(pair_sum, "R_AARCH64_CALL26"), 0, "{level:?}: {pair_sum:#?}");
+        assert_eq!(
+            count(pair_sum, "R_AARCH64_CALL26"),
+            0,
+            "{level:?}: {pair_sum:#?}"
+        );
         // The program's code never grows (outlining may cut it differently).
         let instructions = |functions: &BTreeMap<String, Vec<String>>| {
-            functions.values().flatten().filter(|l| !l.contains("; ")).count()
+            functions
+                .values()
+                .flatten()
+                .filter(|l| !l.contains("; "))
+                .count()
         };
         assert!(instructions(&tiny) < instructions(&small), "{level:?}");
     }
@@ -166,7 +174,11 @@ fn a_direct_check_traps_with_the_interpreters_message() {
             .arg(&exe)
             .arg(&main),
     );
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let ran = support::run(&mut parec::link::run_command(&exe, Target::Aarch64));
     let interpreted = support::run(support::parec().arg("interp").arg(&main));
     assert_eq!(ran.stdout, interpreted.stdout);
@@ -198,7 +210,11 @@ fn a_function_that_only_traps_traps() {
                 .arg(&exe)
                 .arg(&main),
         );
-        assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
         let ran = support::run(&mut parec::link::run_command(&exe, Target::Aarch64));
         assert_eq!(ran.stdout, interpreted.stdout, "{level}");
         assert_eq!(ran.stderr, interpreted.stderr, "{level}");

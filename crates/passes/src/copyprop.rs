@@ -147,9 +147,10 @@ pub fn run(functions: &mut [MachFunction]) -> CopyReport {
 }
 
 fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut CopyReport) {
-    let has_move = func.bytes.chunks_exact(4).any(|w| {
-        move_registers(u32::from_le_bytes([w[0], w[1], w[2], w[3]])).is_some()
-    });
+    let has_move = func
+        .bytes
+        .chunks_exact(4)
+        .any(|w| move_registers(u32::from_le_bytes([w[0], w[1], w[2], w[3]])).is_some());
     if !has_move {
         return;
     }
@@ -236,7 +237,9 @@ fn without(func: &LiftedFunction, items: Vec<(Label, Item)>, deleted: &[bool]) -
 /// The move at `m` of `items` if a rule may delete it: one without
 /// records that no branch enters.
 fn candidate(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize) -> Option<Move> {
-    let Item::Inst(inst) = &items[m].1 else { return None };
+    let Item::Inst(inst) = &items[m].1 else {
+        return None;
+    };
     let mv = move_registers(inst.word)?;
     let plain = inst.trap.is_none() && !inst.call_site && !joins.contains(&items[m].0);
     plain.then_some(mv)
@@ -250,13 +253,21 @@ fn propagate_backward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFu
     let mut deleted = vec![false; items.len()];
     let mut moves = 0;
     for m in 0..items.len() {
-        let Some(mv) = candidate(&items, &joins, m) else { continue };
+        let Some(mv) = candidate(&items, &joins, m) else {
+            continue;
+        };
         if live.live_out[m] & x(mv.source) != 0 {
             continue;
         }
-        let Some(i) = definer(&items, &deleted, &joins, m, mv) else { continue };
-        let Item::Inst(definer_inst) = &items[i].1 else { continue };
-        let Some(rewritten) = retargeted(definer_inst, mv, decoder) else { continue };
+        let Some(i) = definer(&items, &deleted, &joins, m, mv) else {
+            continue;
+        };
+        let Item::Inst(definer_inst) = &items[i].1 else {
+            continue;
+        };
+        let Some(rewritten) = retargeted(definer_inst, mv, decoder) else {
+            continue;
+        };
         items[i].1 = Item::Inst(rewritten);
         deleted[m] = true;
         moves += 1;
@@ -276,13 +287,21 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
         if m < covered {
             continue;
         }
-        let Some(mv) = candidate(&items, &joins, m) else { continue };
-        let Some(u) = reader(&items, &joins, m, mv) else { continue };
-        let Item::Inst(reader_inst) = &items[u].1 else { continue };
+        let Some(mv) = candidate(&items, &joins, m) else {
+            continue;
+        };
+        let Some(u) = reader(&items, &joins, m, mv) else {
+            continue;
+        };
+        let Item::Inst(reader_inst) = &items[u].1 else {
+            continue;
+        };
         if live.live_out[u] & x(mv.dest) != 0 {
             continue;
         }
-        let Some(rewritten) = reading_source(reader_inst, mv, decoder) else { continue };
+        let Some(rewritten) = reading_source(reader_inst, mv, decoder) else {
+            continue;
+        };
         items[u].1 = Item::Inst(rewritten);
         moved.push(m);
         covered = u + 1;
@@ -297,7 +316,9 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
 /// The index of the reader of the move at `m` (module doc, rules 5 and 6).
 fn reader(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize, mv: Move) -> Option<usize> {
     for (seen, j) in (m + 1..items.len()).enumerate() {
-        let Item::Inst(inst) = &items[j].1 else { return None };
+        let Item::Inst(inst) = &items[j].1 else {
+            return None;
+        };
         if seen == LOOK || joins.contains(&items[j].0) {
             return None;
         }
@@ -415,7 +436,9 @@ fn definer(
         if deleted[j] {
             continue;
         }
-        let Item::Inst(inst) = &items[j].1 else { return None };
+        let Item::Inst(inst) = &items[j].1 else {
+            return None;
+        };
         if inst.effects.defs & x(mv.source) != 0 {
             return Some(j);
         }
@@ -474,7 +497,14 @@ mod tests {
     fn propagated(before: &[u32]) -> (Vec<u32>, CopyStats) {
         let mut functions = vec![function(before)];
         let report = run(&mut functions);
-        assert_eq!(report.stats.moves, report.remarks.iter().map(|r| r.get_count("moves")).sum::<u64>() as usize);
+        assert_eq!(
+            report.stats.moves,
+            report
+                .remarks
+                .iter()
+                .map(|r| r.get_count("moves"))
+                .sum::<u64>() as usize
+        );
         (words(&functions[0]), report.stats)
     }
 
@@ -487,7 +517,7 @@ mod tests {
         // ldr x9, [x1, #8]; mov x0, x9
         let (after, _) = propagated(&[0xF940_0429, 0xAA09_03E0, RET]);
         assert_eq!(after, [0xF940_0420, RET]); // ldr x0, [x1, #8]
-        // add w9, w0, w1; mov w0, w9
+                                               // add w9, w0, w1; mov w0, w9
         let (after, _) = propagated(&[0x0B01_0009, 0x2A09_03E0, RET]);
         assert_eq!(after, [0x0B01_0000, RET]); // add w0, w0, w1
     }

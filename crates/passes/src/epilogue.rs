@@ -180,7 +180,11 @@ struct Epilogue {
 }
 
 /// `func` with its epilogues shared (module doc), or `None` if none is.
-fn share(func: &LiftedFunction, decoder: &mut Decoder, counts: &mut EpilogueStats) -> Option<LiftedFunction> {
+fn share(
+    func: &LiftedFunction,
+    decoder: &mut Decoder,
+    counts: &mut EpilogueStats,
+) -> Option<LiftedFunction> {
     let mut kept: Vec<Epilogue> = Vec::new();
     // Replaced items: the label each one's branches now go to; and the
     // first item of a tail that became a branch.
@@ -202,8 +206,8 @@ fn share(func: &LiftedFunction, decoder: &mut Decoder, counts: &mut EpilogueStat
             continue;
         };
         let tail = ret + 1 - len;
-        let falls_in = tail > 0
-            && matches!(&func.items[tail - 1].1, Item::Inst(i) if !i.form.ends_flow());
+        let falls_in =
+            tail > 0 && matches!(&func.items[tail - 1].1, Item::Inst(i) if !i.form.ends_flow());
         if falls_in && len < 2 {
             kept.push(epilogue);
             continue;
@@ -247,7 +251,9 @@ fn share(func: &LiftedFunction, decoder: &mut Decoder, counts: &mut EpilogueStat
 fn epilogue_of(func: &LiftedFunction, ret: usize, decoder: &mut Decoder) -> Epilogue {
     let mut start = ret;
     while start > 0 {
-        let Item::Inst(inst) = &func.items[start - 1].1 else { break };
+        let Item::Inst(inst) = &func.items[start - 1].1 else {
+            break;
+        };
         if !is_epilogue_instruction(inst, decoder) {
             break;
         }

@@ -288,7 +288,9 @@ impl Pricer<'_> {
             })
             .collect();
         let untried = local.iter().all(|&m| self.tried_sites(m).is_none());
-        if untried && crate::merge::alike::alike_calls(self.module, std::iter::once(group)).is_empty() {
+        if untried
+            && crate::merge::alike::alike_calls(self.module, std::iter::once(group)).is_empty()
+        {
             // Nothing to price: the inliner would delete no member and
             // inline no alike call into them. Merged as the plan says,
             // compiling nothing.

@@ -464,10 +464,7 @@ mod tests {
         // cbz, b.hs and tbz to the kind's udf: the tbz keeps the island.
         let tbz = 0x3600_0041; // tbz w1, #0, +8
         let b_hs = 0x5400_0062; // b.hs +12
-        let mut funcs = [function(
-            &[cbz(0, 16), b_hs, tbz, RET, UDF],
-            &[(16, code)],
-        )];
+        let mut funcs = [function(&[cbz(0, 16), b_hs, tbz, RET, UDF], &[(16, code)])];
         let stats = run(&mut funcs, &near);
         assert_eq!(words(&funcs[0]), [cbz(0, 0), 0x5400_0002, tbz, RET, B]);
         let direct = |offset| MachReloc {

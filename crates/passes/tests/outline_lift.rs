@@ -221,14 +221,28 @@ fn code_after_a_loop_laid_out_before_its_body_is_outlined() {
         let ret = lifted
             .items
             .iter()
-            .position(|(_, item)| matches!(item, Item::Inst(i) if matches!(i.form, Form::Ret { .. })))
+            .position(
+                |(_, item)| matches!(item, Item::Inst(i) if matches!(i.form, Form::Ret { .. })),
+            )
             .unwrap();
-        assert!(first < ret && ret < last, "{}: {first} {ret} {last}", f.name);
+        assert!(
+            first < ret && ret < last,
+            "{}: {first} {ret} {last}",
+            f.name
+        );
         let straight = in_loop[first..last].iter().filter(|&&l| !l).count();
-        assert!(straight >= 10, "{}: {straight} items between header and latch outside the loop", f.name);
+        assert!(
+            straight >= 10,
+            "{}: {straight} items between header and latch outside the loop",
+            f.name
+        );
         loop_instructions += in_loop.iter().filter(|&&l| l).count();
     }
-    assert_eq!(result.stats.hot_instructions, loop_instructions, "{:?}", result.stats);
+    assert_eq!(
+        result.stats.hot_instructions, loop_instructions,
+        "{:?}",
+        result.stats
+    );
     // Nothing of the loops was outlined: each function keeps every loop
     // instruction (an outlined sequence would leave one call for several).
     for (f, after) in functions.iter().zip(&result.functions) {
@@ -245,7 +259,11 @@ fn code_after_a_loop_laid_out_before_its_body_is_outlined() {
             bb_starts: vec![0],
             ..f.clone()
         };
-        assert!(relaid.bytes.len() < f.bytes.len(), "{}: nothing outlined", f.name);
+        assert!(
+            relaid.bytes.len() < f.bytes.len(),
+            "{}: nothing outlined",
+            f.name
+        );
         assert_eq!(count(&relaid), count(f), "{}", f.name);
     }
 }

@@ -165,7 +165,11 @@ fn symbols_by_section(image: &Image) -> SymbolsBySection<'_> {
         .iter()
         .enumerate()
         .map(|(index, section)| {
-            let symbols = image.symbols.iter().filter(|s| s.section == index).collect();
+            let symbols = image
+                .symbols
+                .iter()
+                .filter(|s| s.section == index)
+                .collect();
             (section, symbols)
         })
         .collect()
@@ -261,7 +265,9 @@ fn linked_function(symbols: &[&CodeSymbol], block: &Block<'_>) -> (MachFunction,
     for (k, word) in bytes.chunks_exact(4).enumerate() {
         let w = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
         let form = Form::of(w);
-        let Some(kind) = reloc_kind(form) else { continue };
+        let Some(kind) = reloc_kind(form) else {
+            continue;
+        };
         let offset = 4 * k as u64;
         let at = block.start + offset;
         let target = if form == Form::Adrp {
@@ -270,7 +276,8 @@ fn linked_function(symbols: &[&CodeSymbol], block: &Block<'_>) -> (MachFunction,
             at.wrapping_add_signed(form.offset(w))
         };
         let relocated = section.relocs.get(&(at - section.address)).cloned();
-        let inside = (block.start..block.start + block.size).contains(&target) && form != Form::Adrp;
+        let inside =
+            (block.start..block.start + block.size).contains(&target) && form != Form::Adrp;
         let name = match relocated {
             Some(name) => name,
             None if inside => continue,
@@ -369,7 +376,15 @@ const COLUMNS: [(&str, &[Role]); 11] = [
     ("frame", &[Role::Frame]),
     ("call", &[Role::Call, Role::CallMove]),
     ("move", &[Role::Move]),
-    ("check", &[Role::NullCheck, Role::BoundsCheck, Role::DivisionCheck, Role::OtherCheck]),
+    (
+        "check",
+        &[
+            Role::NullCheck,
+            Role::BoundsCheck,
+            Role::DivisionCheck,
+            Role::OtherCheck,
+        ],
+    ),
     ("trap", &[Role::Trap]),
     ("th+out", &[Role::Thunk, Role::Outlined]),
     ("const", &[Role::Constant]),
@@ -393,7 +408,11 @@ pub fn text(named: &Named, top: usize) -> String {
         named.own / 4
     );
     if report.opaque > 0 {
-        let _ = writeln!(out, "{} blocks could not be decoded: `unknown`", report.opaque);
+        let _ = writeln!(
+            out,
+            "{} blocks could not be decoded: `unknown`",
+            report.opaque
+        );
     }
     out.push('\n');
     role_table(&mut out, &[("bytes", &report.total)], report.total.total());
@@ -518,7 +537,12 @@ pub fn comparison_text(old: &Named, new: &Named) -> String {
         let _ = writeln!(out, "{:<16} {o:>9} {n:>9} {d:>+9}", role.name());
     }
     let (o, n) = (old.roles.total.total(), new.roles.total.total());
-    let _ = writeln!(out, "{:<16} {o:>9} {n:>9} {:>+9}", "total", n as i64 - o as i64);
+    let _ = writeln!(
+        out,
+        "{:<16} {o:>9} {n:>9} {:>+9}",
+        "total",
+        n as i64 - o as i64
+    );
     out
 }
 

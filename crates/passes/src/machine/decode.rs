@@ -678,7 +678,7 @@ mod tests {
         assert_eq!(class(&mut d, 0xD503_201F), Class::Nop);
         assert_eq!(class(&mut d, 0x9000_0000), Class::Address); // adrp x0, 0
         assert_eq!(class(&mut d, 0x5800_0040), Class::Constant); // ldr x0, #8
-        // ldr x0, [x3, #8]; stp x29, x30, [sp, #-16]!; str x19, [sp, #8].
+                                                                 // ldr x0, [x3, #8]; stp x29, x30, [sp, #-16]!; str x19, [sp, #8].
         let load = d.shape(0xF940_0460);
         assert_eq!((load.class, load.sp_based), (Class::Load, false));
         assert!(!load.writeback && !load.narrow_destination);

@@ -30,10 +30,7 @@ pub const CALLEE_SAVED: RegSet = x_range(19, 30)
 /// in them.
 pub fn stored_callee_saved(shape: Shape, effects: &Effects) -> Option<RegSet> {
     let stored = effects.uses & !SP;
-    (shape.class == Class::Store
-        && shape.sp_based
-        && stored != 0
-        && stored & !CALLEE_SAVED == 0)
+    (shape.class == Class::Store && shape.sp_based && stored != 0 && stored & !CALLEE_SAVED == 0)
         .then_some(stored)
 }
 
@@ -42,10 +39,7 @@ pub fn stored_callee_saved(shape: Shape, effects: &Effects) -> Option<RegSet> {
 /// function returns.
 pub fn loaded_callee_saved(shape: Shape, effects: &Effects) -> Option<RegSet> {
     let loaded = effects.defs & !SP & !NZCV;
-    (shape.class == Class::Load
-        && shape.sp_based
-        && loaded != 0
-        && loaded & !CALLEE_SAVED == 0)
+    (shape.class == Class::Load && shape.sp_based && loaded != 0 && loaded & !CALLEE_SAVED == 0)
         .then_some(loaded)
 }
 

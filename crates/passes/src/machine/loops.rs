@@ -249,10 +249,7 @@ mod tests {
         let cfg = Cfg::new(&func);
         assert_eq!(cfg.blocks, vec![0..1, 1..3, 3..5, 5..7]);
         assert_eq!(cfg.succs, vec![vec![1], vec![2, 3], vec![], vec![1]]);
-        assert_eq!(
-            cfg.dominators(),
-            vec![Some(0), Some(0), Some(1), Some(1)]
-        );
+        assert_eq!(cfg.dominators(), vec![Some(0), Some(0), Some(1), Some(1)]);
         let loops = Loops::new(&cfg);
         assert_eq!(
             loops.loops,

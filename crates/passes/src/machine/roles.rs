@@ -306,7 +306,8 @@ impl<'a> Classifier<'a> {
     }
 
     fn effects(&self, i: usize) -> Effects {
-        self.inst(i).map_or_else(Effects::default, |inst| inst.effects)
+        self.inst(i)
+            .map_or_else(Effects::default, |inst| inst.effects)
     }
 
     fn set(&mut self, i: usize, role: Role) {
@@ -326,7 +327,9 @@ impl<'a> Classifier<'a> {
     fn branch_callee(&self, inst: &Inst) -> Option<Callee> {
         let r = inst.reloc.as_ref()?;
         match inst.form {
-            Form::B | Form::Bl | Form::BCond | Form::Cbz | Form::Tbz => Some((self.callee)(r.target)),
+            Form::B | Form::Bl | Form::BCond | Form::Cbz | Form::Tbz => {
+                Some((self.callee)(r.target))
+            }
             _ => None,
         }
     }
@@ -365,10 +368,15 @@ impl<'a> Classifier<'a> {
     /// The constant a call to a trap path at `call` takes: a constant into
     /// an argument register in its block that nothing else reads.
     fn stub_constant(&mut self, call: usize) {
-        let Some(block) = self.block_of(call) else { return };
+        let Some(block) = self.block_of(call) else {
+            return;
+        };
         for j in (block.start..call).rev() {
             let dest = self.effects(j).kills & ARGUMENTS;
-            if self.class[j] == Some(Class::Constant) && dest != 0 && !self.read_between(dest, j, call) {
+            if self.class[j] == Some(Class::Constant)
+                && dest != 0
+                && !self.read_between(dest, j, call)
+            {
                 self.set(j, Role::Trap);
                 return;
             }
@@ -435,7 +443,9 @@ impl<'a> Classifier<'a> {
     /// The compares that set the flags of the check `b.cond` at `i`, and
     /// for a bounds check the length loads they read.
     fn check_compares(&mut self, i: usize, role: Role) {
-        let Some(block) = self.block_of(i) else { return };
+        let Some(block) = self.block_of(i) else {
+            return;
+        };
         for j in (block.start..i).rev() {
             let e = self.effects(j);
             if e.defs & NZCV == 0 {
@@ -516,7 +526,9 @@ impl<'a> Classifier<'a> {
                     self.set(i, Role::Frame);
                     true
                 }
-                _ => inst.is_tail_jump() || self.roles[i] == Some(Role::Call) && inst.form == Form::B,
+                _ => {
+                    inst.is_tail_jump() || self.roles[i] == Some(Role::Call) && inst.form == Form::B
+                }
             };
             if exit {
                 self.epilogue(i);
@@ -535,7 +547,9 @@ impl<'a> Classifier<'a> {
 
     /// The restores and `sp` writes of the block that exits at `exit`.
     fn epilogue(&mut self, exit: usize) {
-        let Some(block) = self.block_of(exit) else { return };
+        let Some(block) = self.block_of(exit) else {
+            return;
+        };
         for j in (block.start..exit).rev() {
             let e = self.effects(j);
             let restore = self
@@ -554,14 +568,18 @@ impl<'a> Classifier<'a> {
             if self.roles[c] != Some(Role::Call) {
                 continue;
             }
-            let Some(block) = self.block_of(c) else { continue };
+            let Some(block) = self.block_of(c) else {
+                continue;
+            };
             let Some(call) = self.inst(c) else { continue };
             let previous_call = (block.start..c)
                 .rev()
                 .find(|&k| self.inst(k).is_some_and(Inst::is_call));
             let from = previous_call.map_or(block.start, |k| k + 1);
             for m in (from..c).rev() {
-                let Some(dest) = self.move_destination(m) else { continue };
+                let Some(dest) = self.move_destination(m) else {
+                    continue;
+                };
                 if dest & !ARGUMENTS == 0 && !self.touched_between(dest, m, c) {
                     self.set(m, Role::CallMove);
                 }
@@ -573,7 +591,9 @@ impl<'a> Classifier<'a> {
                 if self.inst(m).is_some_and(Inst::is_call) {
                     break;
                 }
-                let Some(dest) = self.move_destination(m) else { continue };
+                let Some(dest) = self.move_destination(m) else {
+                    continue;
+                };
                 let source = self.effects(m).uses & !dest;
                 let since_call = (c + 1..m).any(|k| self.effects(k).defs & source != 0);
                 if source != 0 && source & !RESULTS == 0 && !since_call {
@@ -620,9 +640,9 @@ impl<'a> Classifier<'a> {
     /// A GOT load: the address of a symbol.
     fn is_address_load(&self, inst: &Inst) -> bool {
         use cranelift_codegen::binemit::Reloc;
-        inst.reloc.as_ref().is_some_and(|r| {
-            r.kind == super::RelocKind::Cranelift(Reloc::Aarch64Ld64GotLo12Nc)
-        })
+        inst.reloc
+            .as_ref()
+            .is_some_and(|r| r.kind == super::RelocKind::Cranelift(Reloc::Aarch64Ld64GotLo12Nc))
     }
 
     fn after_adr(&self, i: usize) -> bool {
@@ -637,7 +657,9 @@ impl<'a> Classifier<'a> {
             return false;
         }
         let base = x_range(0, 30) & inst.effects.uses;
-        let Some(block) = self.block_of(i) else { return false };
+        let Some(block) = self.block_of(i) else {
+            return false;
+        };
         (block.start..i)
             .rev()
             .find(|&k| self.effects(k).defs & base != 0)
@@ -793,10 +815,21 @@ mod tests {
             RET,
             B, // island: b pare_trap_index_out_of_bounds
         ];
-        let roles = roles_of(&words, &[(20, call(), 0)], &["pare_trap_index_out_of_bounds"]);
+        let roles = roles_of(
+            &words,
+            &[(20, call(), 0)],
+            &["pare_trap_index_out_of_bounds"],
+        );
         assert_eq!(
             roles,
-            [BoundsCheck, BoundsCheck, BoundsCheck, Arithmetic, Frame, Trap]
+            [
+                BoundsCheck,
+                BoundsCheck,
+                BoundsCheck,
+                Arithmetic,
+                Frame,
+                Trap
+            ]
         );
         // A length that is also used after the check is the program's load.
         let words = [
@@ -807,7 +840,11 @@ mod tests {
             RET,
             B,
         ];
-        let roles = roles_of(&words, &[(20, call(), 0)], &["pare_trap_index_out_of_bounds"]);
+        let roles = roles_of(
+            &words,
+            &[(20, call(), 0)],
+            &["pare_trap_index_out_of_bounds"],
+        );
         assert_eq!(
             roles,
             [Memory, BoundsCheck, BoundsCheck, Arithmetic, Frame, Trap]
@@ -828,7 +865,15 @@ mod tests {
         let roles = roles_of(&words, &[], &[]);
         assert_eq!(
             roles,
-            [DivisionCheck, DivisionCheck, DivisionCheck, DivisionCheck, Arithmetic, Frame, Trap]
+            [
+                DivisionCheck,
+                DivisionCheck,
+                DivisionCheck,
+                DivisionCheck,
+                Arithmetic,
+                Frame,
+                Trap
+            ]
         );
         // A check whose fall-through does not divide.
         let words = [0xB400_0040, RET, UDF]; // cbz x0, udf
@@ -876,10 +921,11 @@ mod tests {
             BL,          // bl pare_trap
             UDF,
         ];
-        let roles = roles_of(&words, &[(4, call(), 0), (16, call(), 1)], &[
-            "OUTLINED_FUNCTION_1",
-            "pare_trap",
-        ]);
+        let roles = roles_of(
+            &words,
+            &[(4, call(), 0), (16, call(), 1)],
+            &["OUTLINED_FUNCTION_1", "pare_trap"],
+        );
         assert_eq!(roles, [OtherCheck, Outlined, Frame, Trap, Trap, Trap]);
     }
 
@@ -889,9 +935,11 @@ mod tests {
             0xB400_0000, // cbz x0, pare_trap_null_dereference
             RET,
         ];
-        let roles = roles_of(&words, &[(0, RelocKind::Aarch64CondBr19, 0)], &[
-            "pare_trap_null_dereference",
-        ]);
+        let roles = roles_of(
+            &words,
+            &[(0, RelocKind::Aarch64CondBr19, 0)],
+            &["pare_trap_null_dereference"],
+        );
         assert_eq!(roles, [NullCheck, Frame]);
     }
 

@@ -12,12 +12,12 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
-use crate::machine::decode::Decoder;
 use super::global::{self, OutlineTree};
-use crate::machine::lift::{Emitted, Label, LiftedFunction};
 use super::outliner::{OutlineRemark, PASS};
 use super::rewrite::OutlinedBody;
 use super::{OutlineResult, OutlineStats, OutlinedFunction};
+use crate::machine::decode::Decoder;
+use crate::machine::lift::{Emitted, Label, LiftedFunction};
 use crate::machine::{MachFunction, MachReloc, RelocTarget};
 use crate::remark::{Remark, RemarkKind};
 

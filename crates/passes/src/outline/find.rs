@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use hashbrown::HashMap;
 
 use super::candidates;
-use crate::machine::decode::{Effects, Form, LR};
 use super::global::{self, PrefixTree, MIN_GLOBAL_COUNT};
-use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::{Candidate, Round, Site};
+use crate::machine::decode::{Effects, Form, LR};
+use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use crate::machine::RelocTarget;
 
 /// How many lengths, from the longest down, are tried for each repeat.

@@ -23,9 +23,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::cgdata::{CgDataError, Reader, Section, SectionKind, Writer};
 use crate::machine::lift::{Inst, Item};
 use crate::machine::RelocTarget;
-use crate::cgdata::{CgDataError, Reader, Section, SectionKind, Writer};
 
 /// Sequences published at least this many times are outlined on one local
 /// occurrence.

@@ -11,16 +11,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use hashbrown::HashMap;
 
-use crate::machine::decode::Decoder;
 use super::emit;
 use super::find;
 use super::global::{OutlineTree, PrefixTree};
-use crate::machine::lift::{self, LiftedFunction};
 use super::rewrite::{self, OutlinedBody, Replacement};
 use super::select::{self, Candidate, Choice, Pricing, Rejected, Rejection, Round};
 use super::{OutlineResult, OutlineStats};
-use crate::machine::MachFunction;
 use crate::heat::{Heat, HotCode};
+use crate::machine::decode::Decoder;
+use crate::machine::lift::{self, LiftedFunction};
+use crate::machine::MachFunction;
 use crate::merge::BODY_SUFFIX;
 use crate::remark::Remark;
 

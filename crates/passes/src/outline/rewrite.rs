@@ -10,10 +10,10 @@
 
 use cranelift_codegen::binemit::Reloc;
 
-use crate::machine::decode::{self, Decoder, Effects, Form, CALL_KILLS, CALL_USES, LR};
-use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use super::select::FrameKind;
 use super::CallVariant;
+use crate::machine::decode::{self, Decoder, Effects, Form, CALL_KILLS, CALL_USES, LR};
+use crate::machine::lift::{Inst, Item, Label, LiftedFunction};
 use crate::machine::{MachReloc, RelocTarget};
 
 /// An outlined function under construction.

@@ -29,11 +29,11 @@ use std::collections::BTreeMap;
 
 use hashbrown::HashMap;
 
+use super::CallVariant;
+use crate::heat::Heat;
 use crate::machine::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
 use crate::machine::lift::{Inst, Item, LiftedFunction};
 use crate::machine::liveness::{self, Liveness};
-use super::CallVariant;
-use crate::heat::Heat;
 
 /// Where an occurrence starts: an item of a lifted function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
