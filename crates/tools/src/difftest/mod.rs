@@ -37,7 +37,7 @@
 //! AOT may check every program in some configurations besides the sampled
 //! ones ([`Runner::aot_always`], `--aot-always`). CI's campaign
 //! (`tests/difftest.rs`) samples 2 per program and executor over 500
-//! seeds, AOT also at `O2` and `Oz` for all; `parec-tools fuzz --seed 0
+//! seeds, AOT also at `O2`, `Os` and `Oz` for all; `parec-tools fuzz --seed 0
 //! --count 500` is the full one. Each
 //! failing program is reduced ([`shrink`]) against its first failing
 //! (executor, configuration) pair, every candidate run through the workers
