@@ -1658,10 +1658,19 @@ mod tests {
         let names = |configs: Vec<Config>| -> Vec<String> {
             configs.iter().map(|c| c.name().to_string()).collect()
         };
+        // Cranelift, the C twins and the targets table's baselines (`-O2`
+        // for speed, `-Oz 2 rounds` for size) stay whatever is selected.
         let selected = select_configs(configs(&[]), &["-Oz".to_string()]).unwrap();
         assert_eq!(
             names(selected),
-            ["Cranelift", "-Oz", "clang -Oz", "clang -Oz musl"]
+            [
+                "Cranelift",
+                "-O2",
+                "-Oz",
+                "-Oz 2 rounds",
+                "clang -Oz",
+                "clang -Oz musl"
+            ]
         );
         let error = select_configs(configs(&[]), &["-Oq".to_string()]).unwrap_err();
         assert!(error.to_string().contains("unknown configuration `-Oq`"));
