@@ -437,8 +437,9 @@ pub const HOT_ACCESSOR_INSTS: usize = 60;
 /// [`OS_FMERGE_EXPLORATION`] candidates per function, and the rule for hot
 /// code: a merged function may not test its
 /// identifier in every iteration of a loop (`FmergeOptions::loops_untested`:
-/// a region's entry or a `select` of loop-invariant values may stay). `PAREC_FMERGE_REGIONS=0`
-/// turns region-level dispatch off, `PAREC_FMERGE_HOT_REGIONS=0` keeps
+/// a region's entry or a `select` of loop-invariant values may stay), and region-level
+/// dispatch (at `-Oz` only for pairs a profile knows hot). `PAREC_FMERGE_REGIONS=0`
+/// turns region-level dispatch off, `=1` on at every level, `PAREC_FMERGE_HOT_REGIONS=0` keeps
 /// functions a profile knows hot out of merging (to measure what each
 /// adds).
 pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOptions {
@@ -447,14 +448,23 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
     let mut options = FmergeOptions {
         tail_calls: merge_options(isa).tail_calls,
         loops_untested: level.size_at_speed(),
+        // Region-level dispatch is what lets -Os merge instances without
+        // testing the identifier in their loops. At -Oz, where any test
+        // may stay, it merged pairs whose alternatives were smaller
+        // (measured: examples/growable +140 bytes against leaving fmerge
+        // out, bench/pipeline --lto +312 against per module), against
+        // 208 bytes it saved over bench/: only hot pairs (a profile) get it.
+        regions: level.size_at_speed(),
         decide: level.decide(),
         ..FmergeOptions::default()
     };
     if level.size_at_speed() {
         options.exploration = OS_FMERGE_EXPLORATION;
     }
-    if var("PAREC_FMERGE_REGIONS").is_some_and(|v| v == "0") {
-        options.regions = false;
+    match var("PAREC_FMERGE_REGIONS").as_deref() {
+        Some("0") => options.regions = false,
+        Some("1") => options.regions = true,
+        _ => {}
     }
     if var("PAREC_FMERGE_HOT_REGIONS").is_some_and(|v| v == "0") {
         options.hot_regions = false;

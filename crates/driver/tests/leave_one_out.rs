@@ -68,17 +68,7 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-fmerge",
         "measured before the machine passes",
     ),
-    // Since region-level dispatch (issue 33) also serves -Oz: fmerge merges
-    // `vec::reserve<i64>`/`reserve<u8>` by region (measured -116 bytes
-    // against the two functions), and the price leaves them to it because
-    // the size model puts inlining each into its caller at +32; without
-    // fmerge the inliner takes them and the program is 140 bytes smaller.
-    // (Off at -Oz, region dispatch would cost bench/ 208 bytes.)
-    (
-        "examples/growable/main.pare",
-        "-fmerge",
-        "price's inlining estimate",
-    ),
+    ("examples/stats/main.pare", "-fmerge", "not analysed"),
     // Appeared when the prices (measured in Cranelift's bytes, before the
     // machine passes) met the machine passes' new rewrites (copyprop, one
     // epilogue per function, checks branching straight to the trap

@@ -166,7 +166,8 @@ pub struct FmergeOptions {
     /// differ only inside corresponding single-entry single-exit regions,
     /// `M` is also generated with one test per region, and the smaller of
     /// the two forms the rules allow is kept. Off: one test per differing
-    /// instruction only (SalSSA's code generation).
+    /// instruction only (SalSSA's code generation), except for pairs a
+    /// profile knows hot ([`FmergeOptions::hot_regions`]).
     pub regions: bool,
     /// The static estimate of hot code (`-Os`): a merge whose `M` would
     /// test the identifier in every iteration of a loop is refused — an
@@ -474,7 +475,7 @@ pub fn ineligible(
     if options.exclude.contains(name) {
         return Some("excluded");
     }
-    if options.heat.is_hot(name) && !(options.regions && options.hot_regions) {
+    if options.heat.is_hot(name) && !options.hot_regions {
         return Some("known hot (profile)");
     }
     let special = |p: &cranelift_codegen::ir::AbiParam| p.purpose != ArgumentPurpose::Normal;
@@ -843,8 +844,11 @@ impl<'m> Pass<'m> {
                 regions,
             })
         };
+        let hot = self.is_hot(ia) || self.is_hot(ib);
         let by_instruction = generate(&alignment, &regions::RegionPlan::default());
-        let by_region = match self.options.regions {
+        // A hot pair may only merge by region (`FmergeOptions::hot_regions`),
+        // whatever `regions` says of the others.
+        let by_region = match self.options.regions || (hot && self.options.hot_regions) {
             true => regions::plan([&v0, &v1], self.options.align)
                 .map(|(alignment, plan)| generate(&alignment, &plan)),
             false => None,
@@ -856,7 +860,6 @@ impl<'m> Pass<'m> {
                 verified(&form.func, self.isa, &mut self.report.stats)?;
             }
         }
-        let hot = self.is_hot(ia) || self.is_hot(ib);
         let (merged, by_region) = self.choose_form(by_instruction, by_region, hot)?;
         let mut callers: Vec<(usize, Function)> = Vec::new();
         let mut epsilon = 0;
