@@ -474,6 +474,7 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
             (None, None) => {}
         }
     }
+    keep_named(after, &mut dropped);
     clif_module::remove_functions(after, &dropped);
     drop_unnamed_imports(after, &named_by_replaced);
     names
@@ -487,6 +488,33 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
 }
 
 /// The symbols `func` names.
+/// Takes out of `dropped` (functions only `A` defines, to be deleted) every
+/// function a kept function still calls or takes the address of, until
+/// none is: deleting it would leave a reference to nothing. The groups
+/// should make this a no-op; where a merge's references escape them
+/// (generated seed 154: fmerge's region-level dispatch under the guard), a
+/// function left unused costs bytes, a deleted one that is named would
+/// miscompile.
+fn keep_named(after: &ClifModule, dropped: &mut BTreeSet<usize>) {
+    loop {
+        let named: BTreeSet<u32> = after
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !dropped.contains(i))
+            .flat_map(|(_, def)| {
+                let refs = References::of(&def.func);
+                refs.callees().into_iter().chain(refs.addressed)
+            })
+            .collect();
+        let before = dropped.len();
+        dropped.retain(|&i| !named.contains(&after.functions[i].symbol));
+        if dropped.len() == before {
+            return;
+        }
+    }
+}
+
 fn named_symbols(func: &Function) -> Vec<u32> {
     func.params
         .user_named_funcs()

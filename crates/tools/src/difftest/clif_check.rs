@@ -147,10 +147,24 @@ fn check_pass(
         code_model: CodeModel::default(),
         runtime: RuntimeChoice::Libc,
     };
-    let after = match build.run(Input::Modules(vec![before.clone()])) {
-        Ok(mut output) => output.modules.remove(0),
-        Err(e) => {
+    // A pass that panics (a debug assertion included) is this program's
+    // failure, with its seed, not the end of the campaign.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        build.run(Input::Modules(vec![before.clone()]))
+    }));
+    let after = match run {
+        Ok(Ok(mut output)) => output.modules.remove(0),
+        Ok(Err(e)) => {
             failures.push(format!("CLIF verifier: {:#}", anyhow::Error::from(e)));
+            return;
+        }
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            failures.push(format!("`{}` alone panicked: {message}", pass.name()));
             return;
         }
     };
