@@ -794,3 +794,28 @@ fn os_splits_groups_whose_callees_differ_in_loops() {
     assert_eq!(merged(&os), 0, "{os}");
     assert!(inlined(&os, "is_even") && inlined(&os, "is_square"), "{os}");
 }
+
+#[test]
+fn the_guard_keeps_a_merged_body_a_kept_caller_names() {
+    // Generated seed 154, reduced: fmerge merges the two instances and
+    // `main` calls the merged body; the guard reverted the body alone and
+    // deleted it while `main` still called it (a debug assertion; release
+    // builds would have renumbered the call to another function).
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.pare");
+    std::fs::write(
+        &main,
+        "struct S1 { a: i64, b: u8, c: u8, d: i32 }\nglobal g1: bool = true;\nglobal g2: u8 = 0;\n\
+         fn scale1<const K: u8>(x: u8) -> u8 {\n    (x * K) + if g1 { 0 } else { x }\n}\n\
+         fn main() {\n    let s2: S1 = new S1 { b: 0, c: 0b11010, a: 9, d: 28 };\n    \
+         print(scale1<4u8>(g2));\n    print(scale1<12u8>(s2.b));\n    exit(0 as i32);\n}\n",
+    )
+    .unwrap();
+    let (stdout, status, stderr) = build_and_run(
+        &main,
+        dir.path(),
+        &["-Oz", "--passes", "fmerge", "--remarks"],
+        &[("PAREC_FMERGE_REGIONS", "1")],
+    );
+    assert_eq!((stdout.as_str(), status), ("0\n0\n", 0), "{stderr}");
+}

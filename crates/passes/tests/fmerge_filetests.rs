@@ -463,19 +463,24 @@ fn hot_functions_merge_by_region_only() {
     let mut module = case.module.clone();
     let report = fmerge::run(&mut module, Some(&*isa), &hot);
     assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
-    // Forced to dispatch per instruction, the merge would test the
-    // identifier on every iteration: refused for hot functions.
+    // Region dispatch off for the others (-Oz's default): a hot pair
+    // still merges by region.
     let mut module = case.module.clone();
-    let instruction_form_only = FmergeOptions {
-        hot_regions: true,
+    let others_by_instruction = FmergeOptions {
+        regions: false,
         ..hot.clone()
     };
+    let report = fmerge::run(&mut module, Some(&*isa), &others_by_instruction);
+    assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
+    // Without region dispatch for hot pairs, the merge would test the
+    // identifier on every iteration: hot functions are not candidates.
+    let mut module = case.module.clone();
     let report = fmerge::run(
         &mut module,
         Some(&*isa),
         &FmergeOptions {
-            regions: false,
-            ..instruction_form_only
+            hot_regions: false,
+            ..others_by_instruction
         },
     );
     assert_eq!(report.stats.candidates, 0);
