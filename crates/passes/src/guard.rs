@@ -487,12 +487,11 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
         .collect()
 }
 
-/// The symbols `func` names.
 /// Takes out of `dropped` (functions only `A` defines, to be deleted) every
 /// function a kept function still calls or takes the address of, until
 /// none is: deleting it would leave a reference to nothing. The groups
 /// should make this a no-op; where a merge's references escape them
-/// (generated seed 154: fmerge's region-level dispatch under the guard), a
+/// (generated seed 154: `fmerge` alone at `-Oz` with region dispatch on), a
 /// function left unused costs bytes, a deleted one that is named would
 /// miscompile.
 fn keep_named(after: &ClifModule, dropped: &mut BTreeSet<usize>) {
@@ -515,6 +514,7 @@ fn keep_named(after: &ClifModule, dropped: &mut BTreeSet<usize>) {
     }
 }
 
+/// The symbols `func` names.
 fn named_symbols(func: &Function) -> Vec<u32> {
     func.params
         .user_named_funcs()
