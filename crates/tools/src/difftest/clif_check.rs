@@ -159,11 +159,7 @@ fn check_pass(
             return;
         }
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let message = super::negative::panic_message(&*panic);
             failures.push(format!("`{}` alone panicked: {message}", pass.name()));
             return;
         }

@@ -75,7 +75,8 @@ pub fn check_negative(n: &NegativeProgram) -> Verdict {
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+/// The message a panic carried (`panic!` with a literal or formatted).
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<String>()
         .cloned()
