@@ -277,16 +277,7 @@ fn merged_functions_repair_ssa_without_memory() {
     let mut module = case.module.clone();
     let report = fmerge::run(&mut module, Some(&*aarch64()), &FmergeOptions::default());
     assert_eq!(report.stats.merged, 2, "{:?}", report.remarks);
-    let merged: Vec<&Function> = module
-        .functions
-        .iter()
-        .filter(|d| {
-            module.symbols[d.symbol as usize]
-                .name
-                .contains(fmerge::MERGED_SUFFIX)
-        })
-        .map(|d| &d.func)
-        .collect();
+    let merged = merged_functions(&module);
     assert_eq!(merged.len(), 2);
     for func in merged {
         assert!(func.sized_stack_slots.is_empty());
