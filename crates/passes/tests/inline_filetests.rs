@@ -185,6 +185,46 @@ fn kept_callers_keep_their_callees() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// `InlineOptions::hot_tiny_insts` (`-Os`): a tiny callee is a hot site
+/// wherever it is called, so `hot_site.clif`'s `%straight`, which the loop
+/// rule leaves calling `%mix` (11 instructions), has it inlined too; the
+/// run lines agree.
+#[test]
+fn tiny_callees_are_hot_outside_loops() {
+    let case = load_module_cases("inline")
+        .into_iter()
+        .find(|c| c.name == "hot_site")
+        .expect("filetests/inline/hot_site.clif");
+    let isa = aarch64();
+    let options = InlineOptions {
+        hot_tiny_insts: 12,
+        ..InlineOptions::for_policy(Policy::Size)
+    };
+    let before = to_testcase_functions(&case.module);
+    let mut module = case.module.clone();
+    let report = inline::run(&mut module, Some(&*isa), &options);
+    verify_all(&module, "hot_site (tiny callees hot)");
+    assert_eq!(report.stats.hot_sites, 2, "{}", report.stats);
+    assert!(
+        check("calls %straight %mix", &report, &module).is_err(),
+        "{}",
+        report.stats
+    );
+    check("kept %mix", &report, &module).unwrap();
+    let after = to_testcase_functions(&module);
+    let differences = run_differences(&case, &before, &after);
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // One instruction fewer than the callee: only the loop's site is hot.
+    let options = InlineOptions {
+        hot_tiny_insts: 10,
+        ..options
+    };
+    let mut module = case.module.clone();
+    let report = inline::run(&mut module, Some(&*isa), &options);
+    assert_eq!(report.stats.hot_sites, 1, "{}", report.stats);
+    check("calls %straight %mix", &report, &module).unwrap();
+}
+
 /// Decisions taken on estimates (every trial: `Decide::Estimate`, and a
 /// spent measuring budget) keep every file's semantics: the verifier passes
 /// and the run lines agree. (The decisions themselves may differ from the

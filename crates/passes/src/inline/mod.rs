@@ -198,6 +198,16 @@ pub struct InlineOptions {
     /// caller a profile knows hot). 0: no limit of their own
     /// ([`InlineOptions::hot_callee_insts`] applies).
     pub hot_accessor_insts: usize,
+    /// The static estimate's limit on *tiny* callees: a call of a callee of
+    /// at most this many CLIF instructions is a hot site wherever it is in
+    /// a caller not known cold, as `-O2` inlines every call of a callee of
+    /// [`SpeedLimits::tiny`] instructions. Code without loops runs hot too:
+    /// recursive code (tree walks, whose accessors and callbacks are tiny)
+    /// and the functions called from loops (bench/trees at `-Os` without
+    /// the rule: 1.2–1.5× `-O2`'s run time, `height` and `max` called in
+    /// `update` and `balance_of` on every level of an insert). 0 turns the
+    /// rule off (`-Oz`).
+    pub hot_tiny_insts: usize,
     /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
     /// inlined whatever the callee, not only where every member of the
     /// group calls an alike callee ([`InlineOptions::keep_alike`]): a group
@@ -233,6 +243,7 @@ impl InlineOptions {
             heat: Arc::default(),
             hot_callee_insts: 20,
             hot_accessor_insts: 0,
+            hot_tiny_insts: 0,
             hot_sites_in_members: false,
             decide: Decide::default(),
             measure_budget: MeasureBudget::default(),
@@ -900,8 +911,9 @@ impl<'m> Inliner<'m> {
     }
 
     /// The sites among `sites` (calls of `g` in `caller`) that the size
-    /// policy inlines for speed whatever they cost: `g` is small, and the
-    /// site is known hot or lies inside a loop of a caller not known cold.
+    /// policy inlines for speed whatever they cost, in a caller not known
+    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), or small and
+    /// the site is known hot or lies inside a loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -922,16 +934,20 @@ impl<'m> Inliner<'m> {
             }
             None => (self.options.hot_callee_insts, 0),
         };
-        if callee_insts > in_loop_limit.max(straight_limit) {
+        let tiny = callee_insts <= self.options.hot_tiny_insts;
+        if !tiny && callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
         let mut hot = Vec::new();
         for &site in sites {
             let in_loop = self.facts(caller, site).in_loop[site];
-            let wanted = match in_loop {
-                true => callee_insts <= in_loop_limit,
-                false => heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit,
-            };
+            let wanted = tiny
+                || match in_loop {
+                    true => callee_insts <= in_loop_limit,
+                    false => {
+                        heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit
+                    }
+                };
             if wanted {
                 hot.push(site);
             }
