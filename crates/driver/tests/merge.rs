@@ -795,74 +795,65 @@ fn os_splits_groups_whose_callees_differ_in_loops() {
     assert!(inlined(&os, "is_even") && inlined(&os, "is_square"), "{os}");
 }
 
-/// Two instances of a recursive tree walk that call different tiny
-/// callbacks (the shape of bench/trees' `avl::fold`): no loop, so the
-/// loop rule does not see the calls. `-Oz` merges the instances into one
-/// body that calls its callback through a parameter at every node; `-Os`
-/// inlines each tiny callback wherever it is called, as `-O2` does
-/// (`InlineOptions::hot_tiny_insts`), so the group splits (similar-function
-/// merging may join the split instances again, testing the identifier where
-/// they differ instead of calling through a parameter). Every build prints
-/// what the interpreter prints.
+/// A tree insert that keeps its nodes' heights (the shape of bench/trees'
+/// `avl::update`): `height` is called in recursive code, on every level of
+/// every insert, and in no loop, so the loop rule does not see it. `-Oz`
+/// keeps the calls (inlining grows the callers); `-Os` inlines the tiny
+/// callee wherever it is called, as `-O2` does
+/// (`InlineOptions::hot_tiny_insts`). Every build prints what the
+/// interpreter prints.
 #[test]
 fn os_inlines_tiny_callees_outside_loops() {
     let tmp = tempfile::tempdir().unwrap();
-    let main = tmp.path().join("walk.pare");
+    let main = tmp.path().join("tree.pare");
     std::fs::write(
         &main,
-        "struct Node { key: i64, left: Node, right: Node }\n\
-         fn add(acc: i64, key: i64) -> i64 { acc + key }\n\
-         fn mix(acc: i64, key: i64) -> i64 { acc * 31 + key }\n\
-         fn fold<f: fn(i64, i64) -> i64>(n: Node, acc: i64) -> i64 {\n\
-         \x20   if n == null { return acc; }\n\
-         \x20   let a = fold<f>(n.left, acc);\n\
-         \x20   fold<f>(n.right, f(a, n.key))\n\
-         }\n\
+        "struct Node { key: i64, height: i64, left: Node, right: Node }\n\
+         fn max(a: i64, b: i64) -> i64 { if a > b { a } else { b } }\n\
+         fn height(n: Node) -> i64 { if n == null { 0 } else { n.height } }\n\
+         fn update(n: Node) { n.height = 1 + max(height(n.left), height(n.right)); }\n\
          fn insert(n: Node, key: i64) -> Node {\n\
-         \x20   if n == null { return new Node { key: key, left: null, right: null }; }\n\
+         \x20   if n == null { return new Node { key: key, height: 1, left: null, right: null }; }\n\
          \x20   if key < n.key { n.left = insert(n.left, key); } else { n.right = insert(n.right, key); }\n\
+         \x20   update(n);\n\
          \x20   n\n\
          }\n\
          fn main() {\n\
          \x20   let mut root: Node = null;\n\
          \x20   for i in 0..50 { root = insert(root, (i * 37) % 101); }\n\
-         \x20   print(fold<add>(root, 0));\n\
-         \x20   print(fold<mix>(root, 0));\n\
-         \x20   print(fold<add>(root, 1));\n\
-         \x20   print(fold<mix>(root, 1));\n\
+         \x20   print(height(root));\n\
+         \x20   print(height(root.left) - height(root.right));\n\
          }\n",
     )
     .unwrap();
-    let expected = run(parec().arg("interp").arg(&main));
-    let expected = text(&expected.stdout);
-    let merged = |remarks: &str| {
+    const EXPECTED: &str = "9\n-8\n";
+    let interpreted = run(parec().arg("interp").arg(&main));
+    assert_eq!(text(&interpreted.stdout), EXPECTED);
+    let hot = |remarks: &str| {
         remarks
             .lines()
-            .filter(|l| l.starts_with("remark: merge: merged walk::fold"))
-            .count()
+            .any(|l| l.starts_with("remark: inline: inlined tree::height [tree]: into `tree::update`: hot"))
     };
-    let inlined = |remarks: &str, callee: &str| {
-        let site = format!(
-            "remark: inline: inlined walk::{callee} [walk]: into `walk::fold<walk::{callee}>`"
-        );
-        remarks.lines().any(|l| l.starts_with(&site))
+    let calls_height = |remarks: &str| {
+        remarks
+            .lines()
+            .any(|l| l.starts_with("remark: inline: grew tree::height [tree]: into `tree::update`"))
     };
     let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
-    assert_eq!((out.as_str(), status), (expected.as_str(), 0));
-    assert_eq!(merged(&oz), 2, "{oz}");
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(!hot(&oz), "{oz}");
     let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
-    assert_eq!((out.as_str(), status), (expected.as_str(), 0));
-    assert_eq!(merged(&os), 0, "{os}");
-    assert!(inlined(&os, "add") && inlined(&os, "mix"), "{os}");
-    // The rule is what splits the group: without it `-Os` merges as `-Oz`.
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(hot(&os), "{os}");
+    // The rule is what inlines it: without it `-Os` keeps the calls.
     let (out, status, off) = build_and_run(
         &main,
         tmp.path(),
         &["--remarks"],
         &[("PAREC_INLINE_HOT_TINY_INSTS", "0")],
     );
-    assert_eq!((out.as_str(), status), (expected.as_str(), 0));
-    assert_eq!(merged(&off), 2, "{off}");
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(!hot(&off) && calls_height(&off), "{off}");
 }
 
 #[test]

@@ -188,7 +188,8 @@ fn kept_callers_keep_their_callees() {
 /// `InlineOptions::hot_tiny_insts` (`-Os`): a tiny callee is a hot site
 /// wherever it is called, so `hot_site.clif`'s `%straight`, which the loop
 /// rule leaves calling `%mix` (11 instructions), has it inlined too; the
-/// run lines agree.
+/// run lines agree; in a merge member whose group would split on it, it is
+/// not.
 #[test]
 fn tiny_callees_are_hot_outside_loops() {
     let case = load_module_cases("inline")
@@ -214,6 +215,14 @@ fn tiny_callees_are_hot_outside_loops() {
     let after = to_testcase_functions(&module);
     let differences = run_differences(&case, &before, &after);
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // A member of a merge group whose other members call other callees
+    // there is left to the merger: only the loop's site is hot.
+    let mut member = options.clone();
+    member.keep.insert("straight".to_string());
+    let mut module = case.module.clone();
+    let report = inline::run(&mut module, Some(&*isa), &member);
+    assert_eq!(report.stats.hot_sites, 1, "{}", report.stats);
+    check("calls %straight %mix", &report, &module).unwrap();
     // One instruction fewer than the callee: only the loop's site is hot.
     let options = InlineOptions {
         hot_tiny_insts: 10,

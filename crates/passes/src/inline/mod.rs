@@ -206,7 +206,8 @@ pub struct InlineOptions {
     /// and the functions called from loops (bench/trees at `-Os` without
     /// the rule: 1.2–1.5× `-O2`'s run time, `height` and `max` called in
     /// `update` and `balance_of` on every level of an insert). 0 turns the
-    /// rule off (`-Oz`).
+    /// rule off (`-Oz`). A member of a merge group whose other members
+    /// call other callees there is left to the merger.
     pub hot_tiny_insts: usize,
     /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
     /// inlined whatever the callee, not only where every member of the
@@ -912,8 +913,9 @@ impl<'m> Inliner<'m> {
 
     /// The sites among `sites` (calls of `g` in `caller`) that the size
     /// policy inlines for speed whatever they cost, in a caller not known
-    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), or small and
-    /// the site is known hot or lies inside a loop.
+    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]) and inlining
+    /// it splits no merge group ([`Inliner::splits_for_tiny`]), or small
+    /// and the site is known hot or lies inside a loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -934,7 +936,7 @@ impl<'m> Inliner<'m> {
             }
             None => (self.options.hot_callee_insts, 0),
         };
-        let tiny = callee_insts <= self.options.hot_tiny_insts;
+        let tiny = callee_insts <= self.options.hot_tiny_insts && !self.splits_for_tiny(caller, g);
         if !tiny && callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
@@ -953,6 +955,23 @@ impl<'m> Inliner<'m> {
             }
         }
         hot
+    }
+
+    /// Whether inlining tiny `g` into `caller` would split `caller`'s merge
+    /// group: `caller` is a member ([`InlineOptions::keep`]) and the
+    /// other members do not call an alike callee there
+    /// ([`InlineOptions::keep_alike`]). The tiny rule leaves such sites to
+    /// the merger: outside loops, the group's bytes are worth more than the
+    /// call (bench/generic_zoo: splitting the groups of `ring::put<N>`,
+    /// `ring::window_sums<N>`, ... on their tiny callees cost 2.7 KB, 10% of
+    /// its `-Os` code).
+    fn splits_for_tiny(&self, caller: usize, g: usize) -> bool {
+        let (caller, callee) = (self.name(caller), self.name(g));
+        self.options.keep.contains(caller)
+            && !self
+                .options
+                .keep_alike
+                .contains(&(caller.to_string(), callee.to_string()))
     }
 
     /// Inlines `g` at the hot `sites` of `caller` (size policy); the growth
@@ -994,7 +1013,7 @@ impl<'m> Inliner<'m> {
         let growth = trial.growth();
         let reason = match hot {
             true => format!(
-                "into `{}`: hot ({} site(s) in a loop or known hot by the profile; {})",
+                "into `{}`: hot ({} site(s) in a loop, known hot by the profile, or of a tiny callee; {})",
                 self.name(caller),
                 trial.sites.len(),
                 basis.describe(growth)
