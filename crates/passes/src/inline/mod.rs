@@ -200,10 +200,11 @@ pub struct InlineOptions {
     pub hot_accessor_insts: usize,
     /// The static estimate's limit on *tiny* callees: a call of a callee of
     /// at most this many CLIF instructions is a hot site wherever it is in
-    /// a caller not known cold, as `-O2` inlines every call of a callee of
-    /// [`SpeedLimits::tiny`] instructions. Code without loops runs hot too:
-    /// recursive code (tree walks, whose accessors and callbacks are tiny)
-    /// and the functions called from loops (bench/trees at `-Os` without
+    /// a caller that may run many times (recursive, or called from a loop
+    /// or from such a caller) and is not known cold, as `-O2` inlines every
+    /// call of a callee of [`SpeedLimits::tiny`] instructions. Code without
+    /// loops runs hot too: recursive code (tree walks, whose accessors are
+    /// tiny) and the functions loops call (bench/trees at `-Os` without
     /// the rule: 1.2–1.5× `-O2`'s run time, `height` and `max` called in
     /// `update` and `balance_of` on every level of an insert). 0 turns the
     /// rule off (`-Oz`). A member of a merge group whose other members
@@ -344,6 +345,7 @@ pub fn run(
     options: &InlineOptions,
 ) -> InlineReport {
     let mut inliner = Inliner::new(module, isa, options);
+    inliner.find_repeated();
     inliner.find_splitting();
     for component in inliner.graph.bottom_up() {
         let members: BTreeSet<usize> = component.iter().copied().collect();
@@ -386,6 +388,9 @@ struct Inliner<'m> {
     deleted: Vec<bool>,
     /// Members of merge groups that will split ([`Inliner::is_kept`]).
     splitting: Vec<bool>,
+    /// Functions that may run many times ([`Inliner::find_repeated`]):
+    /// where the tiny-callee rule applies.
+    repeated: Vec<bool>,
     report: InlineReport,
 }
 
@@ -504,6 +509,7 @@ impl<'m> Inliner<'m> {
             retired: BTreeMap::new(),
             deleted: vec![false; n],
             splitting: vec![false; n],
+            repeated: vec![false; n],
             report: InlineReport::default(),
         }
     }
@@ -726,6 +732,45 @@ impl<'m> Inliner<'m> {
         self.options.keep.contains(self.name(f)) && !self.splitting[f]
     }
 
+    /// The functions that may run many times, before any inlining, by the
+    /// static estimate of the tiny-callee rule
+    /// ([`InlineOptions::hot_tiny_insts`]): those in a recursive component
+    /// of the call graph, those called inside a loop, and every function
+    /// they call, transitively. The rest run a bounded number of times
+    /// (`main` and what it calls outside loops), and their calls stay
+    /// calls where that is smaller: in straight-line code a call costs
+    /// its few cycles once.
+    fn find_repeated(&mut self) {
+        if self.options.hot_tiny_insts == 0 || self.options.policy != Policy::Size {
+            return;
+        }
+        let mut work = Vec::new();
+        for component in self.graph.bottom_up() {
+            let recursive = component.len() > 1
+                || component
+                    .iter()
+                    .any(|&f| self.graph.callees(f).contains(&f));
+            if recursive {
+                work.extend(component);
+            }
+        }
+        for f in 0..self.module.functions.len() {
+            let func = &self.module.functions[f].func;
+            let in_loop = crate::heat::in_loop_blocks(func);
+            for &(inst, symbol) in &self.graph.references(f).calls {
+                let looped = func.layout.inst_block(inst).is_some_and(|b| in_loop[b]);
+                if let Some(g) = self.graph.function_of(symbol).filter(|_| looped) {
+                    work.push(g);
+                }
+            }
+        }
+        while let Some(f) = work.pop() {
+            if !std::mem::replace(&mut self.repeated[f], true) {
+                work.extend(self.graph.callees(f));
+            }
+        }
+    }
+
     /// The members [`Inliner::is_kept`] finds splitting, before any
     /// inlining (the callees' sizes as they come).
     fn find_splitting(&mut self) {
@@ -913,9 +958,10 @@ impl<'m> Inliner<'m> {
 
     /// The sites among `sites` (calls of `g` in `caller`) that the size
     /// policy inlines for speed whatever they cost, in a caller not known
-    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]) and inlining
-    /// it splits no merge group ([`Inliner::splits_for_tiny`]), or small
-    /// and the site is known hot or lies inside a loop.
+    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), `caller` may
+    /// run many times ([`Inliner::find_repeated`]) and inlining `g` splits
+    /// no merge group ([`Inliner::splits_for_tiny`]); or `g` is small and
+    /// the site is known hot or lies inside a loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -936,7 +982,9 @@ impl<'m> Inliner<'m> {
             }
             None => (self.options.hot_callee_insts, 0),
         };
-        let tiny = callee_insts <= self.options.hot_tiny_insts && !self.splits_for_tiny(caller, g);
+        let tiny = callee_insts <= self.options.hot_tiny_insts
+            && self.repeated[caller]
+            && !self.splits_for_tiny(caller, g);
         if !tiny && callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
