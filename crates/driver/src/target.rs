@@ -373,7 +373,8 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// hot-site rules (docs/DESIGN.md, "Hot code"): hot sites inlined in merge
 /// members whatever their callees (groups whose callees differ split) and
 /// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`], and every call of a
-/// callee `-O2` calls tiny (`SpeedLimits::tiny`) inlined wherever it is;
+/// callee `-O2` calls tiny (`SpeedLimits::tiny`) inlined, loop or not, in
+/// the functions that may run many times (`InlineOptions::hot_tiny_insts`);
 /// plus from the environment the static hot-site limits
 /// `PAREC_INLINE_HOT_INSTS` (`InlineOptions::hot_callee_insts`),
 /// `PAREC_INLINE_HOT_ACCESSOR_INSTS` and `PAREC_INLINE_HOT_TINY_INSTS`
