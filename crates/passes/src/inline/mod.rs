@@ -120,6 +120,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use cranelift_codegen::entity::SecondaryMap;
+use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::inline::{Inline, InlineCommand};
 use cranelift_codegen::ir::{self, Function};
 use cranelift_codegen::isa::TargetIsa;
@@ -406,6 +407,9 @@ struct CallerFacts {
     used: SecondaryMap<ir::Value, bool>,
     /// Per direct call, whether it lies inside a loop.
     in_loop: SecondaryMap<ir::Inst, bool>,
+    /// Per direct call, whether a loop can run after it: the call lies
+    /// inside a loop or a loop is reachable from its block.
+    loop_follows: SecondaryMap<ir::Inst, bool>,
     /// Calls that are not tail calls (kept up to date as callees are
     /// inlined): whether the caller needs a frame.
     calls: i32,
@@ -414,13 +418,16 @@ struct CallerFacts {
 impl CallerFacts {
     fn of(func: &Function) -> CallerFacts {
         let in_loop_blocks = crate::heat::in_loop_blocks(func);
+        let reaches_loop = reaches_loop(func, &in_loop_blocks);
         let mut in_loop = SecondaryMap::new();
+        let mut loop_follows = SecondaryMap::new();
         let mut calls = 0;
         for block in func.layout.blocks() {
             for inst in func.layout.block_insts(block) {
                 let opcode = func.dfg.insts[inst].opcode();
                 if opcode.is_call() {
                     in_loop[inst] = in_loop_blocks[block];
+                    loop_follows[inst] = reaches_loop[block];
                     calls += i32::from(!opcode.is_return());
                 }
             }
@@ -429,6 +436,7 @@ impl CallerFacts {
             known_insts: func.dfg.num_insts(),
             used: size_model::used_values(func),
             in_loop,
+            loop_follows,
             calls,
         }
     }
@@ -436,6 +444,29 @@ impl CallerFacts {
     fn knows(&self, site: ir::Inst) -> bool {
         site.as_u32() < self.known_insts as u32
     }
+}
+
+/// The blocks of `func` from which a loop block (`in_loop`) is reachable,
+/// loop blocks included: a backward walk over the predecessors from every
+/// loop block (linear in the blocks and edges).
+fn reaches_loop(
+    func: &Function,
+    in_loop: &SecondaryMap<ir::Block, bool>,
+) -> SecondaryMap<ir::Block, bool> {
+    let cfg = ControlFlowGraph::with_function(func);
+    let mut reaches = SecondaryMap::new();
+    let mut work: Vec<ir::Block> = func.layout.blocks().filter(|&b| in_loop[b]).collect();
+    for &block in &work {
+        reaches[block] = true;
+    }
+    while let Some(block) = work.pop() {
+        for pred in cfg.pred_iter(block) {
+            if !std::mem::replace(&mut reaches[pred.block], true) {
+                work.push(pred.block);
+            }
+        }
+    }
+    reaches
 }
 
 /// An inlining decided on an estimate, to be made when the caller is next
@@ -960,8 +991,9 @@ impl<'m> Inliner<'m> {
     /// policy inlines for speed whatever they cost, in a caller not known
     /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), `caller` may
     /// run many times ([`Inliner::find_repeated`]) and inlining `g` splits
-    /// no merge group ([`Inliner::splits_for_tiny`]); or `g` is small and
-    /// the site is known hot or lies inside a loop.
+    /// no merge group ([`Inliner::splits_for_tiny`]) or a loop can run after
+    /// the site; or `g` is small and the site is known hot or lies inside a
+    /// loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -982,16 +1014,16 @@ impl<'m> Inliner<'m> {
             }
             None => (self.options.hot_callee_insts, 0),
         };
-        let tiny = callee_insts <= self.options.hot_tiny_insts
-            && self.repeated[caller]
-            && !self.splits_for_tiny(caller, g);
+        let tiny = callee_insts <= self.options.hot_tiny_insts && self.repeated[caller];
+        let splits = tiny && self.splits_for_tiny(caller, g);
         if !tiny && callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
         let mut hot = Vec::new();
         for &site in sites {
-            let in_loop = self.facts(caller, site).in_loop[site];
-            let wanted = tiny
+            let facts = self.facts(caller, site);
+            let (in_loop, loop_follows) = (facts.in_loop[site], facts.loop_follows[site]);
+            let wanted = (tiny && (!splits || loop_follows))
                 || match in_loop {
                     true => callee_insts <= in_loop_limit,
                     false => {
@@ -1009,10 +1041,16 @@ impl<'m> Inliner<'m> {
     /// group: `caller` is a member ([`InlineOptions::keep`]) and the
     /// other members do not call an alike callee there
     /// ([`InlineOptions::keep_alike`]). The tiny rule leaves such sites to
-    /// the merger: outside loops, the group's bytes are worth more than the
-    /// call (bench/generic_zoo: splitting the groups of `ring::put<N>`,
-    /// `ring::window_sums<N>`, ... on their tiny callees cost 2.7 KB, 10% of
-    /// its `-Os` code).
+    /// the merger where no loop can run after them: there the group's bytes
+    /// are worth more than the call (bench/generic_zoo: splitting the groups
+    /// of `ring::put<N>`, `ring::window_sums<N>`, ... on their tiny callees
+    /// cost 2.7 KB, 10% of its `-Os` code). Where a loop follows, the merged
+    /// body's call through a parameter is an unknown callee that may write
+    /// any memory, so the loop reloads what it read before the call
+    /// (bench/generic_zoo's `set::slot<h>`: the probe loop reloaded `s.keys`
+    /// and its length on every step after `h(key)`); such sites are inlined
+    /// and the group splits (similar-function merging may merge the members
+    /// again with a branch, which writes no memory).
     fn splits_for_tiny(&self, caller: usize, g: usize) -> bool {
         let (caller, callee) = (self.name(caller), self.name(g));
         self.options.keep.contains(caller)
