@@ -580,30 +580,7 @@ fn drop_unnamed_imports(module: &mut ClifModule, candidates: &BTreeSet<String>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clif_module::{Linkage, SymbolKind};
-    use cranelift_reader::parse_functions;
-
-    /// A module of the CLIF `text`'s functions, named `names`; `u0:k` is
-    /// symbol `k`, the `k`th function.
-    fn module(text: &str, names: &[&str]) -> ClifModule {
-        let mut m = ClifModule::new("m");
-        let funcs = parse_functions(text).unwrap();
-        for (name, func) in names.iter().zip(&funcs) {
-            m.declare(
-                name,
-                SymbolKind::Function(func.signature.clone()),
-                Linkage::Local,
-            );
-        }
-        for (i, mut func) in funcs.into_iter().enumerate() {
-            func.name = ClifModule::func_name(i as u32);
-            m.functions.push(FunctionDef {
-                symbol: i as u32,
-                func,
-            });
-        }
-        m
-    }
+    use crate::profile::tests::module;
 
     /// Pare's `main` calling `f` once: its only block ends in `exit`'s
     /// call and `trap`.
@@ -647,8 +624,8 @@ mod tests {
         // merged body; `main`'s only block ends in `trap`, whose contents
         // the profile hash skips, so `main` counts as unchanged. Its group
         // must still hold the body it calls (and the function it called).
-        let before = module(BEFORE, &["main", "f"]);
-        let after = module(AFTER, &["main", "f.Tfm"]);
+        let before = module(BEFORE, &["main", "f"], &[]);
+        let after = module(AFTER, &["main", "f.Tfm"], &[]);
         let versions = Versions::new(&before, &after);
         let status = |name: &str| versions.status[versions.position[name]];
         assert_eq!(status("main"), Status::Unchanged);
