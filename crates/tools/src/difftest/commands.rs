@@ -133,12 +133,18 @@ pub struct JitPhases {
 #[derive(Default)]
 pub struct Session {
     lowered: Option<CachedLowering>,
-    /// The code cache of the program of the last request, and the request's
-    /// files with their bytes then.
-    code_cache: Option<(Vec<(PathBuf, Vec<u8>)>, Arc<CodeCache>)>,
+    /// The code cache of the program of the last request.
+    code_cache: Option<ProgramCache>,
     /// The phases of the last command, if it was an `exec-jit` run of a
     /// Pare program that returned from `main`.
     pub phases: Option<JitPhases>,
+}
+
+/// The code cache of one program (see the module doc).
+struct ProgramCache {
+    /// The files the request named, with their bytes then.
+    files: Vec<(PathBuf, Vec<u8>)>,
+    cache: Arc<CodeCache>,
 }
 
 /// A program lowered for the JIT, and what it was lowered from.
@@ -171,10 +177,13 @@ impl Session {
             .map(|path| (path.clone(), std::fs::read(path).unwrap_or_default()))
             .collect();
         match &self.code_cache {
-            Some((cached, cache)) if *cached == request => cache.clone(),
+            Some(cached) if cached.files == request => cached.cache.clone(),
             _ => {
                 let cache = Arc::new(CodeCache::new());
-                self.code_cache = Some((request, cache.clone()));
+                self.code_cache = Some(ProgramCache {
+                    files: request,
+                    cache: cache.clone(),
+                });
                 cache
             }
         }
