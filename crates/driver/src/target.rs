@@ -372,9 +372,13 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
 /// The inliner's options for `policy` at `level`: defaults; at `-Os` the
 /// hot-site rules (docs/DESIGN.md, "Hot code"): hot sites inlined in merge
 /// members whatever their callees (groups whose callees differ split) and
-/// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`]; plus from the
-/// environment the static hot-site limits `PAREC_INLINE_HOT_INSTS`
-/// (`InlineOptions::hot_callee_insts`) and `PAREC_INLINE_HOT_ACCESSOR_INSTS`,
+/// hot accessors inlined up to [`HOT_ACCESSOR_INSTS`], and every call of a
+/// callee `-O2` calls tiny (`SpeedLimits::tiny`) inlined, loop or not, in
+/// the functions that may run many times (`InlineOptions::hot_tiny_insts`);
+/// plus from the environment the static hot-site limits
+/// `PAREC_INLINE_HOT_INSTS` (`InlineOptions::hot_callee_insts`),
+/// `PAREC_INLINE_HOT_ACCESSOR_INSTS` and `PAREC_INLINE_HOT_TINY_INSTS`
+/// (`InlineOptions::hot_tiny_insts`),
 /// and how size decisions are taken, `PAREC_INLINE_DECIDE` (`measure`,
 /// `estimate-then-measure`, `estimate`: `InlineOptions::decide`); unparsable
 /// values are ignored.
@@ -387,6 +391,7 @@ pub fn inline_options(
     if level.size_at_speed() {
         options.hot_sites_in_members = true;
         options.hot_accessor_insts = HOT_ACCESSOR_INSTS;
+        options.hot_tiny_insts = options.speed.tiny;
     }
     let number = |name: &str| {
         std::env::var(name)
@@ -398,6 +403,9 @@ pub fn inline_options(
     }
     if let Some(n) = number("PAREC_INLINE_HOT_ACCESSOR_INSTS") {
         options.hot_accessor_insts = n;
+    }
+    if let Some(n) = number("PAREC_INLINE_HOT_TINY_INSTS") {
+        options.hot_tiny_insts = n;
     }
     if let Some(decide) = std::env::var("PAREC_INLINE_DECIDE")
         .ok()

@@ -795,6 +795,132 @@ fn os_splits_groups_whose_callees_differ_in_loops() {
     assert!(inlined(&os, "is_even") && inlined(&os, "is_square"), "{os}");
 }
 
+/// A tree insert that keeps its nodes' heights (the shape of bench/trees'
+/// `avl::update`): `height` is called in recursive code, on every level of
+/// every insert, and in no loop, so the loop rule does not see it. `-Oz`
+/// keeps the calls (inlining grows the callers); `-Os` inlines the tiny
+/// callee wherever it is called, as `-O2` does
+/// (`InlineOptions::hot_tiny_insts`). Every build prints what the
+/// interpreter prints.
+#[test]
+fn os_inlines_tiny_callees_outside_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = tmp.path().join("tree.pare");
+    std::fs::write(
+        &main,
+        "struct Node { key: i64, height: i64, left: Node, right: Node }\n\
+         fn max(a: i64, b: i64) -> i64 { if a > b { a } else { b } }\n\
+         fn height(n: Node) -> i64 { if n == null { 0 } else { n.height } }\n\
+         fn update(n: Node) { n.height = 1 + max(height(n.left), height(n.right)); }\n\
+         fn insert(n: Node, key: i64) -> Node {\n\
+         \x20   if n == null { return new Node { key: key, height: 1, left: null, right: null }; }\n\
+         \x20   if key < n.key { n.left = insert(n.left, key); } else { n.right = insert(n.right, key); }\n\
+         \x20   update(n);\n\
+         \x20   n\n\
+         }\n\
+         fn main() {\n\
+         \x20   let mut root: Node = null;\n\
+         \x20   for i in 0..50 { root = insert(root, (i * 37) % 101); }\n\
+         \x20   print(height(root));\n\
+         \x20   print(height(root.left) - height(root.right));\n\
+         }\n",
+    )
+    .unwrap();
+    const EXPECTED: &str = "9\n-8\n";
+    let interpreted = run(parec().arg("interp").arg(&main));
+    assert_eq!(text(&interpreted.stdout), EXPECTED);
+    let hot = |remarks: &str| {
+        remarks
+            .lines()
+            .any(|l| l.starts_with("remark: inline: inlined tree::height [tree]: into `tree::update`: hot"))
+    };
+    let calls_height = |remarks: &str| {
+        remarks
+            .lines()
+            .any(|l| l.starts_with("remark: inline: grew tree::height [tree]: into `tree::update`"))
+    };
+    let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(!hot(&oz), "{oz}");
+    let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(hot(&os), "{os}");
+    // The rule is what inlines it: without it `-Os` keeps the calls.
+    let (out, status, off) = build_and_run(
+        &main,
+        tmp.path(),
+        &["--remarks"],
+        &[("PAREC_INLINE_HOT_TINY_INSTS", "0")],
+    );
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert!(!hot(&off) && calls_height(&off), "{off}");
+}
+
+/// An open-addressing probe whose hash function is a parameter (the shape
+/// of bench/generic_zoo's `set::slot<h>`): the tiny hash is called once,
+/// outside any loop, and the probe loop follows. `-Oz` merges the two
+/// instances into one body that calls the hash through a parameter; an
+/// unknown callee may write any memory, so the loop after it reloads the
+/// table's fields on every step. `-Os` inlines each instance's own hash
+/// (`InlineOptions::hot_tiny_insts`: a loop follows the site, so the tiny
+/// rule splits the group rather than leaving it to the merger; each hash,
+/// called once, is then deleted). Every build prints what the interpreter
+/// prints.
+#[test]
+fn os_inlines_tiny_callees_that_a_loop_follows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = tmp.path().join("probe.pare");
+    std::fs::write(
+        &main,
+        "struct Table { keys: [i64], used: [bool] }\n\
+         fn low(k: i64) -> i64 { k % 64 }\n\
+         fn spread(k: i64) -> i64 { k * 7 + 3 }\n\
+         fn slot<h: fn(i64) -> i64>(t: Table, key: i64) -> i64 {\n\
+         \x20   let mask = len(t.keys) - 1;\n\
+         \x20   let mut i = h(key) & mask;\n\
+         \x20   while t.used[i] && t.keys[i] != key { i = (i + 1) & mask; }\n\
+         \x20   i\n\
+         }\n\
+         fn add<h: fn(i64) -> i64>(t: Table, key: i64) {\n\
+         \x20   let i = slot<h>(t, key);\n\
+         \x20   t.used[i] = true;\n\
+         \x20   t.keys[i] = key;\n\
+         }\n\
+         fn main() {\n\
+         \x20   let a = new Table { keys: new [i64; 64], used: new [bool; 64] };\n\
+         \x20   let b = new Table { keys: new [i64; 64], used: new [bool; 64] };\n\
+         \x20   for k in 0..40 { add<low>(a, k * 5); add<spread>(b, k * 5); }\n\
+         \x20   let mut sum = 0;\n\
+         \x20   for k in 0..60 { sum += slot<low>(a, k) * 3 + slot<spread>(b, k); }\n\
+         \x20   print(sum);\n\
+         \x20   print(slot<low>(a, 35) + slot<spread>(b, 35));\n\
+         }\n",
+    )
+    .unwrap();
+    const EXPECTED: &str = "7226\n91\n";
+    let interpreted = run(parec().arg("interp").arg(&main));
+    assert_eq!(text(&interpreted.stdout), EXPECTED);
+    let merged_slots = |remarks: &str| {
+        remarks
+            .lines()
+            .filter(|l| l.starts_with("remark: merge: merged probe::slot"))
+            .count()
+    };
+    let inlined = |remarks: &str, callee: &str| {
+        let site = format!(
+            "remark: inline: inlined probe::{callee} [probe]: into `probe::slot<probe::{callee}>`"
+        );
+        remarks.lines().any(|l| l.starts_with(&site))
+    };
+    let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert_eq!(merged_slots(&oz), 2, "{oz}");
+    let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (EXPECTED, 0));
+    assert_eq!(merged_slots(&os), 0, "{os}");
+    assert!(inlined(&os, "low") && inlined(&os, "spread"), "{os}");
+}
+
 #[test]
 fn the_guard_keeps_a_merged_body_a_kept_caller_names() {
     // Generated seed 154, reduced: fmerge merges the two instances and

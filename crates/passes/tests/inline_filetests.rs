@@ -185,6 +185,104 @@ fn kept_callers_keep_their_callees() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// A tiny callee (`%mix`, 11 CLIF instructions) called outside loops by
+/// `%leaf`, which a loop of `%driver` calls, and by `%once`, which nothing
+/// in the module calls; all three are exported.
+const TINY_CALLEE: &str = "
+; export: %mix
+; export: %leaf
+; export: %once
+; export: %driver
+function %mix(i64, i64) -> i64 tail {
+block0(v0: i64, v1: i64):
+    v2 = iconst.i64 31
+    v3 = imul v0, v2
+    v4 = bxor v3, v1
+    v5 = iconst.i64 5
+    v6 = rotl v4, v5
+    v7 = iconst.i64 0x9e37_79b9
+    v8 = imul v6, v7
+    v9 = iconst.i64 13
+    v10 = ushr v8, v9
+    v11 = bxor v8, v10
+    return v11
+}
+
+function %leaf(i64) -> i64 tail {
+    fn0 = colocated %mix(i64, i64) -> i64 tail
+block0(v0: i64):
+    v1 = iconst.i64 7
+    v2 = call fn0(v0, v1)
+    return v2
+}
+
+function %once(i64) -> i64 tail {
+    fn0 = colocated %mix(i64, i64) -> i64 tail
+block0(v0: i64):
+    v1 = iconst.i64 9
+    v2 = call fn0(v0, v1)
+    return v2
+}
+
+function %driver(i64) -> i64 tail {
+    fn0 = colocated %leaf(i64) -> i64 tail
+block0(v0: i64):
+    v1 = iconst.i64 0
+    jump block1(v1, v0)
+
+block1(v2: i64, v3: i64):
+    v4 = call fn0(v3)
+    v5 = iconst.i64 1
+    v6 = iadd v2, v5
+    v7 = iconst.i64 10
+    v8 = icmp slt v6, v7
+    brif v8, block1(v6, v4), block2
+
+block2:
+    return v4
+}
+; print: %driver(3)
+; print: %leaf(-12345)
+; print: %once(99)
+";
+
+/// `InlineOptions::hot_tiny_insts` (`-Os`): a tiny callee is a hot site
+/// outside loops in a function that may run many times (here `%leaf`,
+/// called in a loop), not in one that runs a bounded number of times
+/// (`%once`), nor in a merge member whose group would split on it. The
+/// print lines agree.
+#[test]
+fn tiny_callees_are_hot_where_their_callers_repeat() {
+    let case = parse_case(TINY_CALLEE, "tiny_callee_outside_loops", "m");
+    let isa = aarch64();
+    let run = |options: &InlineOptions| {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = inline::run(&mut module, Some(&*isa), options);
+        verify_all(&module, "tiny_callee_outside_loops");
+        let after = to_testcase_functions(&module);
+        let differences = run_differences(&case, &before, &after);
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
+        let calls = |caller: &str| check(&format!("calls {caller} %mix"), &report, &module).is_ok();
+        (calls("%leaf"), calls("%once"))
+    };
+    let tiny = InlineOptions {
+        hot_tiny_insts: 12,
+        ..InlineOptions::for_policy(Policy::Size)
+    };
+    assert_eq!(run(&tiny), (false, true));
+    assert_eq!(run(&InlineOptions::for_policy(Policy::Size)), (true, true));
+    let mut member = tiny.clone();
+    member.keep.insert("leaf".to_string());
+    assert_eq!(run(&member), (true, true));
+    // One instruction fewer than the callee: not tiny.
+    let smaller = InlineOptions {
+        hot_tiny_insts: 10,
+        ..tiny
+    };
+    assert_eq!(run(&smaller), (true, true));
+}
+
 /// Decisions taken on estimates (every trial: `Decide::Estimate`, and a
 /// spent measuring budget) keep every file's semantics: the verifier passes
 /// and the run lines agree. (The decisions themselves may differ from the

@@ -120,6 +120,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use cranelift_codegen::entity::SecondaryMap;
+use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::inline::{Inline, InlineCommand};
 use cranelift_codegen::ir::{self, Function};
 use cranelift_codegen::isa::TargetIsa;
@@ -198,6 +199,18 @@ pub struct InlineOptions {
     /// caller a profile knows hot). 0: no limit of their own
     /// ([`InlineOptions::hot_callee_insts`] applies).
     pub hot_accessor_insts: usize,
+    /// The static estimate's limit on *tiny* callees: a call of a callee of
+    /// at most this many CLIF instructions is a hot site wherever it is in
+    /// a caller that may run many times (recursive, or called from a loop
+    /// or from such a caller) and is not known cold, as `-O2` inlines every
+    /// call of a callee of [`SpeedLimits::tiny`] instructions. Code without
+    /// loops runs hot too: recursive code (tree walks, whose accessors are
+    /// tiny) and the functions loops call (bench/trees at `-Os` without
+    /// the rule: 1.2–1.5× `-O2`'s run time, `height` and `max` called in
+    /// `update` and `balance_of` on every level of an insert). 0 turns the
+    /// rule off (`-Oz`). A member of a merge group whose other members
+    /// call other callees there is left to the merger.
+    pub hot_tiny_insts: usize,
     /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
     /// inlined whatever the callee, not only where every member of the
     /// group calls an alike callee ([`InlineOptions::keep_alike`]): a group
@@ -233,6 +246,7 @@ impl InlineOptions {
             heat: Arc::default(),
             hot_callee_insts: 20,
             hot_accessor_insts: 0,
+            hot_tiny_insts: 0,
             hot_sites_in_members: false,
             decide: Decide::default(),
             measure_budget: MeasureBudget::default(),
@@ -332,6 +346,7 @@ pub fn run(
     options: &InlineOptions,
 ) -> InlineReport {
     let mut inliner = Inliner::new(module, isa, options);
+    inliner.find_repeated();
     inliner.find_splitting();
     for component in inliner.graph.bottom_up() {
         let members: BTreeSet<usize> = component.iter().copied().collect();
@@ -374,6 +389,9 @@ struct Inliner<'m> {
     deleted: Vec<bool>,
     /// Members of merge groups that will split ([`Inliner::is_kept`]).
     splitting: Vec<bool>,
+    /// Functions that may run many times ([`Inliner::find_repeated`]):
+    /// where the tiny-callee rule applies.
+    repeated: Vec<bool>,
     report: InlineReport,
 }
 
@@ -389,6 +407,9 @@ struct CallerFacts {
     used: SecondaryMap<ir::Value, bool>,
     /// Per direct call, whether it lies inside a loop.
     in_loop: SecondaryMap<ir::Inst, bool>,
+    /// Per direct call, whether a loop can run after it: the call lies
+    /// inside a loop or a loop is reachable from its block.
+    loop_follows: SecondaryMap<ir::Inst, bool>,
     /// Calls that are not tail calls (kept up to date as callees are
     /// inlined): whether the caller needs a frame.
     calls: i32,
@@ -397,13 +418,16 @@ struct CallerFacts {
 impl CallerFacts {
     fn of(func: &Function) -> CallerFacts {
         let in_loop_blocks = crate::heat::in_loop_blocks(func);
+        let reaches_loop = reaches_loop(func, &in_loop_blocks);
         let mut in_loop = SecondaryMap::new();
+        let mut loop_follows = SecondaryMap::new();
         let mut calls = 0;
         for block in func.layout.blocks() {
             for inst in func.layout.block_insts(block) {
                 let opcode = func.dfg.insts[inst].opcode();
                 if opcode.is_call() {
                     in_loop[inst] = in_loop_blocks[block];
+                    loop_follows[inst] = reaches_loop[block];
                     calls += i32::from(!opcode.is_return());
                 }
             }
@@ -412,6 +436,7 @@ impl CallerFacts {
             known_insts: func.dfg.num_insts(),
             used: size_model::used_values(func),
             in_loop,
+            loop_follows,
             calls,
         }
     }
@@ -419,6 +444,29 @@ impl CallerFacts {
     fn knows(&self, site: ir::Inst) -> bool {
         site.as_u32() < self.known_insts as u32
     }
+}
+
+/// The blocks of `func` from which a loop block (`in_loop`) is reachable,
+/// loop blocks included: a backward walk over the predecessors from every
+/// loop block (linear in the blocks and edges).
+fn reaches_loop(
+    func: &Function,
+    in_loop: &SecondaryMap<ir::Block, bool>,
+) -> SecondaryMap<ir::Block, bool> {
+    let cfg = ControlFlowGraph::with_function(func);
+    let mut reaches = SecondaryMap::new();
+    let mut work: Vec<ir::Block> = func.layout.blocks().filter(|&b| in_loop[b]).collect();
+    for &block in &work {
+        reaches[block] = true;
+    }
+    while let Some(block) = work.pop() {
+        for pred in cfg.pred_iter(block) {
+            if !std::mem::replace(&mut reaches[pred.block], true) {
+                work.push(pred.block);
+            }
+        }
+    }
+    reaches
 }
 
 /// An inlining decided on an estimate, to be made when the caller is next
@@ -492,6 +540,7 @@ impl<'m> Inliner<'m> {
             retired: BTreeMap::new(),
             deleted: vec![false; n],
             splitting: vec![false; n],
+            repeated: vec![false; n],
             report: InlineReport::default(),
         }
     }
@@ -714,6 +763,45 @@ impl<'m> Inliner<'m> {
         self.options.keep.contains(self.name(f)) && !self.splitting[f]
     }
 
+    /// The functions that may run many times, before any inlining, by the
+    /// static estimate of the tiny-callee rule
+    /// ([`InlineOptions::hot_tiny_insts`]): those in a recursive component
+    /// of the call graph, those called inside a loop, and every function
+    /// they call, transitively. The rest run a bounded number of times
+    /// (`main` and what it calls outside loops), and their calls stay
+    /// calls where that is smaller: in straight-line code a call costs
+    /// its few cycles once.
+    fn find_repeated(&mut self) {
+        if self.options.hot_tiny_insts == 0 || self.options.policy != Policy::Size {
+            return;
+        }
+        let mut work = Vec::new();
+        for component in self.graph.bottom_up() {
+            let recursive = component.len() > 1
+                || component
+                    .iter()
+                    .any(|&f| self.graph.callees(f).contains(&f));
+            if recursive {
+                work.extend(component);
+            }
+        }
+        for f in 0..self.module.functions.len() {
+            let func = &self.module.functions[f].func;
+            let in_loop = crate::heat::in_loop_blocks(func);
+            for &(inst, symbol) in &self.graph.references(f).calls {
+                let looped = func.layout.inst_block(inst).is_some_and(|b| in_loop[b]);
+                if let Some(g) = self.graph.function_of(symbol).filter(|_| looped) {
+                    work.push(g);
+                }
+            }
+        }
+        while let Some(f) = work.pop() {
+            if !std::mem::replace(&mut self.repeated[f], true) {
+                work.extend(self.graph.callees(f));
+            }
+        }
+    }
+
     /// The members [`Inliner::is_kept`] finds splitting, before any
     /// inlining (the callees' sizes as they come).
     fn find_splitting(&mut self) {
@@ -900,8 +988,12 @@ impl<'m> Inliner<'m> {
     }
 
     /// The sites among `sites` (calls of `g` in `caller`) that the size
-    /// policy inlines for speed whatever they cost: `g` is small, and the
-    /// site is known hot or lies inside a loop of a caller not known cold.
+    /// policy inlines for speed whatever they cost, in a caller not known
+    /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), `caller` may
+    /// run many times ([`Inliner::find_repeated`]) and inlining `g` splits
+    /// no merge group ([`Inliner::splits_for_tiny`]) or a loop can run after
+    /// the site; or `g` is small and the site is known hot or lies inside a
+    /// loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -922,21 +1014,50 @@ impl<'m> Inliner<'m> {
             }
             None => (self.options.hot_callee_insts, 0),
         };
-        if callee_insts > in_loop_limit.max(straight_limit) {
+        let tiny = callee_insts <= self.options.hot_tiny_insts && self.repeated[caller];
+        let splits = tiny && self.splits_for_tiny(caller, g);
+        if !tiny && callee_insts > in_loop_limit.max(straight_limit) {
             return Vec::new();
         }
         let mut hot = Vec::new();
         for &site in sites {
-            let in_loop = self.facts(caller, site).in_loop[site];
-            let wanted = match in_loop {
-                true => callee_insts <= in_loop_limit,
-                false => heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit,
-            };
+            let facts = self.facts(caller, site);
+            let (in_loop, loop_follows) = (facts.in_loop[site], facts.loop_follows[site]);
+            let wanted = (tiny && (!splits || loop_follows))
+                || match in_loop {
+                    true => callee_insts <= in_loop_limit,
+                    false => {
+                        heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit
+                    }
+                };
             if wanted {
                 hot.push(site);
             }
         }
         hot
+    }
+
+    /// Whether inlining tiny `g` into `caller` would split `caller`'s merge
+    /// group: `caller` is a member ([`InlineOptions::keep`]) and the
+    /// other members do not call an alike callee there
+    /// ([`InlineOptions::keep_alike`]). The tiny rule leaves such sites to
+    /// the merger where no loop can run after them: there the group's bytes
+    /// are worth more than the call (bench/generic_zoo: splitting the groups
+    /// of `ring::put<N>`, `ring::window_sums<N>`, ... on their tiny callees
+    /// cost 2.7 KB, 10% of its `-Os` code). Where a loop follows, the merged
+    /// body's call through a parameter is an unknown callee that may write
+    /// any memory, so the loop reloads what it read before the call
+    /// (bench/generic_zoo's `set::slot<h>`: the probe loop reloaded `s.keys`
+    /// and its length on every step after `h(key)`); such sites are inlined
+    /// and the group splits (similar-function merging may merge the members
+    /// again with a branch, which writes no memory).
+    fn splits_for_tiny(&self, caller: usize, g: usize) -> bool {
+        let (caller, callee) = (self.name(caller), self.name(g));
+        self.options.keep.contains(caller)
+            && !self
+                .options
+                .keep_alike
+                .contains(&(caller.to_string(), callee.to_string()))
     }
 
     /// Inlines `g` at the hot `sites` of `caller` (size policy); the growth
@@ -978,7 +1099,7 @@ impl<'m> Inliner<'m> {
         let growth = trial.growth();
         let reason = match hot {
             true => format!(
-                "into `{}`: hot ({} site(s) in a loop or known hot by the profile; {})",
+                "into `{}`: hot ({} site(s) in a loop, known hot by the profile, or of a tiny callee; {})",
                 self.name(caller),
                 trial.sites.len(),
                 basis.describe(growth)
