@@ -5,6 +5,7 @@
 #[path = "lower_support.rs"]
 mod support;
 
+use cranelift_codegen::ir::TrapCode;
 use pare_frontend::lower::{
     lower_module, lower_program, runtime_module, string_literal_name, verify_module, Arch,
     LowerConfig, Runtime, ENTRY_POINT,
@@ -75,9 +76,11 @@ fn snapshots_of_lowered_functions() {
     assert_clif!("main", snapshot(&m, "main"));
 }
 
-/// Under shared trap paths (aarch64 objects) a check is a `trapz`/`trapnz`
-/// with its kind's code: no cold block calling `pare_trap`, no call at all
-/// in `get` and `swap`; the runtime defines one tail-calling path per kind.
+/// Under shared trap paths (aarch64 objects) a check is a branch to a
+/// `trap` with its kind's code: no cold block calling `pare_trap`, no call at
+/// all in `get` and `swap`; the runtime defines one tail-calling path per
+/// kind. A division is the bare instruction: Cranelift's own division traps
+/// are mapped to the division paths.
 #[test]
 fn snapshots_with_shared_trap_paths() {
     use pare_frontend::lower::{check_trap_code, trap_path_name, TrapLowering, CHECKED_KINDS};
@@ -88,6 +91,15 @@ fn snapshots_with_shared_trap_paths() {
     let m = lower_program(&program(), &cfg);
     verify_module(&m).unwrap();
     assert_clif!("shared_paths_div_i64", snapshot(&m, "main::div"));
+    assert_clif!("shared_paths_rem_i32", snapshot(&m, "main::rem"));
+    let paths = cfg.traps.shared_paths().unwrap().paths;
+    for (code, kind) in [
+        (TrapCode::INTEGER_DIVISION_BY_ZERO, "division_by_zero"),
+        (TrapCode::INTEGER_OVERFLOW, "division_overflow"),
+    ] {
+        let path = format!("pare_trap_{kind}");
+        assert!(paths.contains(&(code, path)), "{code} in {paths:?}");
+    }
     assert_clif!("shared_paths_array_index", snapshot(&m, "main::get"));
     for symbol in ["main::div", "main::get", "main::swap"] {
         let text = snapshot(&m, symbol);

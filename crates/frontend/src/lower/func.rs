@@ -26,7 +26,10 @@
 //!
 //!   Checks stay branches (not `trapz`/`trapnz`) in both: GVN proves checks
 //!   redundant from the relations that branches establish in the blocks
-//!   they dominate (`parec_passes::gvn::predicates`).
+//!   they dominate (`parec_passes::gvn::predicates`). Under `SharedPaths` a
+//!   division has no check of Pare's: the instruction's own traps, which
+//!   Cranelift emits anyway, are mapped to the shared paths
+//!   ([`TrapLowering::division_checks_in_clif`]).
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address. Each names the alias region of the memory
@@ -796,10 +799,17 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     /// Division and remainder with Pare's checks: a zero divisor traps, signed
-    /// `MIN / -1` traps, signed `MIN % -1` is 0 (the divisor -1 is replaced by
-    /// 1, which gives the same remainder 0 for every dividend, so `srem` never
-    /// sees the overflowing pair). Checks a constant divisor makes moot are
-    /// not emitted.
+    /// `MIN / -1` traps, signed `MIN % -1` is 0. Where the division's own
+    /// traps are Pare's ([`TrapLowering::division_checks_in_clif`]: aarch64
+    /// objects) the CLIF instruction is all: `sdiv`/`udiv`/`urem` trap as
+    /// Pare does, and CLIF's `srem` traps only on a zero divisor (`MIN % -1`
+    /// is 0: Cranelift's mid-end folds `srem x, -1` to 0 and its aarch64
+    /// lowering computes it with `sdiv`, which does not trap, and `msub`).
+    /// Otherwise the checks come first, as branches, and for `srem` the
+    /// divisor -1 is replaced by 1, which gives the same remainder 0 for
+    /// every dividend (cranelift-interpreter, which the differential tester
+    /// runs on this code, traps on `MIN % -1`). Checks a constant divisor
+    /// makes moot are not emitted.
     fn div_rem(&mut self, op: BinOp, signed: bool, x: Value, y: Value, divisor: &Expr) -> Value {
         let constant = match divisor.kind {
             ExprKind::Const(c) => Some(c),
@@ -808,6 +818,15 @@ impl<'p> FnLower<'_, '_, 'p> {
         let ty = self.b.func.dfg.value_type(x);
         if signed && op == BinOp::Rem && constant == Some(-1) {
             return self.iconst(ty, 0);
+        }
+        if self.mb.cfg.traps.division_checks_in_clif() {
+            let ins = self.b.ins();
+            return match (op, signed) {
+                (BinOp::Div, true) => ins.sdiv(x, y),
+                (_, true) => ins.srem(x, y),
+                (BinOp::Div, false) => ins.udiv(x, y),
+                (_, false) => ins.urem(x, y),
+            };
         }
         if constant.is_none_or(|c| c == 0) {
             self.trap_unless(y, TrapKind::DivisionByZero);

@@ -113,6 +113,15 @@ pub enum TrapLowering {
     /// `parec_passes::traps` has turned each such `udf` into a branch to
     /// the kind's shared path `pare_trap_<kind>` ([`trap_path_name`],
     /// defined by the runtime module): aarch64 objects only.
+    ///
+    /// A division is the exception: its checks are Cranelift's own
+    /// ([`TrapLowering::division_checks_in_clif`]). Cranelift's aarch64
+    /// lowering of `sdiv`/`udiv`/`srem`/`urem` checks the divisor for zero
+    /// (`cbz` to a `udf` with `int_divz`) and `sdiv` for `MIN / -1` (`cmn`,
+    /// `ccmp`, `b.vs` to a `udf` with `int_ovf`), in that order, the order
+    /// of Pare's checks; the machine pass gives those two codes the shared
+    /// paths of `division by zero` and `division overflow`. Pare's own
+    /// checks would be a second copy of each in front of the division.
     SharedPaths,
 }
 
@@ -126,9 +135,19 @@ impl TrapLowering {
         }
     }
 
+    /// Whether a division's checks (zero divisor, `MIN / -1`) are left to
+    /// the CLIF instruction itself: its traps are then Pare's
+    /// ([`TrapLowering::SharedPaths`]). Otherwise the lowering checks first
+    /// and the instruction never traps.
+    pub fn division_checks_in_clif(self) -> bool {
+        self == TrapLowering::SharedPaths
+    }
+
     /// What the machine pass needs to complete this lowering's code: each
-    /// check's trap code with its shared path, and the functions that never
-    /// return. `None` for [`TrapLowering::Call`], whose code is complete.
+    /// check's trap code with its shared path (Cranelift's own division
+    /// traps included, [`TrapLowering::division_checks_in_clif`]), and the
+    /// functions that never return. `None` for [`TrapLowering::Call`],
+    /// whose code is complete.
     pub fn shared_paths(self) -> Option<parec_passes::traps::TrapPaths> {
         match self {
             TrapLowering::Call => None,
@@ -136,6 +155,11 @@ impl TrapLowering {
                 paths: CHECKED_KINDS
                     .iter()
                     .map(|&kind| (check_trap_code(kind), trap_path_name(kind)))
+                    .chain(
+                        DIVISION_TRAPS
+                            .iter()
+                            .map(|&(code, kind)| (code, trap_path_name(kind))),
+                    )
                     .collect(),
                 noreturn: [
                     RuntimeFn::Trap.name(),
@@ -159,6 +183,22 @@ pub const CHECKED_KINDS: [tir::TrapKind; 4] = [
     tir::TrapKind::DivisionOverflow,
     tir::TrapKind::IndexOutOfBounds,
     tir::TrapKind::NullDereference,
+];
+
+/// Cranelift's trap codes of a division's own checks and the kind of Pare
+/// trap each one is ([`TrapLowering::division_checks_in_clif`]). No other
+/// instruction Pare's lowering emits traps with them: `int_ovf` comes
+/// from `sdiv` alone (Pare has no floating point, no overflow-checked
+/// arithmetic).
+const DIVISION_TRAPS: [(ir::TrapCode, tir::TrapKind); 2] = [
+    (
+        ir::TrapCode::INTEGER_DIVISION_BY_ZERO,
+        tir::TrapKind::DivisionByZero,
+    ),
+    (
+        ir::TrapCode::INTEGER_OVERFLOW,
+        tir::TrapKind::DivisionOverflow,
+    ),
 ];
 
 /// First of the user trap codes of checks: the trap block of kind `k`
