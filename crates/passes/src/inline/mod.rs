@@ -910,7 +910,7 @@ impl<'m> Inliner<'m> {
         // limit outside loops, 60, cost 1.5 KB on `calc` and `hashmap`
         // and gained no run time).
         let callee = &self.module.functions[g].func;
-        let callee_insts = count_insts(callee);
+        let callee_insts = policy::callee_insts(callee);
         let (in_loop_limit, straight_limit) = match heat.heat(&caller_name) {
             Some(Heat::Cold) => return Vec::new(),
             Some(Heat::Hot) => (self.options.speed.in_loop, self.options.speed.tiny),
@@ -1004,7 +1004,7 @@ impl<'m> Inliner<'m> {
         by_caller: Vec<(usize, Vec<ir::Inst>)>,
         removable: bool,
     ) {
-        let callee_insts = count_insts(&self.module.functions[g].func);
+        let callee_insts = policy::callee_insts(&self.module.functions[g].func);
         let single_site = removable && by_caller.len() == 1 && by_caller[0].1.len() == 1;
         let mut every_site_inlined = true;
         for (caller, sites) in by_caller {

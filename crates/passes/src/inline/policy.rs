@@ -17,8 +17,14 @@
 //! and `f`, with everything chosen so far, stays within
 //! [`SpeedLimits::caller_budget`] instructions, so that inlining cannot
 //! blow up a function's compile time.
+//!
+//! A callee's size is [`callee_insts`]: its instructions, a division by a
+//! value that is not a constant counted with the checks that make it total
+//! (a producer may write them in front of the instruction or leave them to
+//! the instruction's own traps, which Cranelift emits as the same code; the
+//! limits mean the same either way).
 
-use cranelift_codegen::ir::{self, Function};
+use cranelift_codegen::ir::{self, Function, InstructionData, Opcode};
 
 use crate::clif_module::count_insts;
 
@@ -40,6 +46,41 @@ impl Default for SpeedLimits {
             caller_budget: 2_000,
         }
     }
+}
+
+/// The size of `g` as the inlining limits count it: its CLIF instructions,
+/// and for each division or remainder whose divisor is not a constant the
+/// instructions of the checks that make it total, as a producer checking in
+/// front of it writes them: the zero test (a branch and a trap, 2), and for
+/// a signed one the `MIN / -1` case (`sdiv`: two constants, two compares,
+/// their `band`, a branch and a trap, 7; `srem`: the divisor -1 replaced by
+/// 1 with two constants, a compare and a `select`, 4). Cranelift lowers a
+/// division's own traps to the same tests, so a callee that leaves its
+/// checks to the instruction weighs what it did with them written out.
+pub fn callee_insts(g: &Function) -> usize {
+    let checks = |inst: ir::Inst| -> usize {
+        let opcode = g.dfg.insts[inst].opcode();
+        let signed_extra = match opcode {
+            Opcode::Sdiv => 7,
+            Opcode::Srem => 4,
+            Opcode::Udiv | Opcode::Urem => 0,
+            _ => return 0,
+        };
+        let divisor = g.dfg.resolve_aliases(g.dfg.inst_args(inst)[1]);
+        let constant = g.dfg.value_def(divisor).inst().is_some_and(|def| {
+            matches!(g.dfg.insts[def], InstructionData::UnaryImm { opcode: Opcode::Iconst, .. })
+        });
+        if constant {
+            0
+        } else {
+            2 + signed_extra
+        }
+    };
+    g.layout
+        .blocks()
+        .flat_map(|b| g.layout.block_insts(b))
+        .map(|inst| 1 + checks(inst))
+        .sum()
 }
 
 impl SpeedLimits {
@@ -70,5 +111,58 @@ impl SpeedLimits {
             }
         }
         chosen
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
+    use cranelift_codegen::isa::CallConv;
+    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+
+    /// `fn(x, y) -> op(x, y) + op(x, 7)`: one division by a parameter, one
+    /// by a constant.
+    fn two_divisions(op: Opcode) -> Function {
+        let mut sig = Signature::new(CallConv::Tail);
+        sig.params.extend([AbiParam::new(types::I64); 2]);
+        sig.returns.push(AbiParam::new(types::I64));
+        let mut func = Function::with_name_signature(UserFuncName::testcase("f"), sig);
+        let mut ctx = FunctionBuilderContext::new();
+        let mut b = FunctionBuilder::new(&mut func, &mut ctx);
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let (x, y) = (b.block_params(entry)[0], b.block_params(entry)[1]);
+        let seven = b.ins().iconst(types::I64, 7);
+        let (by_y, by_seven) = match op {
+            Opcode::Sdiv => (b.ins().sdiv(x, y), b.ins().sdiv(x, seven)),
+            Opcode::Srem => (b.ins().srem(x, y), b.ins().srem(x, seven)),
+            Opcode::Udiv => (b.ins().udiv(x, y), b.ins().udiv(x, seven)),
+            _ => (b.ins().urem(x, y), b.ins().urem(x, seven)),
+        };
+        let sum = b.ins().iadd(by_y, by_seven);
+        b.ins().return_(&[sum]);
+        b.seal_all_blocks();
+        b.finalize(cranelift_codegen::isa::TargetFrontendConfig {
+            default_call_conv: CallConv::Tail,
+            pointer_width: target_lexicon::PointerWidth::U64,
+            page_size_align_log2: 12,
+        });
+        func
+    }
+
+    #[test]
+    fn a_division_by_a_variable_weighs_its_checks() {
+        for (op, checks) in [
+            (Opcode::Sdiv, 9),
+            (Opcode::Srem, 6),
+            (Opcode::Udiv, 2),
+            (Opcode::Urem, 2),
+        ] {
+            let func = two_divisions(op);
+            assert_eq!(count_insts(&func), 5, "{op}");
+            assert_eq!(callee_insts(&func), 5 + checks, "{op}");
+        }
     }
 }
