@@ -68,7 +68,13 @@ pub fn callee_insts(g: &Function) -> usize {
         };
         let divisor = g.dfg.resolve_aliases(g.dfg.inst_args(inst)[1]);
         let constant = g.dfg.value_def(divisor).inst().is_some_and(|def| {
-            matches!(g.dfg.insts[def], InstructionData::UnaryImm { opcode: Opcode::Iconst, .. })
+            matches!(
+                g.dfg.insts[def],
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    ..
+                }
+            )
         });
         if constant {
             0
@@ -117,39 +123,21 @@ impl SpeedLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cranelift_codegen::ir::{types, AbiParam, InstBuilder, Signature, UserFuncName};
-    use cranelift_codegen::isa::CallConv;
-    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
-    /// `fn(x, y) -> op(x, y) + op(x, 7)`: one division by a parameter, one
-    /// by a constant.
+    /// `op(x, y) + op(x, 7)`: one division by a parameter, one by a
+    /// constant (5 instructions).
     fn two_divisions(op: Opcode) -> Function {
-        let mut sig = Signature::new(CallConv::Tail);
-        sig.params.extend([AbiParam::new(types::I64); 2]);
-        sig.returns.push(AbiParam::new(types::I64));
-        let mut func = Function::with_name_signature(UserFuncName::testcase("f"), sig);
-        let mut ctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut ctx);
-        let entry = b.create_block();
-        b.append_block_params_for_function_params(entry);
-        b.switch_to_block(entry);
-        let (x, y) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-        let seven = b.ins().iconst(types::I64, 7);
-        let (by_y, by_seven) = match op {
-            Opcode::Sdiv => (b.ins().sdiv(x, y), b.ins().sdiv(x, seven)),
-            Opcode::Srem => (b.ins().srem(x, y), b.ins().srem(x, seven)),
-            Opcode::Udiv => (b.ins().udiv(x, y), b.ins().udiv(x, seven)),
-            _ => (b.ins().urem(x, y), b.ins().urem(x, seven)),
-        };
-        let sum = b.ins().iadd(by_y, by_seven);
-        b.ins().return_(&[sum]);
-        b.seal_all_blocks();
-        b.finalize(cranelift_codegen::isa::TargetFrontendConfig {
-            default_call_conv: CallConv::Tail,
-            pointer_width: target_lexicon::PointerWidth::U64,
-            page_size_align_log2: 12,
-        });
-        func
+        let text = format!(
+            "function %f(i64, i64) -> i64 tail {{
+             block0(v0: i64, v1: i64):
+                 v2 = iconst.i64 7
+                 v3 = {op} v0, v1
+                 v4 = {op} v0, v2
+                 v5 = iadd v3, v4
+                 return v5
+             }}"
+        );
+        cranelift_reader::parse_functions(&text).unwrap().remove(0)
     }
 
     #[test]
