@@ -76,6 +76,26 @@ fn snapshots_of_lowered_functions() {
     assert_clif!("main", snapshot(&m, "main"));
 }
 
+/// A condition is lowered for control flow: `&&`, `||` and `!` are
+/// branches straight to the arms (no `i8` join value tested again), the
+/// right operand runs only when it decides (its bounds check included), and
+/// a constant condition jumps.
+#[test]
+fn snapshot_of_short_circuit_conditions() {
+    let p = check_src(&[(
+        "main",
+        "fn find(xs: [i64], x: i64) -> i64 {
+            let mut i = 0;
+            while i < len(xs) && !(xs[i] == x || xs[i] < 0) { i += 1; }
+            if true && i > 2 { i } else { -1 }
+        }
+        fn main() -> i32 { find(new [i64; 4], 1) as i32 }",
+    )]);
+    let m = lower_program(&p, &snapshot_config());
+    verify_module(&m).unwrap();
+    assert_clif!("short_circuit_conditions", snapshot(&m, "main::find"));
+}
+
 /// Under shared trap paths (aarch64 objects) a check is a branch to a
 /// `trap` with its kind's code: no cold block calling `pare_trap`, no call at
 /// all in `get` and `swap`; the runtime defines one tail-calling path per

@@ -561,9 +561,11 @@ impl<'p> FnLower<'_, '_, 'p> {
         let exit = self.b.create_block();
         self.jump(header, &[]);
         self.enter(header);
-        if let Some(c) = self.value(cond) {
-            self.branch(c, body_block, &[], exit, &[]);
-            // The block ending in this branch dominates the body and the exit.
+        self.cond_branch(cond, body_block, exit);
+        if self.targeted.contains(&body_block) {
+            // The blocks of the condition before its first branch dominate
+            // the body and the exit; what the rest of it established is
+            // forgotten by `cond_branch`.
             let at_branch = self.facts.mark();
             self.enter_sealed(body_block);
             self.loops.push(LoopTargets {
@@ -881,6 +883,41 @@ impl<'p> FnLower<'_, '_, 'p> {
         self.reachable.then_some(result)
     }
 
+    /// Lowers `cond` (a bool) for control flow only: branches to `then` if
+    /// it is true and to `els` if it is false, and leaves the current block
+    /// terminated. `&&`, `||` and `!` become branches rather than values
+    /// (no bool is materialized and tested again), and a constant jumps.
+    /// Facts established inside a right operand hold only where that operand
+    /// ran, so they are forgotten; those of a left operand (which runs first,
+    /// on every path) stay.
+    fn cond_branch(&mut self, cond: &'p Expr, then: ir::Block, els: ir::Block) {
+        if !self.reachable {
+            return;
+        }
+        match &cond.kind {
+            ExprKind::Logical(op, lhs, rhs) => {
+                let rhs_block = self.b.create_block();
+                match op {
+                    Logical::And => self.cond_branch(lhs, rhs_block, els),
+                    Logical::Or => self.cond_branch(lhs, then, rhs_block),
+                }
+                let before_rhs = self.facts.mark();
+                self.enter_sealed(rhs_block);
+                self.cond_branch(rhs, then, els);
+                self.facts.restore(before_rhs);
+            }
+            ExprKind::Unary(UnOp::Not, operand) if cond.ty == Ty::Bool => {
+                self.cond_branch(operand, els, then)
+            }
+            ExprKind::Const(c) => self.jump(if *c != 0 { then } else { els }, &[]),
+            _ => {
+                if let Some(c) = self.value(cond) {
+                    self.branch(c, then, &[], els, &[]);
+                }
+            }
+        }
+    }
+
     fn if_expr(
         &mut self,
         ty: &Ty,
@@ -888,7 +925,6 @@ impl<'p> FnLower<'_, '_, 'p> {
         then: &'p Block,
         els: Option<&'p Block>,
     ) -> Option<Value> {
-        let c = self.value(cond)?;
         let then_block = self.b.create_block();
         let merge = self.b.create_block();
         let result_ty = self.ty(ty);
@@ -897,7 +933,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             Some(_) => self.b.create_block(),
             None => merge,
         };
-        self.branch(c, then_block, &[], else_block, &[]);
+        self.cond_branch(cond, then_block, else_block);
         let at_branch = self.facts.mark();
         self.enter_sealed(then_block);
         self.branch_into(then, merge, result_ty.is_some());
