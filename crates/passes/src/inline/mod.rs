@@ -502,30 +502,22 @@ fn sibling_key(func: &Function) -> u64 {
         }
     }
     let value = |v: ir::Value| numbers.get(&func.dfg.resolve_aliases(v)).copied();
+    let types = |values: &[ir::Value]| -> Vec<ir::Type> {
+        values.iter().map(|&v| func.dfg.value_type(v)).collect()
+    };
     let mut text = format!("{}\n", func.signature);
     for block in func.layout.blocks() {
-        let params: Vec<ir::Type> = func
-            .dfg
-            .block_params(block)
-            .iter()
-            .map(|&p| func.dfg.value_type(p))
-            .collect();
-        let _ = writeln!(text, "block{params:?}");
+        let _ = writeln!(text, "block{:?}", types(func.dfg.block_params(block)));
         for inst in func.layout.block_insts(block) {
             let data = &func.dfg.insts[inst];
-            let results: Vec<ir::Type> = func
-                .dfg
-                .inst_results(inst)
-                .iter()
-                .map(|&r| func.dfg.value_type(r))
-                .collect();
             let args: Vec<Option<usize>> =
                 func.dfg.inst_args(inst).iter().map(|&a| value(a)).collect();
             let _ = write!(
                 text,
-                "{} {:?} {results:?} {args:?}",
+                "{} {:?} {:?} {args:?}",
                 data.opcode(),
-                func.dfg.ctrl_typevar(inst)
+                func.dfg.ctrl_typevar(inst),
+                types(func.dfg.inst_results(inst))
             );
             for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
                 let args: Vec<Option<usize>> = call
