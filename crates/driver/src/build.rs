@@ -490,7 +490,9 @@ impl Build {
         self.run_compiling_through(input, &Outputs::default(), Some(cache))
     }
 
-    fn run_compiling_through(
+    /// [`Build::run_writing`] compiling through `cache` when there is one,
+    /// as [`Build::run_sharing`] does (the output is the same).
+    pub fn run_compiling_through(
         &self,
         input: Input,
         outputs: &Outputs,

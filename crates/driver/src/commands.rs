@@ -6,9 +6,11 @@
 //! process exit status or a [`Failure`]; none panics on user input.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 use parec_passes::clif_module::ClifModule;
+use parec_passes::code_cache::CodeCache;
 
 use crate::build::{Backend, Build, BuildMode, Input, ModeFlags, Output, Units};
 use crate::clif_file::ClifFile;
@@ -249,7 +251,7 @@ pub fn interp(files: &[PathBuf]) -> Result<i32, Failure> {
 /// `parec build`.
 pub fn build(opts: &BuildOptions) -> Result<i32, Failure> {
     let pipeline = choose_pipeline(opts.level, opts.passes.as_deref())?;
-    build_with_pipeline(opts, pipeline)
+    build_with_pipeline(opts, pipeline, None)
 }
 
 /// The files `parec build` will write, as the flags name them.
@@ -282,8 +284,15 @@ fn explicit_inputs(opts: &BuildOptions) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `parec build` with a pipeline of the caller's (which may hold custom passes).
-pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Result<i32, Failure> {
+/// `parec build` with a pipeline of the caller's (which may hold custom
+/// passes), compiling through `cache` when there is one: a code cache other
+/// builds of the same program share (`parec_passes::code_cache`; the files
+/// written are the same with or without it).
+pub fn build_with_pipeline(
+    opts: &BuildOptions,
+    mut pipeline: Pipeline,
+    cache: Option<&Arc<CodeCache>>,
+) -> Result<i32, Failure> {
     let kind = classify(&opts.files)?;
     let outputs = planned_outputs(opts)?;
     let inputs = explicit_inputs(opts);
@@ -312,7 +321,7 @@ pub fn build_with_pipeline(opts: &BuildOptions, mut pipeline: Pipeline) -> Resul
         code_model: opts.code_model,
         runtime: opts.runtime,
     };
-    let output = build.run_writing(input, &outputs)?;
+    let output = build.run_compiling_through(input, &outputs, cache)?;
     if opts.remarks {
         remarks::print_text(output.remarks());
         if let Some((stats, _)) = output.fmerge_stats() {

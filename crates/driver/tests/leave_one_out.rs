@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -189,24 +190,26 @@ fn no_clif_pass_costs_more_than_it_saves() {
     let programs = programs();
     assert!(programs.len() >= 60, "only {} programs", programs.len());
     let root = workspace_root();
-    // Two workers (CI's machines have two cores), programs interleaved.
+    // Two workers (CI's machines have two cores), each taking the next
+    // program when done, largest first: a fixed split left one core idle
+    // while the other finished the benchmark programs.
+    let mut queue: Vec<&PathBuf> = programs.iter().collect();
+    queue.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    let next = AtomicUsize::new(0);
     let rows: Vec<(PathBuf, Vec<u64>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..2)
-            .map(|w| {
-                let (programs, configs) = (&programs, &configs);
+            .map(|_| {
+                let (queue, configs, next) = (&queue, &configs, &next);
                 scope.spawn(move || {
-                    programs
-                        .iter()
-                        .skip(w)
-                        .step_by(2)
-                        .map(|p| {
-                            // One cache per program: the configurations
-                            // compile many functions alike.
-                            let cache = Arc::new(CodeCache::new());
-                            let bytes = configs.iter().map(|c| build(p, c, &cache)).collect();
-                            (p.clone(), bytes)
-                        })
-                        .collect::<Vec<_>>()
+                    let mut rows = Vec::new();
+                    while let Some(&p) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        // One cache per program: the configurations
+                        // compile many functions alike.
+                        let cache = Arc::new(CodeCache::new());
+                        let bytes = configs.iter().map(|c| build(p, c, &cache)).collect();
+                        rows.push((p.clone(), bytes));
+                    }
+                    rows
                 })
             })
             .collect();

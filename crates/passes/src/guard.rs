@@ -22,13 +22,18 @@
 //! hash, `crate::profile::hash`, which names callees and symbols by name
 //! and ignores entity numbers), *changed* when both define it otherwise,
 //! *added* when only `A` defines it (`.Tgm` and `.Tfm` bodies), *removed*
-//! when only `B` does (inlined, merged or elided functions).
+//! when only `B` does (inlined, merged or elided functions). The profile
+//! hash skips the contents of blocks that end in `trap`, so an unchanged
+//! function may still differ there: Pare's `main` ends in `exit` and a
+//! `trap`, and a merge that redirects its calls leaves its hash as it was
+//! (generated seed 154).
 //!
 //! A *group* is a class of the finest partition of names in which
-//! - a changed or added function of `A` is with every added function it
-//!   names, and a changed or removed function of `B` with every removed
-//!   function it names (a version can only be kept together with the
-//!   functions it calls or takes the address of); and
+//! - a function of `A` is with every added function it names, and a
+//!   function of `B` with every removed function it names (a version can
+//!   only be kept together with the functions it calls or takes the
+//!   address of; unchanged functions too, whose trap blocks may name
+//!   them); and
 //! - the members of one identical-code-folding class (`crate::fmerge::icf`,
 //!   in `B` and in `A`) that has a changed, added or removed member are
 //!   together (the linker keeps one copy of a class: its bytes are the
@@ -232,10 +237,9 @@ impl<'m> Versions<'m> {
     fn groups(&self) -> Vec<Vec<usize>> {
         let mut sets = UnionFind::new(self.names.len());
         for (n, &(b, a)) in self.index.iter().enumerate() {
-            let status = self.status[n];
-            if status == Status::Unchanged {
-                continue;
-            }
+            // Unchanged functions too: their trap blocks are not hashed
+            // (module doc), and a function of `A` that calls an added one
+            // must go back with it.
             if let Some(a) = a {
                 for r in self.referenced(self.after, &self.after.functions[a].func) {
                     if self.status[r] == Status::Added {
@@ -490,10 +494,12 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
 /// Takes out of `dropped` (functions only `A` defines, to be deleted) every
 /// function a kept function still calls or takes the address of, until
 /// none is: deleting it would leave a reference to nothing. The groups
-/// should make this a no-op; where a merge's references escape them
-/// (generated seed 154: `fmerge` alone at `-Oz` with region dispatch on), a
-/// function left unused costs bytes, a deleted one that is named would
-/// miscompile.
+/// make this a no-op: they follow every function's references, unchanged
+/// ones' included (generated seed 154, `fmerge` alone at `-Oz` with region
+/// dispatch on, escaped them while unchanged functions were skipped: its
+/// `main` calls the merged body from a block that ends in `trap`). It stays
+/// as a net: a function left unused costs bytes, a deleted one that is
+/// named would miscompile.
 fn keep_named(after: &ClifModule, dropped: &mut BTreeSet<usize>) {
     loop {
         let named: BTreeSet<u32> = after
@@ -569,4 +575,67 @@ fn drop_unnamed_imports(module: &mut ClifModule, candidates: &BTreeSet<String>) 
         })
         .collect();
     clif_module::remove_symbols(module, &unnamed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::tests::module;
+
+    /// Pare's `main` calling `f` once: its only block ends in `exit`'s
+    /// call and `trap`.
+    const BEFORE: &str = "function u0:0() tail {
+        sig0 = (i8) -> i8 tail
+        fn0 = colocated u0:1 sig0
+    block0:
+        v0 = iconst.i8 3
+        v1 = call fn0(v0)
+        trap user1
+    }
+    function u0:1(i8) -> i8 tail {
+    block0(v0: i8):
+        v1 = iconst.i8 4
+        v2 = imul v0, v1
+        return v2
+    }";
+
+    /// The same with `f` merged into `f.Tfm`, which `main` now calls.
+    const AFTER: &str = "function u0:0() tail {
+        sig0 = (i8, i32) -> i8 tail
+        fn0 = colocated u0:1 sig0
+    block0:
+        v0 = iconst.i8 3
+        v1 = iconst.i32 1
+        v2 = call fn0(v0, v1)
+        trap user1
+    }
+    function u0:1(i8, i32) -> i8 tail {
+    block0(v0: i8, v1: i32):
+        v2 = iconst.i8 4
+        v3 = iconst.i8 12
+        v4 = select v1, v2, v3
+        v5 = imul v0, v4
+        return v5
+    }";
+
+    #[test]
+    fn a_caller_whose_trap_block_names_an_added_function_is_in_its_group() {
+        // Generated seed 154: fmerge redirected `main`'s calls to the
+        // merged body; `main`'s only block ends in `trap`, whose contents
+        // the profile hash skips, so `main` counts as unchanged. Its group
+        // must still hold the body it calls (and the function it called).
+        let before = module(BEFORE, &["main", "f"], &[]);
+        let after = module(AFTER, &["main", "f.Tfm"], &[]);
+        let versions = Versions::new(&before, &after);
+        let status = |name: &str| versions.status[versions.position[name]];
+        assert_eq!(status("main"), Status::Unchanged);
+        assert_eq!(status("f"), Status::Removed);
+        assert_eq!(status("f.Tfm"), Status::Added);
+        let groups: Vec<Vec<&str>> = versions
+            .groups()
+            .iter()
+            .map(|g| g.iter().map(|&n| versions.names[n].as_str()).collect())
+            .collect();
+        assert_eq!(groups, vec![vec!["f", "f.Tfm", "main"]]);
+    }
 }

@@ -577,4 +577,4 @@ pub fn union_hot_code(into: &mut HotCode, other: HotCode) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

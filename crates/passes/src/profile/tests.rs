@@ -6,7 +6,7 @@ use cranelift_reader::parse_functions;
 /// A module of the CLIF `text`'s functions, named `names`; every external
 /// name `u0:k` refers to symbol `k` (the functions first, then `extra`
 /// symbols).
-fn module(text: &str, names: &[&str], extra: &[&str]) -> ClifModule {
+pub(crate) fn module(text: &str, names: &[&str], extra: &[&str]) -> ClifModule {
     let mut m = ClifModule::new("m");
     let funcs = parse_functions(text).unwrap();
     for (name, func) in names.iter().zip(&funcs) {

@@ -24,7 +24,13 @@
 //! what several configurations compile alike (a function no pass changed,
 //! the size inliner's trials alone and within `-Oz`) is compiled once per
 //! program: with the ten standard configurations, 5.5 → 6.8 programs per
-//! second (interpreter and JIT, seeds 0..100, 2 cores).
+//! second (interpreter and JIT, seeds 0..100, 2 cores). `exec-aot` builds
+//! compile through the session's code cache too (the front end runs per
+//! build, as `parec build`'s does): the same cache while the request names
+//! the same files with the same bytes (its keys hold the ISA, so the JIT's
+//! host code and AOT's aarch64 code never meet; and since they are hashes of
+//! the function compiled, a stale entry could never be used for another
+//! function: the condition only bounds the cache to one program).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -127,9 +133,18 @@ pub struct JitPhases {
 #[derive(Default)]
 pub struct Session {
     lowered: Option<CachedLowering>,
+    /// The code cache of the program of the last request.
+    code_cache: Option<ProgramCache>,
     /// The phases of the last command, if it was an `exec-jit` run of a
     /// Pare program that returned from `main`.
     pub phases: Option<JitPhases>,
+}
+
+/// The code cache of one program (see the module doc).
+struct ProgramCache {
+    /// The files the request named, with their bytes then.
+    files: Vec<(PathBuf, Vec<u8>)>,
+    cache: Arc<CodeCache>,
 }
 
 /// A program lowered for the JIT, and what it was lowered from.
@@ -153,6 +168,27 @@ impl CachedLowering {
 }
 
 impl Session {
+    /// The code cache of the program `files`: the session's while the
+    /// request names the same files with the same bytes, else a new one
+    /// (see the module doc).
+    fn code_cache(&mut self, files: &[PathBuf]) -> Arc<CodeCache> {
+        let request: Vec<(PathBuf, Vec<u8>)> = files
+            .iter()
+            .map(|path| (path.clone(), std::fs::read(path).unwrap_or_default()))
+            .collect();
+        match &self.code_cache {
+            Some(cached) if cached.files == request => cached.cache.clone(),
+            _ => {
+                let cache = Arc::new(CodeCache::new());
+                self.code_cache = Some(ProgramCache {
+                    files: request,
+                    cache: cache.clone(),
+                });
+                cache
+            }
+        }
+    }
+
     /// The front end's modules for the Pare program `files`, lowered now or
     /// earlier in this session.
     fn lowered(&mut self, files: &[PathBuf]) -> Result<Vec<ClifModule>, Failure> {
@@ -167,7 +203,7 @@ impl Session {
         // inliner's trials are the same alone and within `-Oz`), is
         // compiled once per program instead of once per configuration.
         // Code is a function of the cache key, so runs are unchanged.
-        let cache = Arc::new(CodeCache::new());
+        let cache = self.code_cache(files);
         for module in &mut lowered.modules {
             module.set_code_cache(cache.clone());
         }
@@ -195,7 +231,7 @@ pub fn run(command: &ExecCommand, session: &mut Session) -> Result<i32, Failure>
     match command {
         ExecCommand::ExecInterp(args) => commands::interp(&args.files),
         ExecCommand::ExecJit(args) => run_jit(args, session),
-        ExecCommand::ExecAot(args) => build_aot(args),
+        ExecCommand::ExecAot(args) => build_aot(args, session),
     }
 }
 
@@ -264,7 +300,7 @@ fn is_pare_program(files: &[PathBuf]) -> bool {
 }
 
 /// `exec-aot`.
-fn build_aot(args: &ExecAotArgs) -> Result<i32, Failure> {
+fn build_aot(args: &ExecAotArgs, session: &mut Session) -> Result<i32, Failure> {
     let pipeline = pipeline_from_names(&args.passes).map_err(|e| Failure::Error(anyhow!(e)))?;
     let options = BuildOptions {
         files: args.files.clone(),
@@ -285,7 +321,8 @@ fn build_aot(args: &ExecAotArgs) -> Result<i32, Failure> {
         runtime: args.runtime,
         strip: false,
     };
-    commands::build_with_pipeline(&options, pipeline)
+    let cache = session.code_cache(&args.files);
+    commands::build_with_pipeline(&options, pipeline, Some(&cache))
 }
 
 /// `--profile-use FILE` in the default mode and mismatch policy.
