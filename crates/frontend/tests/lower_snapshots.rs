@@ -103,9 +103,13 @@ fn snapshot_of_short_circuit_conditions() {
 /// are mapped to the division paths.
 #[test]
 fn snapshots_with_shared_trap_paths() {
-    use pare_frontend::lower::{check_trap_code, trap_path_name, TrapLowering, CHECKED_KINDS};
+    use pare_frontend::lower::{
+        check_trap_code, trap_path_name, DivisionChecks, TrapLowering, CHECKED_KINDS,
+    };
     let cfg = pare_frontend::lower::LowerConfig {
-        traps: TrapLowering::SharedPaths,
+        traps: TrapLowering::SharedPaths {
+            divisions: DivisionChecks::Instruction,
+        },
         ..snapshot_config()
     };
     let m = lower_program(&program(), &cfg);
@@ -373,7 +377,7 @@ fn compiles_for_aarch64_and_x86_64() {
                 pointer_type: isa.pointer_type(),
                 c_call_conv: isa.default_call_conv(),
                 arch,
-                traps: pare_frontend::lower::TrapLowering::for_objects(arch),
+                traps: pare_frontend::lower::TrapLowering::for_objects(arch, false),
                 runtime,
             };
             for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {

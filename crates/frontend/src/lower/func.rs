@@ -13,9 +13,9 @@
 //! - Every check (null, bounds, division) is a `brif` to one cold trap block
 //!   per trap kind, emitted at the end of the function. What the block does
 //!   is chosen by [`LowerConfig::traps`](super::LowerConfig):
-//!   - [`TrapLowering::Call`] (the JIT, x86_64): it calls `pare_trap` and
+//!   - [`super::TrapLowering::Call`] (the JIT, x86_64): it calls `pare_trap` and
 //!     then executes a `trap` (the call never returns);
-//!   - [`TrapLowering::SharedPaths`] (aarch64 objects): it is one `trap`
+//!   - [`super::TrapLowering::SharedPaths`] (aarch64 objects): it is one `trap`
 //!     with the kind's trap code ([`super::check_trap_code`]), which
 //!     Cranelift emits as a `udf` and no call, so a function whose only call
 //!     was the trap needs no frame; the machine pass `parec_passes::traps`
@@ -29,7 +29,7 @@
 //!   they dominate (`parec_passes::gvn::predicates`). Under `SharedPaths` a
 //!   division has no check of Pare's: the instruction's own traps, which
 //!   Cranelift emits anyway, are mapped to the shared paths
-//!   ([`TrapLowering::division_checks_in_clif`]).
+//!   ([`super::TrapLowering::division_checks_in_clif`]).
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address. Each names the alias region of the memory
@@ -49,8 +49,7 @@ use parec_passes::clif_module::ClifModule;
 
 use super::memory::{self, Region};
 use super::{
-    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, TrapLowering,
-    CHECKED_KINDS,
+    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, CHECKED_KINDS,
 };
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
@@ -336,7 +335,7 @@ impl<'p> FnLower<'_, '_, 'p> {
     /// The trap code of the trap block of `kind`, if checks are lowered as
     /// shared trap paths (see the module doc).
     fn shared_trap_code(&self, kind: TrapKind) -> Option<TrapCode> {
-        let shared = self.mb.cfg.traps == TrapLowering::SharedPaths;
+        let shared = self.mb.cfg.traps.has_shared_paths();
         (shared && CHECKED_KINDS.contains(&kind)).then(|| check_trap_code(kind))
     }
 
@@ -802,7 +801,7 @@ impl<'p> FnLower<'_, '_, 'p> {
 
     /// Division and remainder with Pare's checks: a zero divisor traps, signed
     /// `MIN / -1` traps, signed `MIN % -1` is 0. Where the division's own
-    /// traps are Pare's ([`TrapLowering::division_checks_in_clif`]: aarch64
+    /// traps are Pare's ([`super::TrapLowering::division_checks_in_clif`]: aarch64
     /// objects) the CLIF instruction is all: `sdiv`/`udiv`/`urem` trap as
     /// Pare does, and CLIF's `srem` traps only on a zero divisor (`MIN % -1`
     /// is 0: Cranelift's mid-end folds `srem x, -1` to 0 and its aarch64
