@@ -728,7 +728,7 @@ impl Build {
             return Err(anyhow!("a plan is made for objects").into());
         };
         let mut out = Output::default();
-        let lowered = frontend::lower_for_aot(paths, target, self.runtime)?;
+        let lowered = frontend::lower_for_aot(paths, target, self.runtime, self.profiled())?;
         outputs.check_not_read(&lowered.files)?;
         let mut modules = lowered.modules;
         let profiled = self.with_profile_heat(&modules, &mut out)?;
@@ -786,7 +786,8 @@ impl Build {
         plan.check_flags(&self.plan_flags(target))?;
         let mut out = Output::default();
         let start = Instant::now();
-        let lowered = frontend::lower_one_for_aot(paths, target, self.runtime, module)?;
+        let lowered =
+            frontend::lower_one_for_aot(paths, target, self.runtime, self.profiled(), module)?;
         outputs.check_not_read(&lowered.files)?;
         if lowered.names != plan.modules {
             return Err(anyhow!(
@@ -852,6 +853,13 @@ impl Build {
         build
     }
 
+    /// Whether the build uses a profile (`--profile-use`): the front end
+    /// then lowers checks as the JIT that recorded it did
+    /// ([`frontend::object_trap_lowering`]).
+    fn profiled(&self) -> bool {
+        self.pipeline.profile.is_some()
+    }
+
     /// The target whose code the build is for (the host's JIT counts as
     /// its default target for cgdata).
     fn target(&self) -> Target {
@@ -873,7 +881,12 @@ impl Build {
             Input::Pare(paths) => {
                 let lowered = match self.backend {
                     Backend::Jit => frontend::lower_for_jit(&paths)?,
-                    _ => frontend::lower_for_aot(&paths, self.target(), self.runtime)?,
+                    _ => frontend::lower_for_aot(
+                        &paths,
+                        self.target(),
+                        self.runtime,
+                        self.profiled(),
+                    )?,
                 };
                 FrontEnd {
                     modules: lowered.modules,

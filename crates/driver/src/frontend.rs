@@ -195,6 +195,7 @@ pub fn lower_one_for_aot(
     paths: &[PathBuf],
     target: Target,
     runtime: RuntimeChoice,
+    profiled: bool,
     name: &str,
 ) -> Result<LoweredModule, Failure> {
     let Loaded {
@@ -205,7 +206,7 @@ pub fn lower_one_for_aot(
     let cfg = lower_config(
         target.c_call_conv(),
         target.arch(),
-        object_trap_lowering(target),
+        object_trap_lowering(target, profiled),
         settle_runtime(runtime, &program, &sources)?,
     );
     let runtime = lower::runtime_module(&cfg);
@@ -333,8 +334,13 @@ pub fn settle_runtime(
 /// How checks are lowered in code that becomes objects for `target`: the
 /// one place that decides, for the lowering ([`lower_for_aot`]) and hence
 /// for code generation ([`Lowered::trap_paths`]).
-pub fn object_trap_lowering(target: Target) -> TrapLowering {
-    TrapLowering::for_objects(target.arch())
+///
+/// `profiled`: the build uses a profile (`--profile-use`), which the JIT
+/// recorded on its own lowering; the checks are then lowered as the JIT
+/// lowers them where that changes blocks (a division's), so the profile's
+/// functions match ([`pare_frontend::lower::DivisionChecks::AsTheJit`]).
+pub fn object_trap_lowering(target: Target, profiled: bool) -> TrapLowering {
+    TrapLowering::for_objects(target.arch(), profiled)
 }
 
 /// The stages of the front end, in order, for tools that time them
@@ -360,13 +366,15 @@ impl FrontEndStage {
 }
 
 /// One module per source module, then the runtime (standing on what
-/// `runtime` settles to: [`settle_runtime`]), for AOT objects.
+/// `runtime` settles to: [`settle_runtime`]), for AOT objects; `profiled`
+/// as [`object_trap_lowering`] takes it.
 pub fn lower_for_aot(
     paths: &[PathBuf],
     target: Target,
     runtime: RuntimeChoice,
+    profiled: bool,
 ) -> Result<Lowered, Failure> {
-    lower_for_aot_observed(paths, target, runtime, &mut |_| {})
+    lower_for_aot_observed(paths, target, runtime, profiled, &mut |_| {})
 }
 
 /// [`lower_for_aot`], calling `ended` as each [`FrontEndStage`] ends.
@@ -374,6 +382,7 @@ pub fn lower_for_aot_observed(
     paths: &[PathBuf],
     target: Target,
     runtime: RuntimeChoice,
+    profiled: bool,
     ended: &mut dyn FnMut(FrontEndStage),
 ) -> Result<Lowered, Failure> {
     let Loaded {
@@ -381,7 +390,7 @@ pub fn lower_for_aot_observed(
         files,
         sources,
     } = load_reading_observed(paths, ended)?;
-    let traps = object_trap_lowering(target);
+    let traps = object_trap_lowering(target, profiled);
     let runtime = settle_runtime(runtime, &program, &sources)?;
     let cfg = lower_config(target.c_call_conv(), target.arch(), traps, runtime);
     let mut modules: Vec<ClifModule> = (0..program.modules.len())

@@ -69,7 +69,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-fmerge",
         "measured before the machine passes",
     ),
-    ("examples/stats/main.pare", "-fmerge", "not analysed"),
     // Appeared when the prices (measured in Cranelift's bytes, before the
     // machine passes) met the machine passes' new rewrites (copyprop, one
     // epilogue per function, checks branching straight to the trap
@@ -77,11 +76,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     (
         "bench/hashmap/main.pare",
         "-merge",
-        "prices before machine passes",
-    ),
-    (
-        "bench/lisp/main.pare",
-        "-inline",
         "prices before machine passes",
     ),
     (

@@ -830,9 +830,9 @@ fn os_inlines_tiny_callees_outside_loops() {
     let interpreted = run(parec().arg("interp").arg(&main));
     assert_eq!(text(&interpreted.stdout), EXPECTED);
     let hot = |remarks: &str| {
-        remarks
-            .lines()
-            .any(|l| l.starts_with("remark: inline: inlined tree::height [tree]: into `tree::update`: hot"))
+        remarks.lines().any(|l| {
+            l.starts_with("remark: inline: inlined tree::height [tree]: into `tree::update`: hot")
+        })
     };
     let calls_height = |remarks: &str| {
         remarks

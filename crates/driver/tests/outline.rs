@@ -78,7 +78,7 @@ fn options(level: OptLevel) -> CodegenOptions {
         machine: Pipeline::for_level(level).machine,
         jobs: 1,
         near_symbols: false,
-        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64).shared_paths(),
+        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64, false).shared_paths(),
     }
 }
 

@@ -5,6 +5,7 @@
 #[path = "lower_support.rs"]
 mod support;
 
+use cranelift_codegen::ir::TrapCode;
 use pare_frontend::lower::{
     lower_module, lower_program, runtime_module, string_literal_name, verify_module, Arch,
     LowerConfig, Runtime, ENTRY_POINT,
@@ -75,19 +76,54 @@ fn snapshots_of_lowered_functions() {
     assert_clif!("main", snapshot(&m, "main"));
 }
 
-/// Under shared trap paths (aarch64 objects) a check is a `trapz`/`trapnz`
-/// with its kind's code: no cold block calling `pare_trap`, no call at all
-/// in `get` and `swap`; the runtime defines one tail-calling path per kind.
+/// A condition is lowered for control flow: `&&`, `||` and `!` are
+/// branches straight to the arms (no `i8` join value tested again), the
+/// right operand runs only when it decides (its bounds check included), and
+/// a constant condition jumps.
+#[test]
+fn snapshot_of_short_circuit_conditions() {
+    let p = check_src(&[(
+        "main",
+        "fn find(xs: [i64], x: i64) -> i64 {
+            let mut i = 0;
+            while i < len(xs) && !(xs[i] == x || xs[i] < 0) { i += 1; }
+            if true && i > 2 { i } else { -1 }
+        }
+        fn main() -> i32 { find(new [i64; 4], 1) as i32 }",
+    )]);
+    let m = lower_program(&p, &snapshot_config());
+    verify_module(&m).unwrap();
+    assert_clif!("short_circuit_conditions", snapshot(&m, "main::find"));
+}
+
+/// Under shared trap paths (aarch64 objects) a check is a branch to a
+/// `trap` with its kind's code: no cold block calling `pare_trap`, no call at
+/// all in `get` and `swap`; the runtime defines one tail-calling path per
+/// kind. A division is the bare instruction: Cranelift's own division traps
+/// are mapped to the division paths.
 #[test]
 fn snapshots_with_shared_trap_paths() {
-    use pare_frontend::lower::{check_trap_code, trap_path_name, TrapLowering, CHECKED_KINDS};
+    use pare_frontend::lower::{
+        check_trap_code, trap_path_name, DivisionChecks, TrapLowering, CHECKED_KINDS,
+    };
     let cfg = pare_frontend::lower::LowerConfig {
-        traps: TrapLowering::SharedPaths,
+        traps: TrapLowering::SharedPaths {
+            divisions: DivisionChecks::Instruction,
+        },
         ..snapshot_config()
     };
     let m = lower_program(&program(), &cfg);
     verify_module(&m).unwrap();
     assert_clif!("shared_paths_div_i64", snapshot(&m, "main::div"));
+    assert_clif!("shared_paths_rem_i32", snapshot(&m, "main::rem"));
+    let paths = cfg.traps.shared_paths().unwrap().paths;
+    for (code, kind) in [
+        (TrapCode::INTEGER_DIVISION_BY_ZERO, "division_by_zero"),
+        (TrapCode::INTEGER_OVERFLOW, "division_overflow"),
+    ] {
+        let path = format!("pare_trap_{kind}");
+        assert!(paths.contains(&(code, path)), "{code} in {paths:?}");
+    }
     assert_clif!("shared_paths_array_index", snapshot(&m, "main::get"));
     for symbol in ["main::div", "main::get", "main::swap"] {
         let text = snapshot(&m, symbol);
@@ -341,7 +377,7 @@ fn compiles_for_aarch64_and_x86_64() {
                 pointer_type: isa.pointer_type(),
                 c_call_conv: isa.default_call_conv(),
                 arch,
-                traps: pare_frontend::lower::TrapLowering::for_objects(arch),
+                traps: pare_frontend::lower::TrapLowering::for_objects(arch, false),
                 runtime,
             };
             for m in [runtime_module(&cfg), lower_program(&p, &cfg)] {

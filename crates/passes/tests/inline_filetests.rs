@@ -485,3 +485,83 @@ fn batched_inlining_equals_one_at_a_time() {
     };
     assert_eq!(run(Decide::Estimate), run(Decide::Measure));
 }
+
+/// One instance `%g{tag}` of a generic `x * k % p` and its exported
+/// caller `%f{tag}`, which calls it at `sites` sites in a chain.
+fn instance_text(tag: &str, k: i64, p: i64, sites: usize) -> String {
+    let mut text = format!(
+        "function %g{tag}(i64) -> i64 tail {{
+         block0(v0: i64):
+             v1 = iconst.i64 {k}
+             v2 = imul v0, v1
+             v3 = iconst.i64 {p}
+             v4 = urem v2, v3
+             return v4
+         }}
+         ; export: %f{tag}
+         function %f{tag}(i64) -> i64 tail {{
+             sig0 = (i64) -> i64 tail
+             fn0 = colocated %g{tag} sig0
+         block0(v0: i64):\n"
+    );
+    for s in 0..sites {
+        text.push_str(&format!("    v{} = call fn0(v{s})\n", s + 1));
+    }
+    text.push_str(&format!("    return v{sites}\n}}\n"));
+    text
+}
+
+/// Instances of one generic that differ only in constants are decided
+/// alike (the inliner's sibling classes): each alone, some are inlined
+/// into their caller and deleted and others kept, as their constants cost
+/// a few bytes more or less; together, each pair found so is all inlined
+/// and deleted or all kept, on the pair's summed growth and size. (Two
+/// instances decided apart no longer merge: bench/matrix's `det_mod`.)
+#[test]
+fn instances_of_one_generic_are_decided_alike() {
+    let isa = aarch64();
+    let options = InlineOptions::for_policy(Policy::Size);
+    let constants = [
+        (3, 7),
+        (0x1234, 998_244_353),
+        (0x1234_5678, 1_000_000_007),
+        (0x1234_5678_9abc, 1_048_583),
+        (0x0123_4567_89ab_cdef, 65_537),
+    ];
+    let deleted = |text: &str| -> Vec<bool> {
+        let mut module = parse_case(text, "instances", "m").module;
+        inline::run(&mut module, Some(&*isa), &options);
+        ["ga", "gb"]
+            .iter()
+            .filter(|g| text.contains(&format!("%{g}(")))
+            .map(|g| module.function(g).is_none())
+            .collect()
+    };
+    let mut differing = 0;
+    for sites in 2..=4 {
+        let alone: Vec<bool> = constants
+            .iter()
+            .map(|&(k, p)| deleted(&instance_text("a", k, p, sites))[0])
+            .collect();
+        for a in 0..constants.len() {
+            for b in a + 1..constants.len() {
+                if alone[a] == alone[b] {
+                    continue;
+                }
+                differing += 1;
+                let ((ka, pa), (kb, pb)) = (constants[a], constants[b]);
+                let text = instance_text("a", ka, pa, sites) + &instance_text("b", kb, pb, sites);
+                let together = deleted(&text);
+                assert_eq!(
+                    together[0], together[1],
+                    "{sites} sites, {:?} and {:?}: decided apart",
+                    constants[a], constants[b]
+                );
+            }
+        }
+    }
+    assert!(
+        differing > 0,
+        "no instances decided apart alone: the test shows nothing"
+    );
+}

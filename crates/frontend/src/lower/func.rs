@@ -13,9 +13,9 @@
 //! - Every check (null, bounds, division) is a `brif` to one cold trap block
 //!   per trap kind, emitted at the end of the function. What the block does
 //!   is chosen by [`LowerConfig::traps`](super::LowerConfig):
-//!   - [`TrapLowering::Call`] (the JIT, x86_64): it calls `pare_trap` and
+//!   - [`super::TrapLowering::Call`] (the JIT, x86_64): it calls `pare_trap` and
 //!     then executes a `trap` (the call never returns);
-//!   - [`TrapLowering::SharedPaths`] (aarch64 objects): it is one `trap`
+//!   - [`super::TrapLowering::SharedPaths`] (aarch64 objects): it is one `trap`
 //!     with the kind's trap code ([`super::check_trap_code`]), which
 //!     Cranelift emits as a `udf` and no call, so a function whose only call
 //!     was the trap needs no frame; the machine pass `parec_passes::traps`
@@ -26,7 +26,10 @@
 //!
 //!   Checks stay branches (not `trapz`/`trapnz`) in both: GVN proves checks
 //!   redundant from the relations that branches establish in the blocks
-//!   they dominate (`parec_passes::gvn::predicates`).
+//!   they dominate (`parec_passes::gvn::predicates`). Under `SharedPaths` a
+//!   division has no check of Pare's: the instruction's own traps, which
+//!   Cranelift emits anyway, are mapped to the shared paths
+//!   ([`super::TrapLowering::division_checks_in_clif`]).
 //! - Loads and stores are `trusted` (aligned, non-trapping): each happens
 //!   after the explicit null/bounds check that makes it so, or on a global's
 //!   or stack slot's own address. Each names the alias region of the memory
@@ -46,8 +49,7 @@ use parec_passes::clif_module::ClifModule;
 
 use super::memory::{self, Region};
 use super::{
-    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, TrapLowering,
-    CHECKED_KINDS,
+    check_trap_code, clif_type, func_signature, Imports, ModuleBuilder, RuntimeFn, CHECKED_KINDS,
 };
 use crate::tir::{
     BinOp, Block, Builtin, Expr, ExprKind, FuncId, Logical, Place, Stmt, TrapKind, Ty, UnOp,
@@ -333,7 +335,7 @@ impl<'p> FnLower<'_, '_, 'p> {
     /// The trap code of the trap block of `kind`, if checks are lowered as
     /// shared trap paths (see the module doc).
     fn shared_trap_code(&self, kind: TrapKind) -> Option<TrapCode> {
-        let shared = self.mb.cfg.traps == TrapLowering::SharedPaths;
+        let shared = self.mb.cfg.traps.has_shared_paths();
         (shared && CHECKED_KINDS.contains(&kind)).then(|| check_trap_code(kind))
     }
 
@@ -558,9 +560,11 @@ impl<'p> FnLower<'_, '_, 'p> {
         let exit = self.b.create_block();
         self.jump(header, &[]);
         self.enter(header);
-        if let Some(c) = self.value(cond) {
-            self.branch(c, body_block, &[], exit, &[]);
-            // The block ending in this branch dominates the body and the exit.
+        self.cond_branch(cond, body_block, exit);
+        if self.targeted.contains(&body_block) {
+            // The blocks of the condition before its first branch dominate
+            // the body and the exit; what the rest of it established is
+            // forgotten by `cond_branch`.
             let at_branch = self.facts.mark();
             self.enter_sealed(body_block);
             self.loops.push(LoopTargets {
@@ -796,10 +800,17 @@ impl<'p> FnLower<'_, '_, 'p> {
     }
 
     /// Division and remainder with Pare's checks: a zero divisor traps, signed
-    /// `MIN / -1` traps, signed `MIN % -1` is 0 (the divisor -1 is replaced by
-    /// 1, which gives the same remainder 0 for every dividend, so `srem` never
-    /// sees the overflowing pair). Checks a constant divisor makes moot are
-    /// not emitted.
+    /// `MIN / -1` traps, signed `MIN % -1` is 0. Where the division's own
+    /// traps are Pare's ([`super::TrapLowering::division_checks_in_clif`]: aarch64
+    /// objects) the CLIF instruction is all: `sdiv`/`udiv`/`urem` trap as
+    /// Pare does, and CLIF's `srem` traps only on a zero divisor (`MIN % -1`
+    /// is 0: Cranelift's mid-end folds `srem x, -1` to 0 and its aarch64
+    /// lowering computes it with `sdiv`, which does not trap, and `msub`).
+    /// Otherwise the checks come first, as branches, and for `srem` the
+    /// divisor -1 is replaced by 1, which gives the same remainder 0 for
+    /// every dividend (cranelift-interpreter, which the differential tester
+    /// runs on this code, traps on `MIN % -1`). Checks a constant divisor
+    /// makes moot are not emitted.
     fn div_rem(&mut self, op: BinOp, signed: bool, x: Value, y: Value, divisor: &Expr) -> Value {
         let constant = match divisor.kind {
             ExprKind::Const(c) => Some(c),
@@ -808,6 +819,15 @@ impl<'p> FnLower<'_, '_, 'p> {
         let ty = self.b.func.dfg.value_type(x);
         if signed && op == BinOp::Rem && constant == Some(-1) {
             return self.iconst(ty, 0);
+        }
+        if self.mb.cfg.traps.division_checks_in_clif() {
+            let ins = self.b.ins();
+            return match (op, signed) {
+                (BinOp::Div, true) => ins.sdiv(x, y),
+                (_, true) => ins.srem(x, y),
+                (BinOp::Div, false) => ins.udiv(x, y),
+                (_, false) => ins.urem(x, y),
+            };
         }
         if constant.is_none_or(|c| c == 0) {
             self.trap_unless(y, TrapKind::DivisionByZero);
@@ -862,6 +882,41 @@ impl<'p> FnLower<'_, '_, 'p> {
         self.reachable.then_some(result)
     }
 
+    /// Lowers `cond` (a bool) for control flow only: branches to `then` if
+    /// it is true and to `els` if it is false, and leaves the current block
+    /// terminated. `&&`, `||` and `!` become branches rather than values
+    /// (no bool is materialized and tested again), and a constant jumps.
+    /// Facts established inside a right operand hold only where that operand
+    /// ran, so they are forgotten; those of a left operand (which runs first,
+    /// on every path) stay.
+    fn cond_branch(&mut self, cond: &'p Expr, then: ir::Block, els: ir::Block) {
+        if !self.reachable {
+            return;
+        }
+        match &cond.kind {
+            ExprKind::Logical(op, lhs, rhs) => {
+                let rhs_block = self.b.create_block();
+                match op {
+                    Logical::And => self.cond_branch(lhs, rhs_block, els),
+                    Logical::Or => self.cond_branch(lhs, then, rhs_block),
+                }
+                let before_rhs = self.facts.mark();
+                self.enter_sealed(rhs_block);
+                self.cond_branch(rhs, then, els);
+                self.facts.restore(before_rhs);
+            }
+            ExprKind::Unary(UnOp::Not, operand) if cond.ty == Ty::Bool => {
+                self.cond_branch(operand, els, then)
+            }
+            ExprKind::Const(c) => self.jump(if *c != 0 { then } else { els }, &[]),
+            _ => {
+                if let Some(c) = self.value(cond) {
+                    self.branch(c, then, &[], els, &[]);
+                }
+            }
+        }
+    }
+
     fn if_expr(
         &mut self,
         ty: &Ty,
@@ -869,7 +924,6 @@ impl<'p> FnLower<'_, '_, 'p> {
         then: &'p Block,
         els: Option<&'p Block>,
     ) -> Option<Value> {
-        let c = self.value(cond)?;
         let then_block = self.b.create_block();
         let merge = self.b.create_block();
         let result_ty = self.ty(ty);
@@ -878,7 +932,7 @@ impl<'p> FnLower<'_, '_, 'p> {
             Some(_) => self.b.create_block(),
             None => merge,
         };
-        self.branch(c, then_block, &[], else_block, &[]);
+        self.cond_branch(cond, then_block, else_block);
         let at_branch = self.facts.mark();
         self.enter_sealed(then_block);
         self.branch_into(then, merge, result_ty.is_some());

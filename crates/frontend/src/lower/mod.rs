@@ -113,29 +113,85 @@ pub enum TrapLowering {
     /// `parec_passes::traps` has turned each such `udf` into a branch to
     /// the kind's shared path `pare_trap_<kind>` ([`trap_path_name`],
     /// defined by the runtime module): aarch64 objects only.
-    SharedPaths,
+    ///
+    /// A division is the exception: its checks are Cranelift's own
+    /// ([`TrapLowering::division_checks_in_clif`]). Cranelift's aarch64
+    /// lowering of `sdiv`/`udiv`/`srem`/`urem` checks the divisor for zero
+    /// (`cbz` to a `udf` with `int_divz`) and `sdiv` for `MIN / -1` (`cmn`,
+    /// `ccmp`, `b.vs` to a `udf` with `int_ovf`), in that order, the order
+    /// of Pare's checks; the machine pass gives those two codes the shared
+    /// paths of `division by zero` and `division overflow`. Pare's own
+    /// checks would be a second copy of each in front of the division —
+    /// unless `divisions` says the code must be the JIT's
+    /// ([`DivisionChecks`]).
+    SharedPaths { divisions: DivisionChecks },
+}
+
+/// Who checks a division's divisor under [`TrapLowering::SharedPaths`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DivisionChecks {
+    /// The CLIF instruction's own traps: the smallest code.
+    Instruction,
+    /// Pare's checks in front of the instruction, as
+    /// [`TrapLowering::Call`] lowers them: the CLIF the JIT compiles, block
+    /// for block, so that a profile the JIT recorded
+    /// (`parec run --profile-generate`) matches the functions of a build
+    /// that uses it (`--profile-use`; the profile hash,
+    /// `parec_passes::profile::hash`, skips only trap blocks' contents,
+    /// and a division checked by Pare has two more blocks than one that is
+    /// not).
+    AsTheJit,
 }
 
 impl TrapLowering {
     /// The lowering for code that becomes objects for `arch`: shared trap
-    /// paths where parec's machine layer runs (aarch64), calls elsewhere.
-    pub fn for_objects(arch: Arch) -> TrapLowering {
+    /// paths where parec's machine layer runs (aarch64), calls elsewhere;
+    /// `profiled`: the build uses a profile the JIT recorded, so its
+    /// divisions are checked as the JIT's are ([`DivisionChecks::AsTheJit`]).
+    pub fn for_objects(arch: Arch, profiled: bool) -> TrapLowering {
+        let divisions = if profiled {
+            DivisionChecks::AsTheJit
+        } else {
+            DivisionChecks::Instruction
+        };
         match arch {
-            Arch::Aarch64 => TrapLowering::SharedPaths,
+            Arch::Aarch64 => TrapLowering::SharedPaths { divisions },
             Arch::X86_64 => TrapLowering::Call,
         }
     }
 
+    /// Whether failed checks branch to the shared trap paths.
+    pub fn has_shared_paths(self) -> bool {
+        matches!(self, TrapLowering::SharedPaths { .. })
+    }
+
+    /// Whether a division's checks (zero divisor, `MIN / -1`) are left to
+    /// the CLIF instruction itself: its traps are then Pare's
+    /// ([`TrapLowering::SharedPaths`]). Otherwise the lowering checks first
+    /// and the instruction never traps.
+    pub fn division_checks_in_clif(self) -> bool {
+        self == TrapLowering::SharedPaths {
+            divisions: DivisionChecks::Instruction,
+        }
+    }
+
     /// What the machine pass needs to complete this lowering's code: each
-    /// check's trap code with its shared path, and the functions that never
-    /// return. `None` for [`TrapLowering::Call`], whose code is complete.
+    /// check's trap code with its shared path (Cranelift's own division
+    /// traps included, [`TrapLowering::division_checks_in_clif`]), and the
+    /// functions that never return. `None` for [`TrapLowering::Call`],
+    /// whose code is complete.
     pub fn shared_paths(self) -> Option<parec_passes::traps::TrapPaths> {
         match self {
             TrapLowering::Call => None,
-            TrapLowering::SharedPaths => Some(parec_passes::traps::TrapPaths {
+            TrapLowering::SharedPaths { .. } => Some(parec_passes::traps::TrapPaths {
                 paths: CHECKED_KINDS
                     .iter()
                     .map(|&kind| (check_trap_code(kind), trap_path_name(kind)))
+                    .chain(
+                        DIVISION_TRAPS
+                            .iter()
+                            .map(|&(code, kind)| (code, trap_path_name(kind))),
+                    )
                     .collect(),
                 noreturn: [
                     RuntimeFn::Trap.name(),
@@ -159,6 +215,22 @@ pub const CHECKED_KINDS: [tir::TrapKind; 4] = [
     tir::TrapKind::DivisionOverflow,
     tir::TrapKind::IndexOutOfBounds,
     tir::TrapKind::NullDereference,
+];
+
+/// Cranelift's trap codes of a division's own checks and the kind of Pare
+/// trap each one is ([`TrapLowering::division_checks_in_clif`]). No other
+/// instruction Pare's lowering emits traps with them: `int_ovf` comes
+/// from `sdiv` alone (Pare has no floating point, no overflow-checked
+/// arithmetic).
+const DIVISION_TRAPS: [(ir::TrapCode, tir::TrapKind); 2] = [
+    (
+        ir::TrapCode::INTEGER_DIVISION_BY_ZERO,
+        tir::TrapKind::DivisionByZero,
+    ),
+    (
+        ir::TrapCode::INTEGER_OVERFLOW,
+        tir::TrapKind::DivisionOverflow,
+    ),
 ];
 
 /// First of the user trap codes of checks: the trap block of kind `k`

@@ -5,7 +5,7 @@
 //! `pare_print_i64`, `pare_print_bool`, `pare_print_str`, `pare_new_array`,
 //! `pare_alloc`, `pare_trap`, `pare_exit`, `pare_flush`, `pare_init`; one
 //! local function, the signal handler `pare_on_fault`. Under
-//! [`TrapLowering::SharedPaths`] also the shared trap paths
+//! [`super::TrapLowering::SharedPaths`] also the shared trap paths
 //! `pare_trap_<kind>`, one per kind of check ([`CHECKED_KINDS`]): each is
 //! a tail call of `pare_trap(k)` (`mov w2, #k; b pare_trap`; both use the
 //! `tail` convention, whose first argument is `x2`), exported, one section each, and reached by a `b`
@@ -127,9 +127,7 @@ use parec_passes::clif_module::{
 
 use super::func::{NORETURN_TRAP, TRUSTED};
 use super::memory::{self, Region};
-use super::{
-    trap_path_name, Arch, Imports, LowerConfig, Runtime, RuntimeFn, TrapLowering, CHECKED_KINDS,
-};
+use super::{trap_path_name, Arch, Imports, LowerConfig, Runtime, RuntimeFn, CHECKED_KINDS};
 use crate::tir::{TrapKind, TRAP_EXIT_STATUS};
 
 /// Size of the decimal conversion buffer: sign, 20 digits, newline, rounded up.
@@ -583,7 +581,7 @@ pub fn runtime_module(cfg: &LowerConfig) -> ClifModule {
         let func = build_function(&mut clif, cfg, Entry::Helper(h), symbol);
         define(&mut clif, h.name(), symbol, func);
     }
-    if cfg.traps == TrapLowering::SharedPaths {
+    if cfg.traps.has_shared_paths() {
         for kind in CHECKED_KINDS {
             let name = trap_path_name(kind);
             let symbol = clif.declare(
@@ -662,7 +660,7 @@ enum Entry {
     /// `pare_on_fault`, installed by `pare_init`.
     FaultHandler,
     /// `pare_trap_<kind>`, the shared trap path of a kind of check
-    /// ([`TrapLowering::SharedPaths`]).
+    /// ([`super::TrapLowering::SharedPaths`]).
     TrapPath(TrapKind),
     /// A local function of the freestanding runtime.
     Helper(Helper),

@@ -74,6 +74,14 @@
 //!    inside a loop (or known hot from a profile) of a caller not known
 //!    cold is inlined whatever it costs, since the call and return would
 //!    be paid on every iteration.
+//!    *Sibling classes*: callees identical up to their constants and
+//!    callees (instances of one generic, `sibling_key`) are decided
+//!    together at the first one's turn, when every callee of theirs has
+//!    been decided by then: if all of them may be deleted, all are inlined
+//!    everywhere and deleted when `Σ ΣΔf ≤ Σ |g|` over the class, else
+//!    none is. Decided one by one, a few bytes of constants put one
+//!    instance on each side of its margin, and the instances calling them
+//!    then differ and no longer merge (bench/matrix's `det_mod<P>`).
 //! 4. Speed policy ([`Policy::Speed`]): inline `g` into `f` when `g` is tiny,
 //!    when the call sits in a loop of `f` and `g` is small, or when `g` is
 //!    removable with one call site, up to a budget of caller growth
@@ -348,10 +356,16 @@ pub fn run(
     let mut inliner = Inliner::new(module, isa, options);
     inliner.find_repeated();
     inliner.find_splitting();
-    for component in inliner.graph.bottom_up() {
+    let order = inliner.graph.bottom_up();
+    let siblings = inliner.sibling_classes(&order);
+    for component in order {
         let members: BTreeSet<usize> = component.iter().copied().collect();
         for &callee in &component {
-            inliner.decide_calls_of(callee, &members);
+            match siblings.get(&callee) {
+                Some(SiblingTurn::Deferred) => {}
+                Some(SiblingTurn::First(class)) => inliner.decide_siblings(class),
+                None => inliner.decide_calls_of(callee, &members),
+            }
         }
     }
     inliner.delete_unreferenced();
@@ -467,6 +481,107 @@ fn reaches_loop(
         }
     }
     reaches
+}
+
+/// The calls of a callee to decide ([`Inliner::calls_of`]).
+struct CallsOf {
+    /// Per caller, in caller order, its call sites.
+    by_caller: Vec<(usize, Vec<ir::Inst>)>,
+    removable: bool,
+    /// `by_caller` holds every caller (none is left alone for merging).
+    every_caller: bool,
+}
+
+/// A callee's trials under the size policy, measured and not yet applied
+/// ([`Inliner::size_trials`], [`Inliner::apply_size`]).
+struct SizeTrials {
+    g: usize,
+    /// `|g|`.
+    callee_size: i64,
+    removable: bool,
+    /// The trials cover every caller of `g`.
+    every_caller: bool,
+    trials: Vec<CallerTrial>,
+    bases: Vec<Basis>,
+    hot_by_caller: BTreeMap<usize, Vec<ir::Inst>>,
+}
+
+impl SizeTrials {
+    /// `ΣΔf` over the trials.
+    fn total_growth(&self) -> i64 {
+        self.trials.iter().map(CallerTrial::growth).sum()
+    }
+
+    /// Inlining into every caller and deleting `g` pays on its own:
+    /// `ΣΔf ≤ |g|`.
+    fn deletion_pays(&self) -> bool {
+        self.removable && self.every_caller && self.total_growth() <= self.callee_size
+    }
+}
+
+/// A member's turn in its sibling class ([`Inliner::sibling_classes`]).
+enum SiblingTurn {
+    /// Decided at the first member's turn.
+    Deferred,
+    /// The first member: the whole class is decided now.
+    First(Vec<usize>),
+}
+
+/// A key equal for functions identical up to their immediates (constants,
+/// offsets, condition codes) and callees: the signature, the block
+/// parameters' types, and per instruction in layout order its opcode,
+/// types, value operands (numbered in definition order) and branch
+/// targets. Instances of one generic that differ only in a constant
+/// argument share it; functions that share it by accident are merely
+/// decided together.
+fn sibling_key(func: &Function) -> u64 {
+    use std::fmt::Write;
+    let mut numbers: BTreeMap<ir::Value, usize> = BTreeMap::new();
+    let mut blocks: BTreeMap<ir::Block, usize> = BTreeMap::new();
+    for block in func.layout.blocks() {
+        blocks.insert(block, blocks.len());
+        for &p in func.dfg.block_params(block) {
+            numbers.insert(p, numbers.len());
+        }
+        for inst in func.layout.block_insts(block) {
+            for &r in func.dfg.inst_results(inst) {
+                numbers.insert(r, numbers.len());
+            }
+        }
+    }
+    let value = |v: ir::Value| numbers.get(&func.dfg.resolve_aliases(v)).copied();
+    let types = |values: &[ir::Value]| -> Vec<ir::Type> {
+        values.iter().map(|&v| func.dfg.value_type(v)).collect()
+    };
+    let mut text = format!("{}\n", func.signature);
+    for block in func.layout.blocks() {
+        let _ = writeln!(text, "block{:?}", types(func.dfg.block_params(block)));
+        for inst in func.layout.block_insts(block) {
+            let data = &func.dfg.insts[inst];
+            let args: Vec<Option<usize>> =
+                func.dfg.inst_args(inst).iter().map(|&a| value(a)).collect();
+            let _ = write!(
+                text,
+                "{} {:?} {:?} {args:?}",
+                data.opcode(),
+                func.dfg.ctrl_typevar(inst),
+                types(func.dfg.inst_results(inst))
+            );
+            for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
+                let args: Vec<Option<usize>> = call
+                    .args(&func.dfg.value_lists)
+                    .map(|a| a.as_value().and_then(value))
+                    .collect();
+                let _ = write!(
+                    text,
+                    " ->{:?}{args:?}",
+                    blocks.get(&call.block(&func.dfg.value_lists))
+                );
+            }
+            text.push('\n');
+        }
+    }
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 /// An inlining decided on an estimate, to be made when the caller is next
@@ -694,10 +809,12 @@ impl<'m> Inliner<'m> {
                 .all(|f| !members.contains(f))
     }
 
-    /// Decides every call of `g` from outside its component `members`.
-    fn decide_calls_of(&mut self, g: usize, members: &BTreeSet<usize>) {
+    /// Gathers the calls of `g` from outside its component `members` that
+    /// are to be decided (flushing what `g` and its component wait for),
+    /// and inlines the hot calls of merge members alike in their group.
+    fn calls_of(&mut self, g: usize, members: &BTreeSet<usize>) -> Option<CallsOf> {
         if self.deleted[g] {
-            return;
+            return None;
         }
         // `g` is read as a callee from now on; the bodies inlined pending
         // from its component may call it.
@@ -739,15 +856,138 @@ impl<'m> Inliner<'m> {
             }
         }
         if by_caller.is_empty() {
-            return;
+            return None;
         }
         // Only a callee whose every caller is decided here may go: a caller
         // left as it is (`keep`) still calls it.
         let every_caller = by_caller.len() == self.graph.callers(symbol).len();
         let removable = self.removable(g, members);
+        Some(CallsOf {
+            by_caller,
+            removable,
+            every_caller,
+        })
+    }
+
+    /// Decides every call of `g` from outside its component `members`.
+    fn decide_calls_of(&mut self, g: usize, members: &BTreeSet<usize>) {
+        let Some(calls) = self.calls_of(g, members) else {
+            return;
+        };
         match self.options.policy {
-            Policy::Size => self.decide_for_size(g, by_caller, removable),
-            Policy::Speed => self.decide_for_speed(g, by_caller, removable && every_caller),
+            Policy::Size => {
+                if let Some(trials) = self.size_trials(g, calls.by_caller, calls.removable) {
+                    let delete = trials.deletion_pays();
+                    self.apply_size(trials, delete);
+                }
+            }
+            Policy::Speed => {
+                self.decide_for_speed(g, calls.by_caller, calls.removable && calls.every_caller)
+            }
+        }
+    }
+
+    /// The sibling classes of `order` (the bottom-up components) that are
+    /// decided together ([`sibling_key`]): size policy, two or more
+    /// members, each a component of its own calling neither itself nor
+    /// another member, no caller calling two members (their trials would
+    /// be measured on the same body). The class is decided at its first
+    /// member's turn, the others brought forward to it, when by then every
+    /// callee of every member has had its turn (itself brought forward, if
+    /// it is a member of a class decided earlier): a member's callers
+    /// come after it in `order`, so they come after that turn too.
+    fn sibling_classes(&self, order: &[Vec<usize>]) -> BTreeMap<usize, SiblingTurn> {
+        let mut turns = BTreeMap::new();
+        if self.options.policy != Policy::Size || self.isa.is_none() {
+            return turns;
+        }
+        let mut classes: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        for component in order {
+            if let [f] = component[..] {
+                let symbol = self.module.functions[f].symbol;
+                if !self.graph.callers(symbol).contains(&f) {
+                    classes
+                        .entry(sibling_key(&self.module.functions[f].func))
+                        .or_default()
+                        .push(f);
+                }
+            }
+        }
+        let mut class_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for class in classes.into_values().filter(|c| c.len() > 1) {
+            class_of.insert(class[0], class);
+        }
+        // The turn at which each function is decided, as far as known.
+        let mut turn = vec![None; self.module.functions.len()];
+        for (i, component) in order.iter().enumerate() {
+            for &f in component {
+                turn[f].get_or_insert(i);
+            }
+            let Some(class) = component.first().and_then(|f| class_of.get(f)) else {
+                continue;
+            };
+            let mut callers = BTreeSet::new();
+            let ready = class.iter().all(|&g| {
+                let symbol = self.module.functions[g].symbol;
+                let callees_done = self.graph.references(g).calls.iter().all(|&(_, s)| {
+                    self.graph
+                        .function_of(s)
+                        .is_none_or(|c| !class.contains(&c) && turn[c].is_some_and(|t| t < i))
+                });
+                callees_done
+                    && self
+                        .graph
+                        .callers(symbol)
+                        .into_iter()
+                        .all(|f| callers.insert(f))
+            });
+            if !ready {
+                continue;
+            }
+            for &g in &class[1..] {
+                turn[g] = Some(i);
+                turns.insert(g, SiblingTurn::Deferred);
+            }
+            turns.insert(class[0], SiblingTurn::First(class.clone()));
+        }
+        turns
+    }
+
+    /// Decides the calls of a sibling class ([`Inliner::sibling_classes`])
+    /// alike: when every member may be deleted, all are inlined into every
+    /// caller and deleted if the callers' growth summed over the class is
+    /// at most the members' summed size, else none is; the calls that cost
+    /// no more than the call, and the hot sites, are then decided per
+    /// caller as for any callee. Deciding each member on its own margin
+    /// makes instances of one generic differ by a few bytes of constants
+    /// (one deleted, its sibling kept), and then the instances that called
+    /// them no longer merge.
+    fn decide_siblings(&mut self, class: &[usize]) {
+        let mut decided = Vec::with_capacity(class.len());
+        for &g in class {
+            if self.deleted[g] {
+                continue;
+            }
+            let Some(calls) = self.calls_of(g, &BTreeSet::from([g])) else {
+                continue;
+            };
+            let deletable = calls.removable && calls.every_caller;
+            if let Some(trials) = self.size_trials(g, calls.by_caller, calls.removable) {
+                decided.push((trials, deletable));
+            }
+        }
+        let all_deletable = decided.len() == class.len()
+            && decided
+                .iter()
+                .all(|(t, deletable)| *deletable && t.every_caller);
+        let growth: i64 = decided.iter().map(|(t, _)| t.total_growth()).sum();
+        let size: i64 = decided.iter().map(|(t, _)| t.callee_size).sum();
+        for (trials, _) in decided {
+            let delete = match all_deletable {
+                true => growth <= size,
+                false => trials.deletion_pays(),
+            };
+            self.apply_size(trials, delete);
         }
     }
 
@@ -837,20 +1077,18 @@ impl<'m> Inliner<'m> {
                     .contains(&(self.name(f).to_string(), self.name(g).to_string())))
     }
 
-    /// The size policy (step 3 of the module doc), each `Δf` estimated
-    /// and measured as [`InlineOptions::decide`] says.
-    fn decide_for_size(
+    /// The size policy (step 3 of the module doc), first half: each `Δf`
+    /// estimated and measured as [`InlineOptions::decide`] says. `None`
+    /// when nothing is left to decide (a large callee that cannot go has
+    /// its hot sites inlined here).
+    fn size_trials(
         &mut self,
         g: usize,
         by_caller: Vec<(usize, Vec<ir::Inst>)>,
         removable: bool,
-    ) {
-        if self.isa.is_none() {
-            return;
-        }
-        let Some(callee_bytes) = self.callee_bytes(g) else {
-            return;
-        };
+    ) -> Option<SizeTrials> {
+        self.isa?;
+        let callee_bytes = self.callee_bytes(g)?;
         let callee_size = match callee_bytes {
             CalleeBytes::Measured(n) | CalleeBytes::Estimated(n) => n,
         };
@@ -862,7 +1100,7 @@ impl<'m> Inliner<'m> {
             for (caller, sites) in hot {
                 self.inline_hot_sites(g, caller, sites);
             }
-            return;
+            return None;
         }
         let summary = CalleeSummary::of(&self.module.functions[g].func, callee_bytes);
         let mut trials = Vec::new();
@@ -884,8 +1122,30 @@ impl<'m> Inliner<'m> {
         let may_delete = removable && trials.len() == callers;
         let bases = self.measure_trials(g, &mut trials, may_delete.then_some(callee_size));
         let every_caller = trials.len() == callers;
-        let total_growth: i64 = trials.iter().map(CallerTrial::growth).sum();
-        let mut delete = removable && every_caller && total_growth <= callee_size;
+        Some(SizeTrials {
+            g,
+            callee_size,
+            removable,
+            every_caller,
+            trials,
+            bases,
+            hot_by_caller,
+        })
+    }
+
+    /// The size policy, second half: with `delete`, inline every trial and
+    /// delete the callee; else inline the trials with `Δf ≤ 0` and the hot
+    /// sites.
+    fn apply_size(&mut self, decision: SizeTrials, mut delete: bool) {
+        let SizeTrials {
+            g,
+            callee_size,
+            removable,
+            trials,
+            bases,
+            mut hot_by_caller,
+            ..
+        } = decision;
         for (trial, basis) in trials.into_iter().zip(bases) {
             let growth = trial.growth();
             if delete || growth <= 0 {
@@ -1002,7 +1262,7 @@ impl<'m> Inliner<'m> {
         // limit outside loops, 60, cost 1.5 KB on `calc` and `hashmap`
         // and gained no run time).
         let callee = &self.module.functions[g].func;
-        let callee_insts = count_insts(callee);
+        let callee_insts = policy::callee_insts(callee);
         let (in_loop_limit, straight_limit) = match heat.heat(&caller_name) {
             Some(Heat::Cold) => return Vec::new(),
             Some(Heat::Hot) => (self.options.speed.in_loop, self.options.speed.tiny),
@@ -1026,9 +1286,7 @@ impl<'m> Inliner<'m> {
             let wanted = (tiny && (!splits || loop_follows))
                 || match in_loop {
                     true => callee_insts <= in_loop_limit,
-                    false => {
-                        heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit
-                    }
+                    false => heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit,
                 };
             if wanted {
                 hot.push(site);
@@ -1125,7 +1383,7 @@ impl<'m> Inliner<'m> {
         by_caller: Vec<(usize, Vec<ir::Inst>)>,
         removable: bool,
     ) {
-        let callee_insts = count_insts(&self.module.functions[g].func);
+        let callee_insts = policy::callee_insts(&self.module.functions[g].func);
         let single_site = removable && by_caller.len() == 1 && by_caller[0].1.len() == 1;
         let mut every_site_inlined = true;
         for (caller, sites) in by_caller {

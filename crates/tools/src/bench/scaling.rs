@@ -571,6 +571,7 @@ fn front_end_stages(main: &Path) -> Result<Vec<Phase>, Failure> {
         &[main.to_path_buf()],
         Target::Aarch64,
         runtime,
+        false,
         &mut |stage| {
             let name = format!("frontend: {}", stage.name());
             phases.push(Phase::new(&name, start.elapsed(), peak.bytes()));
