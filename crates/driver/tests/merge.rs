@@ -773,18 +773,9 @@ fn os_splits_groups_whose_callees_differ_in_loops() {
     // Three calls of each instance: inlining them into `main` would cost
     // more than merging them (`parec_passes::price`), so `-Oz` merges.
     const EXPECTED: &str = "500\n32\n47\n7\n21\n5\n";
-    let merged = |remarks: &str| {
-        remarks
-            .lines()
-            .filter(|l| l.starts_with("remark: merge: merged split::count_if"))
-            .count()
-    };
-    let inlined = |remarks: &str, callee: &str| {
-        let site = format!(
-            "remark: inline: inlined split::{callee} [split]: into `split::count_if<split::{callee}>`"
-        );
-        remarks.lines().any(|l| l.starts_with(&site))
-    };
+    let merged = |remarks: &str| merged_count(remarks, "split::count_if");
+    let inlined =
+        |remarks: &str, callee: &str| inlined_into_instance(remarks, "split", "count_if", callee);
     let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
     assert_eq!((out.as_str(), status), (EXPECTED, 0));
     assert_eq!(merged(&oz), 2, "{oz}");
@@ -900,18 +891,9 @@ fn os_inlines_tiny_callees_that_a_loop_follows() {
     const EXPECTED: &str = "7226\n91\n";
     let interpreted = run(parec().arg("interp").arg(&main));
     assert_eq!(text(&interpreted.stdout), EXPECTED);
-    let merged_slots = |remarks: &str| {
-        remarks
-            .lines()
-            .filter(|l| l.starts_with("remark: merge: merged probe::slot"))
-            .count()
-    };
-    let inlined = |remarks: &str, callee: &str| {
-        let site = format!(
-            "remark: inline: inlined probe::{callee} [probe]: into `probe::slot<probe::{callee}>`"
-        );
-        remarks.lines().any(|l| l.starts_with(&site))
-    };
+    let merged_slots = |remarks: &str| merged_count(remarks, "probe::slot");
+    let inlined =
+        |remarks: &str, callee: &str| inlined_into_instance(remarks, "probe", "slot", callee);
     let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
     assert_eq!((out.as_str(), status), (EXPECTED, 0));
     assert_eq!(merged_slots(&oz), 2, "{oz}");
@@ -944,4 +926,20 @@ fn the_guard_keeps_a_merged_body_a_kept_caller_names() {
         &[("PAREC_FMERGE_REGIONS", "1")],
     );
     assert_eq!((stdout.as_str(), status), ("0\n0\n", 0), "{stderr}");
+}
+
+/// How many `merge` remarks say that a function whose name starts with
+/// `name` was merged.
+fn merged_count(remarks: &str, name: &str) -> usize {
+    let prefix = format!("remark: merge: merged {name}");
+    remarks.lines().filter(|l| l.starts_with(&prefix)).count()
+}
+
+/// Whether a remark says `module::callee` was inlined into the instance
+/// `module::caller<module::callee>`.
+fn inlined_into_instance(remarks: &str, module: &str, caller: &str, callee: &str) -> bool {
+    let site = format!(
+        "remark: inline: inlined {module}::{callee} [{module}]: into `{module}::{caller}<{module}::{callee}>`"
+    );
+    remarks.lines().any(|l| l.starts_with(&site))
 }
