@@ -137,6 +137,7 @@ use cranelift_codegen::Context;
 use crate::callgraph::CallGraph;
 use crate::clif_module::{self, count_insts, ClifModule, Linkage};
 use crate::heat::{Heat, HotCode};
+use crate::merge::hash::{feed_structure, Numbers, Stream};
 use crate::remark::Remark;
 pub use crate::size_model::MeasureBudget;
 use crate::size_model::{self, CalleeBytes, CalleeSummary, Decide, Estimate, SiteSummary};
@@ -531,57 +532,25 @@ enum SiblingTurn {
 /// offsets, condition codes) and callees: the signature, the block
 /// parameters' types, and per instruction in layout order its opcode,
 /// types, value operands (numbered in definition order) and branch
-/// targets. Instances of one generic that differ only in a constant
+/// targets, fed as the merge and profile hashes feed them
+/// ([`feed_structure`]), without what those add of the immediates.
+/// Instances of one generic that differ only in a constant
 /// argument share it; functions that share it by accident are merely
 /// decided together.
 fn sibling_key(func: &Function) -> u64 {
-    use std::fmt::Write;
-    let mut numbers: BTreeMap<ir::Value, usize> = BTreeMap::new();
-    let mut blocks: BTreeMap<ir::Block, usize> = BTreeMap::new();
+    let numbers = Numbers::of(func, |_| true);
+    let mut stream = Stream::default();
+    stream.display(&func.signature);
     for block in func.layout.blocks() {
-        blocks.insert(block, blocks.len());
+        stream.str("block");
         for &p in func.dfg.block_params(block) {
-            numbers.insert(p, numbers.len());
+            stream.ty(func.dfg.value_type(p));
         }
         for inst in func.layout.block_insts(block) {
-            for &r in func.dfg.inst_results(inst) {
-                numbers.insert(r, numbers.len());
-            }
+            feed_structure(&mut stream, &numbers, func, inst);
         }
     }
-    let value = |v: ir::Value| numbers.get(&func.dfg.resolve_aliases(v)).copied();
-    let types = |values: &[ir::Value]| -> Vec<ir::Type> {
-        values.iter().map(|&v| func.dfg.value_type(v)).collect()
-    };
-    let mut text = format!("{}\n", func.signature);
-    for block in func.layout.blocks() {
-        let _ = writeln!(text, "block{:?}", types(func.dfg.block_params(block)));
-        for inst in func.layout.block_insts(block) {
-            let data = &func.dfg.insts[inst];
-            let args: Vec<Option<usize>> =
-                func.dfg.inst_args(inst).iter().map(|&a| value(a)).collect();
-            let _ = write!(
-                text,
-                "{} {:?} {:?} {args:?}",
-                data.opcode(),
-                func.dfg.ctrl_typevar(inst),
-                types(func.dfg.inst_results(inst))
-            );
-            for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
-                let args: Vec<Option<usize>> = call
-                    .args(&func.dfg.value_lists)
-                    .map(|a| a.as_value().and_then(value))
-                    .collect();
-                let _ = write!(
-                    text,
-                    " ->{:?}{args:?}",
-                    blocks.get(&call.block(&func.dfg.value_lists))
-                );
-            }
-            text.push('\n');
-        }
-    }
-    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+    stream.finish()
 }
 
 /// An inlining decided on an estimate, to be made when the caller is next

@@ -124,24 +124,7 @@ pub fn shape(module: &ClifModule, func: &Function, loop_calls: LoopCalls<'_>) ->
     let mut locations = Vec::new();
     for (i, &inst) in insts.iter().enumerate() {
         let data = &func.dfg.insts[inst];
-        h.display(data.opcode());
-        h.ty(func.dfg.ctrl_typevar(inst));
-        for &r in func.dfg.inst_results(inst) {
-            h.ty(func.dfg.value_type(r));
-        }
-        for &a in func.dfg.inst_args(inst) {
-            h.u64(numbers.value(func, a));
-        }
-        for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
-            h.u64(numbers.block(call.block(&func.dfg.value_lists)));
-            for arg in call.args(&func.dfg.value_lists) {
-                match arg {
-                    BlockArg::Value(v) => h.u64(numbers.value(func, v)),
-                    BlockArg::TryCallRet(n) => h.u64(0x1_0000_0000 | u64::from(n)),
-                    BlockArg::TryCallExn(n) => h.u64(0x2_0000_0000 | u64::from(n)),
-                }
-            }
-        }
+        feed_structure(&mut h, &numbers, func, inst);
         let reference = hash_immediates(module, func, inst, &mut h);
         if let Some((hash, cost)) = reference {
             let parameterizable = match data.opcode() {
@@ -526,6 +509,34 @@ impl Numbers {
 
     pub(crate) fn block(&self, b: ir::Block) -> u64 {
         self.blocks.get(&b).copied().unwrap_or(u64::MAX)
+    }
+}
+
+/// Feeds what `inst` is apart from its immediates: the opcode name, the
+/// controlling and result types, the value operands as canonical numbers,
+/// and the branch targets as block positions with their arguments. The
+/// part every structural hash of a function shares: the merge hash
+/// ([`shape`]), the profile hash (`crate::profile::hash`) and the inliner's
+/// sibling key (`crate::inline`).
+pub(crate) fn feed_structure(h: &mut Stream, numbers: &Numbers, func: &Function, inst: Inst) {
+    let data = &func.dfg.insts[inst];
+    h.display(data.opcode());
+    h.ty(func.dfg.ctrl_typevar(inst));
+    for &r in func.dfg.inst_results(inst) {
+        h.ty(func.dfg.value_type(r));
+    }
+    for &a in func.dfg.inst_args(inst) {
+        h.u64(numbers.value(func, a));
+    }
+    for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
+        h.u64(numbers.block(call.block(&func.dfg.value_lists)));
+        for arg in call.args(&func.dfg.value_lists) {
+            match arg {
+                BlockArg::Value(v) => h.u64(numbers.value(func, v)),
+                BlockArg::TryCallRet(n) => h.u64(0x1_0000_0000 | u64::from(n)),
+                BlockArg::TryCallExn(n) => h.u64(0x2_0000_0000 | u64::from(n)),
+            }
+        }
     }
 }
 

@@ -41,12 +41,12 @@
 //! - The function's own name: the profile keys by name and hash together.
 
 use cranelift_codegen::ir::{
-    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode,
+    self, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode,
 };
 use hashbrown::HashMap;
 
 use crate::clif_module::ClifModule;
-use crate::merge::hash::{Numbers, Stream};
+use crate::merge::hash::{feed_structure, Numbers, Stream};
 
 /// Whether `block` ends in `trap` (see the module doc).
 pub fn is_trap_block(func: &Function, block: ir::Block) -> bool {
@@ -110,27 +110,7 @@ impl Walk<'_> {
     }
 
     fn instruction(&mut self, inst: Inst) {
-        let func = self.func;
-        let data = &func.dfg.insts[inst];
-        self.stream.display(data.opcode());
-        self.stream.ty(func.dfg.ctrl_typevar(inst));
-        for &r in func.dfg.inst_results(inst) {
-            self.stream.ty(func.dfg.value_type(r));
-        }
-        for &a in func.dfg.inst_args(inst) {
-            self.stream.u64(self.numbers.value(func, a));
-        }
-        for call in data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
-            self.stream
-                .u64(self.numbers.block(call.block(&func.dfg.value_lists)));
-            for arg in call.args(&func.dfg.value_lists) {
-                match arg {
-                    BlockArg::Value(v) => self.stream.u64(self.numbers.value(func, v)),
-                    BlockArg::TryCallRet(n) => self.stream.u64(0x1_0000_0000 | u64::from(n)),
-                    BlockArg::TryCallExn(n) => self.stream.u64(0x2_0000_0000 | u64::from(n)),
-                }
-            }
-        }
+        feed_structure(&mut self.stream, &self.numbers, self.func, inst);
         self.immediates(inst);
     }
 
