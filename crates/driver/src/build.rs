@@ -667,6 +667,7 @@ impl Build {
                 fmerge_follows: self.pipeline.runs_after(pass, ClifPass::Fmerge),
                 shared: known.shared.as_ref(),
                 heat: Some(&self.pipeline.heat),
+                before: before.as_deref(),
                 level: self.level,
             };
             let outcome = run_on_every_module(pass, modules, isa, &view, self.jobs)?;

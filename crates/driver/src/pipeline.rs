@@ -173,7 +173,10 @@ impl ClifPass {
                     Policy::Size => isa,
                     Policy::Speed => None,
                 };
-                let report = gvn::run_module(module, guard, &view.heat());
+                let before = view
+                    .before
+                    .and_then(|modules| modules.iter().find(|m| m.name == module.name));
+                let report = gvn::run_module(module, guard, &view.heat(), before);
                 PassOutcome {
                     stats: PassStats::Gvn(report.stats),
                     remarks: report.remarks,
@@ -296,6 +299,10 @@ pub struct BuildView<'a> {
     pub shared: Option<&'a BTreeSet<String>>,
     /// What is known of how often the code runs ([`Pipeline::heat`]).
     pub heat: Option<&'a Arc<HotCode>>,
+    /// The modules as they came into the CLIF passes, when the size guard
+    /// may put some of their functions back (GVN's non-null parameters
+    /// must hold over their call sites too).
+    pub before: Option<&'a [ClifModule]>,
     /// The build's level: at `-Os` the size passes follow the hot-site
     /// rules (`crate::target::inline_options`,
     /// `crate::target::fmerge_options`).

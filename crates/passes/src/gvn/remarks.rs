@@ -21,7 +21,9 @@ use std::collections::BTreeSet;
 use cranelift_codegen::ir::{FuncRef, Function};
 use cranelift_codegen::isa::TargetIsa;
 
-use super::{run_for_size_measured, run_with, GvnOptions, GvnStats, PreMode, SizedRun};
+use super::{
+    run_for_size_measured, run_with, GvnOptions, GvnStats, NonnullParams, PreMode, SizedRun,
+};
 use crate::clif_module::{ClifModule, Symbol};
 use crate::remark::Remark;
 
@@ -39,20 +41,29 @@ pub struct GvnReport {
 /// ([`super::run_for_size`]) when `isa` is given — except on functions
 /// `hot` knows hot, which keep every rewrite as at `-O2` (GVN adds no
 /// computation to any path; the guard only trades PRE's speed for bytes).
+/// Parameters every call site passes non-null are known non-null
+/// ([`NonnullParams`]) over the call sites of `module` and of `before`,
+/// the module as it came into the CLIF passes, when a size guard may put
+/// some of its functions back (their call sites come back with them).
 pub fn run_module(
     module: &mut ClifModule,
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
+    before: Option<&ClifModule>,
 ) -> GvnReport {
-    run_functions(module, isa, hot, |_| true)
+    let sources: Vec<&ClifModule> = std::iter::once(&*module).chain(before).collect();
+    let params = NonnullParams::of(&sources);
+    run_functions(module, isa, hot, &params, |_| true)
 }
 
 /// [`run_module`] on the functions of `module` whose index `only` accepts
-/// (the size guard numbers the functions it put back, `crate::guard`).
+/// (the size guard numbers the functions it put back, `crate::guard`),
+/// knowing the parameters `params` names non-null.
 pub fn run_functions(
     module: &mut ClifModule,
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
+    params: &NonnullParams,
     only: impl Fn(usize) -> bool,
 ) -> GvnReport {
     let mut report = GvnReport::default();
@@ -63,8 +74,13 @@ pub fn run_functions(
         .enumerate()
         .filter(|(i, _)| only(*i))
     {
+        let name = module
+            .symbols
+            .get(def.symbol as usize)
+            .map_or("?", |s| s.name.as_str());
         let options = GvnOptions {
             nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
+            nonnull_params: params.of_function(name).to_vec(),
             ..GvnOptions::default()
         };
         let known_hot = module
