@@ -5,6 +5,8 @@
 //! `filetests/gvn_params/*.clif` are modules: GVN with the non-null
 //! parameters its call sites prove (`gvn_params_filetests`).
 
+use std::collections::BTreeSet;
+
 use cranelift_codegen::ir::{Function, Opcode};
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
@@ -250,7 +252,8 @@ fn check_params_expectation(
 
 /// `filetests/gvn_params`: each file is one module (functions its run lines
 /// call, and `; export:` ones, exported; the others local). GVN runs on the
-/// module with the size guard's aarch64 measure; every function is
+/// module with the size guard's aarch64 measure, then again with the
+/// non-null parameters, as the pipeline runs them; every function is
 /// verified, a second run changes nothing, the run lines agree before and
 /// after (traps included), the `; expect:` lines hold, and the result is
 /// snapshotted in `snapshots/gvn_params/`.
@@ -258,17 +261,27 @@ fn check_params_expectation(
 fn gvn_params_filetests() {
     let isa = support::aarch64();
     let hot = HotCode::default();
+    let no_shared = BTreeSet::new();
+    let no_calls = gvn::CallSites {
+        before: None,
+        excluded: &no_shared,
+    };
     let cases = load_module_cases("gvn_params");
     assert!(cases.len() >= 4, "expected at least 4 gvn_params filetests");
     let mut failures = Vec::new();
     for case in &cases {
         let before = to_testcase_functions(&case.module);
-        let params = gvn::NonnullParams::of(&[&case.module]);
+        let params = gvn::NonnullParams::of(&[&case.module], &BTreeSet::new());
         let mut module = case.module.clone();
-        let report = gvn::run_module(&mut module, Some(&*isa), &hot, None);
+        let mut report = gvn::run_module(&mut module, Some(&*isa), &hot);
+        let second_run = gvn::run_nonnull_params(&mut module, Some(&*isa), &hot, &no_calls);
+        report.stats.accumulate(&second_run.stats);
+        report.remarks.extend(second_run.remarks);
         verify_all(&module, &case.name);
         let mut again = module.clone();
-        let second = gvn::run_module(&mut again, Some(&*isa), &hot, None);
+        let mut second = gvn::run_module(&mut again, Some(&*isa), &hot);
+        let params_again = gvn::run_nonnull_params(&mut again, Some(&*isa), &hot, &no_calls);
+        second.stats.accumulate(&params_again.stats);
         if second.stats.changed() {
             failures.push(format!("{}: a second run changed: {}", case.name, second.stats));
         }
@@ -330,10 +343,79 @@ block0(v0: i64):
     );
     let a = support::parse_case(&rewritten, "rewritten", "m").module;
     let b = support::parse_case(&came_in, "came_in", "m").module;
-    assert_eq!(gvn::NonnullParams::of(&[&a]).of_function("get"), &[0]);
-    assert_eq!(gvn::NonnullParams::of(&[&a, &b]).count(), 0);
+    let none = BTreeSet::new();
+    assert_eq!(gvn::NonnullParams::of(&[&a], &none).of_function("get"), &[0]);
+    assert_eq!(gvn::NonnullParams::of(&[&a, &b], &none).count(), 0);
+    // Another module defines `%get` too: no fact, whatever the calls.
+    let shared: BTreeSet<String> = ["get".to_string()].into();
+    assert_eq!(gvn::NonnullParams::of(&[&a], &shared).count(), 0);
     let mut module = a.clone();
-    gvn::run_module(&mut module, None, &HotCode::default(), Some(&b));
+    let calls = gvn::CallSites {
+        before: Some(&b),
+        excluded: &none,
+    };
+    gvn::run_module(&mut module, None, &HotCode::default());
+    gvn::run_nonnull_params(&mut module, None, &HotCode::default(), &calls);
     let traps = |m: &ClifModule| m.function("get").unwrap().func.display().to_string();
     assert!(traps(&module).contains("trap user67"), "{}", traps(&module));
+}
+
+/// Functions that must stay alike are not specialized: `%get_a` and
+/// `%get_b` differ in the offset they read, and `%sum_b` calls another
+/// function than `%sum_a`; `%sum_a` and `%twin_a` are the same code (the
+/// linker folds them into one), so they keep their checks although every
+/// call passes a checked reference.
+#[test]
+fn look_alikes_keep_their_checks() {
+    let mut text = String::from("; export: %entry\n");
+    for (name, body) in [
+        ("get_a", "v1 = load.i64 notrap aligned v0"),
+        ("get_b", "v1 = load.i64 notrap aligned v0+8"),
+        ("sum_a", "v1 = call fn0(v0)"),
+        ("sum_b", "v1 = call fn1(v0)"),
+        ("twin_a", "v1 = call fn0(v0)"),
+    ] {
+        text.push_str(&format!(
+            "function %{name}(i64) -> i64 tail {{
+    fn0 = colocated %get_a(i64) -> i64 tail
+    fn1 = colocated %get_b(i64) -> i64 tail
+block0(v0: i64):
+    brif v0, block1, block9
+block1:
+    {body}
+    return v1
+block9 cold:
+    trap user67
+}}
+"
+        ));
+    }
+    text.push_str(
+        "function %entry(i64) -> i64 tail {
+    fn0 = colocated %sum_a(i64) -> i64 tail
+    fn1 = colocated %sum_b(i64) -> i64 tail
+    fn2 = colocated %twin_a(i64) -> i64 tail
+block0(v0: i64):
+    brif v0, block1, block9
+block1:
+    v1 = call fn0(v0)
+    v2 = call fn1(v0)
+    v3 = call fn2(v0)
+    v4 = iadd v1, v2
+    v5 = iadd v4, v3
+    return v5
+block9 cold:
+    trap user67
+}
+",
+    );
+    let module = support::parse_case(&text, "look_alikes", "m").module;
+    let alike = gvn::kept_alike(std::slice::from_ref(&module));
+    let names: Vec<&str> = alike.iter().map(String::as_str).collect();
+    assert_eq!(names, ["sum_a", "twin_a"]);
+    let params = gvn::NonnullParams::of(&[&module], &alike);
+    assert_eq!(params.of_function("get_a"), &[0]);
+    assert_eq!(params.of_function("get_b"), &[0]);
+    assert_eq!(params.of_function("sum_b"), &[0]);
+    assert_eq!(params.count(), 3);
 }

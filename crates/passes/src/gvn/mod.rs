@@ -140,9 +140,9 @@ mod predicates;
 mod remarks;
 mod simplify;
 
-pub use nonnull_params::NonnullParams;
+pub use nonnull_params::{kept_alike, NonnullParams};
 pub use pre::PreMode;
-pub use remarks::{run_functions, run_module, GvnReport};
+pub use remarks::{run_functions, run_module, run_nonnull_params, CallSites, GvnReport};
 
 use crate::code_cache::{code_size, CodeCache};
 use cranelift_codegen::ir::{FuncRef, Function};

@@ -22,6 +22,15 @@
 //!   [`crate::callgraph`] for what makes a function address-taken), and
 //!   that has at least one direct call site. All its callers are then the
 //!   call sites the sources show.
+//! - Functions that must **stay alike** ([`kept_alike`]) are not
+//!   candidates, although they could be: a function other modules define
+//!   too (a generic instance each module using it emits), which each
+//!   module would specialize by its own call sites, and a function whose
+//!   code another function of the program has (the merge hash [GFM] and
+//!   the same callees, symbols and constants). The linker folds identical
+//!   copies into one; copies that differ in a check stay two
+//!   (`cell::intern<str>` of bench/lisp, 520 bytes, kept twice to save a
+//!   4-byte check in one copy).
 //! - At a call site `f(a1, ..., an)` in block `b` of caller `g`, argument
 //!   `ai` is **known** non-zero when its definition says so (a non-zero
 //!   `iconst`, a stack slot's address, the address of a symbol this unit
@@ -82,6 +91,7 @@ use cranelift_codegen::ir::{
 
 use crate::callgraph::CallGraph;
 use crate::clif_module::{ClifModule, Linkage};
+use crate::merge::hash::{shape, Location, LoopCalls};
 
 /// Dominators looked at per argument, nearest first.
 pub const MAX_DOMINATOR_WALK: usize = 256;
@@ -113,9 +123,12 @@ struct ArgSite {
 
 impl NonnullParams {
     /// The facts over the call sites of `sources` (module doc, step 1:
-    /// the module rewritten first, then what a guard may put back).
-    pub fn of(sources: &[&ClifModule]) -> NonnullParams {
-        let candidates = candidates(sources);
+    /// the module rewritten first, then what a guard may put back), for
+    /// the functions not named in `alike` (what [`kept_alike`] found in
+    /// the whole program).
+    pub fn of(sources: &[&ClifModule], alike: &BTreeSet<String>) -> NonnullParams {
+        let mut candidates = candidates(sources);
+        candidates.retain(|name, _| !alike.contains(name));
         if candidates.is_empty() {
             return NonnullParams::default();
         }
@@ -170,6 +183,41 @@ impl NonnullParams {
     pub fn count(&self) -> usize {
         self.params.values().map(Vec::len).sum()
     }
+}
+
+/// The local functions of `modules` (the whole program) that must stay
+/// alike (module doc): those several modules define, and those whose code
+/// another function has (equal [`crate::merge::hash::shape`]s, locations
+/// included).
+pub fn kept_alike(modules: &[ClifModule]) -> BTreeSet<String> {
+    let mut by_code: BTreeMap<(u64, Vec<Location>), Vec<&str>> = BTreeMap::new();
+    let mut defined: BTreeMap<&str, usize> = BTreeMap::new();
+    for module in modules {
+        for def in &module.functions {
+            let Some(symbol) = module.symbols.get(def.symbol as usize) else {
+                continue;
+            };
+            if symbol.linkage != Linkage::Local {
+                continue;
+            }
+            *defined.entry(symbol.name.as_str()).or_default() += 1;
+            let shape = shape(module, &def.func, LoopCalls::Parameterize);
+            by_code
+                .entry((shape.hash, shape.locations))
+                .or_default()
+                .push(symbol.name.as_str());
+        }
+    }
+    let several_modules = defined.iter().filter(|(_, &n)| n > 1).map(|(&name, _)| name);
+    let look_alikes = by_code
+        .values()
+        .filter(|names| names.iter().any(|n| *n != names[0]))
+        .flatten()
+        .copied();
+    several_modules
+        .chain(look_alikes)
+        .map(str::to_string)
+        .collect()
 }
 
 /// The candidates of `sources` (module doc) and their parameter counts.

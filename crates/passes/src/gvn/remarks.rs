@@ -30,6 +30,18 @@ use crate::remark::Remark;
 /// The pass's name in remarks.
 const PASS: &str = "gvn";
 
+/// What [`run_nonnull_params`] may know of the calls of a module's functions
+/// beyond the module as it is.
+#[derive(Clone, Copy, Debug)]
+pub struct CallSites<'a> {
+    /// The module as it came into the CLIF passes, if the size guard may
+    /// put some of its functions back.
+    pub before: Option<&'a ClifModule>,
+    /// Functions not to specialize: those that must stay alike
+    /// ([`super::kept_alike`]), and those the passes after GVN made.
+    pub excluded: &'a BTreeSet<String>,
+}
+
 /// What GVN did to a module: the summed statistics and the remarks.
 #[derive(Clone, Debug, Default)]
 pub struct GvnReport {
@@ -41,19 +53,45 @@ pub struct GvnReport {
 /// ([`super::run_for_size`]) when `isa` is given — except on functions
 /// `hot` knows hot, which keep every rewrite as at `-O2` (GVN adds no
 /// computation to any path; the guard only trades PRE's speed for bytes).
-/// Parameters every call site passes non-null are known non-null
-/// ([`NonnullParams`]) over the call sites of `module` and of `before`,
-/// the module as it came into the CLIF passes, when a size guard may put
-/// some of its functions back (their call sites come back with them).
 pub fn run_module(
     module: &mut ClifModule,
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
-    before: Option<&ClifModule>,
 ) -> GvnReport {
-    let sources: Vec<&ClifModule> = std::iter::once(&*module).chain(before).collect();
-    let params = NonnullParams::of(&sources);
-    run_functions(module, isa, hot, &params, |_| true)
+    run_functions(module, isa, hot, &NonnullParams::default(), |_| true)
+}
+
+/// Runs GVN again, as [`run_module`] does, on the functions of `module`
+/// with parameters every call site passes non-null ([`NonnullParams`]),
+/// over the call sites of `module` and of `calls.before` — the module as
+/// it came into the CLIF passes, when a size guard may put some of its
+/// functions back (their call sites come back with them) — except in the
+/// functions `calls.excluded` names. The pipeline runs it after merging,
+/// so that merging decides on code no call site has specialized.
+pub fn run_nonnull_params(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    hot: &crate::heat::HotCode,
+    calls: &CallSites,
+) -> GvnReport {
+    let sources: Vec<&ClifModule> = std::iter::once(&*module).chain(calls.before).collect();
+    let params = NonnullParams::of(&sources, calls.excluded);
+    if params.count() == 0 {
+        return GvnReport::default();
+    }
+    let with_facts: BTreeSet<usize> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, def)| {
+            module
+                .symbols
+                .get(def.symbol as usize)
+                .is_some_and(|s| !params.of_function(&s.name).is_empty())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    run_functions(module, isa, hot, &params, |i| with_facts.contains(&i))
 }
 
 /// [`run_module`] on the functions of `module` whose index `only` accepts
