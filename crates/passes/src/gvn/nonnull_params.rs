@@ -44,6 +44,14 @@
 //!   is unknown.
 //! - `nonnull(f, i)`: parameter `i` of candidate `f` is non-zero on entry to
 //!   every call of `f`.
+//! - A **reference** of `f` is an entry parameter `f` uses as the address
+//!   of a load or a store. Only references are told non-null (the facts
+//!   of the others still pass through): GVN then drops null checks, and
+//!   never specializes a function on an integer its callers happen to
+//!   pass non-zero — a rewrite that holds for the program but not for the
+//!   function alone, whatever the arguments, which is what every other
+//!   CLIF pass keeps (and `parec-tools fuzz` checks, calling functions
+//!   that touch no memory with random arguments).
 //!
 //! # Algorithm
 //!
@@ -165,9 +173,13 @@ impl NonnullParams {
                 break;
             }
         }
+        // Every fact holds, but only references are told: see the module
+        // doc's "references".
+        let references = reference_params(sources[0]);
         let mut params: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for ((name, i), holds) in nonnull {
-            if holds {
+            let is_reference = references.get(name).is_some_and(|r| r.contains(&i));
+            if holds && is_reference {
                 params.entry(name.to_string()).or_default().push(i);
             }
         }
@@ -218,6 +230,36 @@ pub fn kept_alike(modules: &[ClifModule]) -> BTreeSet<String> {
         .chain(look_alikes)
         .map(str::to_string)
         .collect()
+}
+
+/// Per function of `module`, its **references**: the entry parameters it
+/// uses as the address of a load or a store.
+fn reference_params(module: &ClifModule) -> BTreeMap<&str, BTreeSet<usize>> {
+    let mut references = BTreeMap::new();
+    for def in &module.functions {
+        let Some(symbol) = module.symbols.get(def.symbol as usize) else {
+            continue;
+        };
+        let func = &def.func;
+        let Some(entry) = func.layout.entry_block() else {
+            continue;
+        };
+        let params = func.dfg.block_params(entry);
+        let mut used: BTreeSet<usize> = BTreeSet::new();
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                let address = match func.dfg.insts[inst] {
+                    InstructionData::Load { arg, .. } => arg,
+                    InstructionData::Store { args, .. } => args[1],
+                    _ => continue,
+                };
+                let address = func.dfg.resolve_aliases(address);
+                used.extend(params.iter().position(|&p| p == address));
+            }
+        }
+        references.insert(symbol.name.as_str(), used);
+    }
+    references
 }
 
 /// The candidates of `sources` (module doc) and their parameter counts.
