@@ -708,17 +708,18 @@ impl Build {
                 };
                 gvn::run_nonnull_params(module, guard, &heat, &calls)
             })?;
-            let mut outcome = PassOutcome::nothing(pass);
-            for report in reports {
-                outcome.accumulate(PassOutcome {
-                    stats: PassStats::Gvn(report.stats),
-                    remarks: report.remarks,
-                });
-            }
             if self.pipeline.verify {
                 verify_modules(modules, isa, "gvn (non-null parameters)").map_err(|e| anyhow!(e))?;
             }
-            out.passes.push(PassRun { pass, outcome });
+            // One GVN in reports: this run's counts and remarks join the pass's.
+            if let Some(run) = out.passes.iter_mut().rev().find(|run| run.pass == pass) {
+                for report in reports {
+                    run.outcome.accumulate(PassOutcome {
+                        stats: PassStats::Gvn(report.stats),
+                        remarks: report.remarks,
+                    });
+                }
+            }
             out.times.add(pass.name(), start.elapsed());
         }
         if let Some(before) = before {
