@@ -304,31 +304,26 @@ fn gvn_params_filetests() {
 /// module GVN rewrites is checked.
 #[test]
 fn nonnull_params_hold_over_the_module_as_it_came_in() {
-    let get = "
-function %get(i64) -> i64 tail {
-block0(v0: i64):
+    // A function of one parameter that null-checks it, then runs `body`.
+    let checked = |name: &str, decls: &str, body: &str| {
+        format!(
+            "function %{name}(i64) -> i64 tail {{
+{decls}block0(v0: i64):
     brif v0, block1, block9
 block1:
-    v1 = load.i64 notrap aligned v0
-    return v1
-block9 cold:
-    trap user67
-}
-";
-    let rewritten = format!(
-        "{get}
-; export: %caller
-function %caller(i64) -> i64 tail {{
-    fn0 = colocated %get(i64) -> i64 tail
-block0(v0: i64):
-    brif v0, block1, block9
-block1:
-    v1 = call fn0(v0)
+    {body}
     return v1
 block9 cold:
     trap user67
 }}
 "
+        )
+    };
+    let get = checked("get", "", "v1 = load.i64 notrap aligned v0");
+    let call_get = "    fn0 = colocated %get(i64) -> i64 tail\n";
+    let rewritten = format!(
+        "{get}; export: %caller\n{}",
+        checked("caller", call_get, "v1 = call fn0(v0)")
     );
     let came_in = format!(
         "{get}
