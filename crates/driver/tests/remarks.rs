@@ -359,11 +359,17 @@ fn os_decides_on_estimates_and_oz_measures() {
     }
     let (trials, generated, screened, attempted) = counts["-Os"];
     assert_eq!(trials, 0, "-Os compiled inliner trials");
-    assert!(screened > 0 && generated + screened <= attempted, "-Os: {counts:?}");
+    assert!(
+        screened > 0 && generated + screened <= attempted,
+        "-Os: {counts:?}"
+    );
     let (trials, generated, screened, attempted) = counts["-Oz"];
     assert!(trials > 0, "-Oz compiled no inliner trial");
     assert_eq!(screened, 0, "-Oz screened tries");
-    assert!(generated > counts["-Os"].1 && generated <= attempted, "{counts:?}");
+    assert!(
+        generated > counts["-Os"].1 && generated <= attempted,
+        "{counts:?}"
+    );
 }
 
 #[test]

@@ -40,7 +40,10 @@
 //! 2. Worklist in name order: for a live candidate `f0`, rank its
 //!    candidates by estimated similarity and try the first `N`
 //!    ([`FmergeOptions::exploration`]), stopping at the first merge that
-//!    pays. Each try: align; generate `M`; verify it; choose
+//!    pays. Each try: align; with [`FmergeOptions::screen_aligned`]
+//!    (`-Os`), reject it if the model's `Δ` estimated from the alignment
+//!    ([`profit::aligned_saving`]) is clear below the threshold; generate
+//!    `M`; verify it; choose
 //!    thunk or deletion per side; the model's `Δ` must be positive; then
 //!    the bytes must shrink: measured, or estimated by
 //!    [`crate::size_model::merge_benefit`] where its error range is clear
@@ -903,7 +906,9 @@ impl<'m> Pass<'m> {
             return Err(NoPlan::Refused("no blocks align".into()));
         }
         let aligned = profit::aligned_saving([&v0, &v1], &alignment);
-        if self.options.screen_aligned && aligned + profit::ALIGNED_MARGIN <= self.options.min_benefit {
+        if self.options.screen_aligned
+            && aligned + profit::ALIGNED_MARGIN <= self.options.min_benefit
+        {
             return Err(NoPlan::Screened(aligned));
         }
         self.report.stats.generated += 1;
@@ -974,9 +979,7 @@ impl<'m> Pass<'m> {
                 }
             }
         }
-        let predicted = ea.thesis + eb.thesis
-            - profit::estimate(&merged.func)
-            - epsilon;
+        let predicted = ea.thesis + eb.thesis - profit::estimate(&merged.func) - epsilon;
         let thunks: i64 = sides
             .iter()
             .map(|side| match side {
@@ -1015,10 +1018,13 @@ impl<'m> Pass<'m> {
     /// The estimates of function `index` as it is now.
     fn estimates_of(&mut self, index: usize) -> SideEstimates {
         let func = &self.module.functions[index].func;
-        *self.estimates.entry(index).or_insert_with(|| SideEstimates {
-            thesis: profit::estimate(func),
-            size_model: size_model::function_bytes(func),
-        })
+        *self
+            .estimates
+            .entry(index)
+            .or_insert_with(|| SideEstimates {
+                thesis: profit::estimate(func),
+                size_model: size_model::function_bytes(func),
+            })
     }
 
     /// Whether function `index` is known hot: by the profile, or merged

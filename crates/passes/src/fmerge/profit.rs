@@ -166,7 +166,12 @@ pub fn aligned_saving(views: [&align::FuncView; 2], alignment: &align::Alignment
             continue;
         };
         if let Some(partner) = alignment.partner[0][block] {
-            for (&x, &y) in f0.dfg.block_params(block).iter().zip(f1.dfg.block_params(partner)) {
+            for (&x, &y) in f0
+                .dfg
+                .block_params(block)
+                .iter()
+                .zip(f1.dfg.block_params(partner))
+            {
                 same.insert(x, y);
             }
         }
