@@ -713,7 +713,8 @@ impl Build {
                 gvn::run_nonnull_params(module, guard, &heat, &calls)
             })?;
             if self.pipeline.verify {
-                verify_modules(modules, isa, "gvn (non-null parameters)").map_err(|e| anyhow!(e))?;
+                verify_modules(modules, isa, "gvn (non-null parameters)")
+                    .map_err(|e| anyhow!(e))?;
             }
             // One GVN in reports: this run's counts and remarks join the pass's.
             if let Some(run) = out.passes.iter_mut().rev().find(|run| run.pass == pass) {
@@ -1062,7 +1063,11 @@ impl NumberedFunctions {
 fn defined_names(modules: &[ClifModule]) -> BTreeSet<String> {
     modules
         .iter()
-        .flat_map(|m| m.functions.iter().map(|d| m.symbols[d.symbol as usize].name.clone()))
+        .flat_map(|m| {
+            m.functions
+                .iter()
+                .map(|d| m.symbols[d.symbol as usize].name.clone())
+        })
         .collect()
 }
 

@@ -228,7 +228,9 @@ fn check_params_expectation(
             let got = params.of_function(name);
             match got == want.as_slice() {
                 true => Ok(()),
-                false => Err(format!("%{name}: non-null parameters {got:?}, expected {want:?}")),
+                false => Err(format!(
+                    "%{name}: non-null parameters {got:?}, expected {want:?}"
+                )),
             }
         }
         "traps" => {
@@ -283,7 +285,10 @@ fn gvn_params_filetests() {
         let params_again = gvn::run_nonnull_params(&mut again, Some(&*isa), &hot, &no_calls);
         second.stats.accumulate(&params_again.stats);
         if second.stats.changed() {
-            failures.push(format!("{}: a second run changed: {}", case.name, second.stats));
+            failures.push(format!(
+                "{}: a second run changed: {}",
+                case.name, second.stats
+            ));
         }
         for expect in expectations("gvn_params", case) {
             if let Err(e) = check_params_expectation(&expect, &module, &params) {
@@ -339,7 +344,10 @@ block0(v0: i64):
     let a = support::parse_case(&rewritten, "rewritten", "m").module;
     let b = support::parse_case(&came_in, "came_in", "m").module;
     let none = BTreeSet::new();
-    assert_eq!(gvn::NonnullParams::of(&[&a], &none).of_function("get"), &[0]);
+    assert_eq!(
+        gvn::NonnullParams::of(&[&a], &none).of_function("get"),
+        &[0]
+    );
     assert_eq!(gvn::NonnullParams::of(&[&a, &b], &none).count(), 0);
     // Another module defines `%get` too: no fact, whatever the calls.
     let shared: BTreeSet<String> = ["get".to_string()].into();

@@ -13,10 +13,10 @@ use hashbrown::HashMap;
 use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
-use super::GvnOptions;
 use super::expr::{is_const_type, masked, sext, term_order, Args, Key, Place, Term};
 use super::predicates::{Affine, Cover, Relation};
 use super::simplify::{self, Context};
+use super::GvnOptions;
 use super::MAX_PASSES;
 
 /// The contents of one part of memory at a program point (see the module

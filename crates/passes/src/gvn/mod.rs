@@ -342,12 +342,11 @@ fn pre_rounds(
         };
         func.dfg.resolve_all_aliases();
         let new_cfg = cfg::CfgInfo::new(func);
-        let confirmed =
-            analysis::analyze(func, &new_cfg, options).inspect(|new_partition| {
-                eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
-                eliminate::remove_unused_params(func, &joins, &mut round);
-                func.dfg.resolve_all_aliases();
-            });
+        let confirmed = analysis::analyze(func, &new_cfg, options).inspect(|new_partition| {
+            eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
+            eliminate::remove_unused_params(func, &joins, &mut round);
+            func.dfg.resolve_all_aliases();
+        });
         match confirmed {
             Some(new_partition) if crate::clif_module::count_insts(func) <= before => {
                 round.pre_rounds = 1;

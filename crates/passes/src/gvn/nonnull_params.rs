@@ -136,7 +136,14 @@ impl NonnullParams {
     /// the whole program).
     pub fn of(sources: &[&ClifModule], alike: &BTreeSet<String>) -> NonnullParams {
         let mut candidates = candidates(sources);
-        candidates.retain(|name, _| !alike.contains(name));
+        // Functions GVN made identical to another of the module stay alike
+        // too (the linker folds them; the whole program's `alike` is what
+        // they were before GVN).
+        let alike_now = sources
+            .first()
+            .map(|m| alike_in(std::iter::once(*m)))
+            .unwrap_or_default();
+        candidates.retain(|name, _| !alike.contains(name) && !alike_now.contains(name));
         if candidates.is_empty() {
             return NonnullParams::default();
         }
@@ -202,6 +209,11 @@ impl NonnullParams {
 /// another function has (equal [`crate::merge::hash::shape`]s, locations
 /// included).
 pub fn kept_alike(modules: &[ClifModule]) -> BTreeSet<String> {
+    alike_in(modules.iter())
+}
+
+/// [`kept_alike`] over `modules`.
+fn alike_in<'m>(modules: impl Iterator<Item = &'m ClifModule>) -> BTreeSet<String> {
     let mut by_code: BTreeMap<(u64, Vec<Location>), Vec<&str>> = BTreeMap::new();
     let mut defined: BTreeMap<&str, usize> = BTreeMap::new();
     for module in modules {
@@ -220,7 +232,10 @@ pub fn kept_alike(modules: &[ClifModule]) -> BTreeSet<String> {
                 .push(symbol.name.as_str());
         }
     }
-    let several_modules = defined.iter().filter(|(_, &n)| n > 1).map(|(&name, _)| name);
+    let several_modules = defined
+        .iter()
+        .filter(|(_, &n)| n > 1)
+        .map(|(&name, _)| name);
     let look_alikes = by_code
         .values()
         .filter(|names| names.iter().any(|n| *n != names[0]))
@@ -302,10 +317,7 @@ fn candidates(sources: &[&ClifModule]) -> BTreeMap<String, usize> {
 
 /// Every argument of every direct call of a candidate in `sources`, with
 /// what its call site knows of it.
-fn argument_sites(
-    sources: &[&ClifModule],
-    candidates: &BTreeMap<String, usize>,
-) -> Vec<ArgSite> {
+fn argument_sites(sources: &[&ClifModule], candidates: &BTreeMap<String, usize>) -> Vec<ArgSite> {
     let mut sites = Vec::new();
     for module in sources {
         let graph = CallGraph::new(module);
@@ -353,7 +365,11 @@ struct CallerFacts<'a> {
 }
 
 impl<'a> CallerFacts<'a> {
-    fn new(func: &'a Function, returns_nonnull: &'a BTreeSet<String>, module: &'a ClifModule) -> Self {
+    fn new(
+        func: &'a Function,
+        returns_nonnull: &'a BTreeSet<String>,
+        module: &'a ClifModule,
+    ) -> Self {
         let flow = ControlFlowGraph::with_function(func);
         let domtree = DominatorTree::with_function(func, &flow);
         CallerFacts {
@@ -438,10 +454,7 @@ impl<'a> CallerFacts<'a> {
             return false;
         };
         let dfg = &self.func.dfg;
-        let InstructionData::Brif {
-            arg, blocks, ..
-        } = dfg.insts[pred.inst]
-        else {
+        let InstructionData::Brif { arg, blocks, .. } = dfg.insts[pred.inst] else {
             return false;
         };
         let then_block = blocks[0].block(&dfg.value_lists);
@@ -458,9 +471,11 @@ impl<'a> CallerFacts<'a> {
             return false;
         };
         let (cc, x, y) = match dfg.insts[inst] {
-            InstructionData::IntCompare { cond, args, .. } => {
-                (cond, dfg.resolve_aliases(args[0]), dfg.resolve_aliases(args[1]))
-            }
+            InstructionData::IntCompare { cond, args, .. } => (
+                cond,
+                dfg.resolve_aliases(args[0]),
+                dfg.resolve_aliases(args[1]),
+            ),
             _ => return false,
         };
         let zero = |w: Value| {
