@@ -64,6 +64,7 @@ use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
+use parec_passes::gvn;
 use parec_passes::inline::Policy;
 use parec_passes::merge::{self, InlinerSummary, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
@@ -627,6 +628,9 @@ impl Build {
         let guards = self.pipeline.guards() && self.level.guards();
         let before = guards.then(|| modules.to_vec());
         let mut merge_plan = None;
+        // GVN's policy, the functions it must leave alike and every
+        // function it saw, for its non-null parameters after merging.
+        let mut numbered: Option<NumberedFunctions> = None;
         for (i, &pass) in self.pipeline.clif.iter().enumerate() {
             let start = Instant::now();
             let merging_follows = self.pipeline.merges_after(pass);
@@ -675,10 +679,53 @@ impl Build {
             }
             out.passes.push(PassRun { pass, outcome });
             out.times.add(pass.name(), start.elapsed());
+            if let ClifPass::Gvn(policy) = pass {
+                numbered = Some(NumberedFunctions {
+                    policy,
+                    alike: known.shared.clone().unwrap_or_default(),
+                    names: defined_names(modules),
+                });
+            }
             done.facts.push(known);
             if pass == ClifPass::Merge {
                 merge_plan = plan;
             }
+        }
+        if let Some(numbered) = numbered {
+            let start = Instant::now();
+            let pass = ClifPass::Gvn(numbered.policy);
+            let excluded = numbered.excluded(modules);
+            // Measured at every level, `-O2` included: a rewrite that would
+            // grow its function is not kept (dropping a check can cost a move
+            // in register allocation; on bench/ at `-O2`, 16 bytes in
+            // pipeline).
+            let guard = isa;
+            let heat = self.pipeline.heat.clone();
+            let mut pairs: Vec<(Option<&ClifModule>, &mut ClifModule)> = match &before {
+                Some(before) => before.iter().map(Some).zip(modules.iter_mut()).collect(),
+                None => modules.iter_mut().map(|m| (None, m)).collect(),
+            };
+            let reports = parallel::map_mut(self.jobs, &mut pairs, |(before, module)| {
+                let calls = gvn::CallSites {
+                    before: *before,
+                    excluded: &excluded,
+                };
+                gvn::run_nonnull_params(module, guard, &heat, &calls)
+            })?;
+            if self.pipeline.verify {
+                verify_modules(modules, isa, "gvn (non-null parameters)")
+                    .map_err(|e| anyhow!(e))?;
+            }
+            // One GVN in reports: this run's counts and remarks join the pass's.
+            if let Some(run) = out.passes.iter_mut().rev().find(|run| run.pass == pass) {
+                for report in reports {
+                    run.outcome.accumulate(PassOutcome {
+                        stats: PassStats::Gvn(report.stats),
+                        remarks: report.remarks,
+                    });
+                }
+            }
+            out.times.add(pass.name(), start.elapsed());
         }
         if let Some(before) = before {
             let start = Instant::now();
@@ -715,7 +762,11 @@ impl Build {
         let inline = matches!(pass, ClifPass::Inline(_));
         let plans = pass == ClifPass::Merge || (inline && merging_follows);
         PassFacts {
-            shared: inline.then(|| shared_functions(modules)),
+            shared: match pass {
+                ClifPass::Inline(_) => Some(shared_functions(modules)),
+                ClifPass::Gvn(_) => Some(parec_passes::gvn::kept_alike(modules)),
+                _ => None,
+            },
             summary: (plans && self.mode.summarizes()).then(|| summarize(modules, options)),
         }
     }
@@ -983,6 +1034,41 @@ fn guard_every_module(
         total.accumulate(outcome);
     }
     Ok(total)
+}
+
+/// What GVN saw, for its non-null parameters after merging
+/// (`parec_passes::gvn::run_nonnull_params`).
+struct NumberedFunctions {
+    policy: Policy,
+    /// The functions that must stay alike (`parec_passes::gvn::kept_alike`,
+    /// the GVN pass's facts: the whole program's, also in a plan).
+    alike: BTreeSet<String>,
+    /// The functions the modules defined when GVN ran.
+    names: BTreeSet<String>,
+}
+
+impl NumberedFunctions {
+    /// The functions not to specialize: those that must stay alike, and
+    /// those the passes after GVN made (merged bodies, which several
+    /// modules may hold alike, and similar-function merges).
+    fn excluded(&self, modules: &[ClifModule]) -> BTreeSet<String> {
+        let made_after = defined_names(modules)
+            .into_iter()
+            .filter(|name| !self.names.contains(name));
+        self.alike.iter().cloned().chain(made_after).collect()
+    }
+}
+
+/// The names of the functions `modules` define.
+fn defined_names(modules: &[ClifModule]) -> BTreeSet<String> {
+    modules
+        .iter()
+        .flat_map(|m| {
+            m.functions
+                .iter()
+                .map(|d| m.symbols[d.symbol as usize].name.clone())
+        })
+        .collect()
 }
 
 /// The local functions that more than one module defines (generic

@@ -15,12 +15,18 @@
 //! gvn      CLIF, per function          parec_passes::gvn
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
+//! (gvn)    CLIF, per module            parec_passes::gvn::run_nonnull_params (crate::build)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
 //! copyprop aarch64 code, per function  parec_passes::copyprop (moves into their definers)
 //! epilogue aarch64 code, per function  parec_passes::epilogue (one epilogue per function)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
+//!
+//! Wherever GVN runs, it runs once more after the last CLIF pass of the
+//! list (before the size guard), on the functions whose parameters every
+//! call site passes non-null (`parec_passes::gvn::nonnull_params`): after
+//! merging, so that the mergers compare code no call site specialized.
 //!
 //! Machine passes run only where they apply: both read and write aarch64
 //! code, so builds for other targets and the JIT skip them. They run in that
@@ -290,9 +296,11 @@ pub struct BuildView<'a> {
     pub merging_follows: bool,
     /// Whether similar-function merging runs later in the pipeline.
     pub fmerge_follows: bool,
-    /// Local functions that several modules define: generic instances,
-    /// which every module using one emits and the linker's identical-code
-    /// folding keeps once.
+    /// The inliner: local functions that several modules define: generic
+    /// instances, which every module using one emits and the linker's
+    /// identical-code folding keeps once. GVN: the local functions that
+    /// must stay alike (`parec_passes::gvn::kept_alike`), which it does not
+    /// specialize by their call sites.
     pub shared: Option<&'a BTreeSet<String>>,
     /// What is known of how often the code runs ([`Pipeline::heat`]).
     pub heat: Option<&'a Arc<HotCode>>,

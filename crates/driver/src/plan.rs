@@ -69,6 +69,8 @@ const CHECKSUM_BYTES: usize = 8;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PassFacts {
     /// The inliner: local functions that more than one module defines.
+    /// GVN: the local functions that must stay alike
+    /// (`parec_passes::gvn::kept_alike`).
     pub shared: Option<BTreeSet<String>>,
     /// Cross-module merging (and the inliner before it): the union of every
     /// module's merge summary, which the merge plan is combined from.

@@ -408,8 +408,12 @@ pub fn run(
         let restored = revert(before, after, &names);
         if let Some(hot) = &options.gvn {
             // The numbering's own remarks repeat the pass's; the guard's
-            // remark says what was put back.
-            crate::gvn::run_functions(after, Some(isa), hot, |i| restored.contains(&i));
+            // remark says what was put back. No parameter is assumed
+            // non-null: the facts GVN used held over the call sites of both
+            // versions, but the module is now a mix of the two and of what
+            // the passes after GVN made of it.
+            let params = crate::gvn::NonnullParams::default();
+            crate::gvn::run_functions(after, Some(isa), hot, &params, |i| restored.contains(&i));
         }
         report.stats.reverted += 1;
         report.stats.functions_reverted += names.len();

@@ -2,17 +2,26 @@
 //! snapshotted, checked for idempotence, and executed before and after with
 //! cranelift-interpreter on its `; run:` lines (results and traps must agree).
 //! A second test compares aarch64 code size with and without the pass.
+//! `filetests/gvn_params/*.clif` are modules: GVN with the non-null
+//! parameters its call sites prove (`gvn_params_filetests`).
 
-use cranelift_codegen::ir::Function;
+use std::collections::BTreeSet;
+
+use cranelift_codegen::ir::{Function, Opcode};
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{verify_function, Context};
 use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::clif_module::count_insts;
+use parec_passes::clif_module::ClifModule;
 use parec_passes::gvn;
+use parec_passes::heat::HotCode;
 
 mod support;
-use support::{clif_files, interpret, workspace};
+use support::{
+    clif_files, expectations, interpret, load_module_cases, run_differences, snapshot_pass,
+    to_testcase_functions, verify_all, workspace,
+};
 
 struct Case {
     name: String,
@@ -199,4 +208,218 @@ fn gvn_never_grows_aarch64_code() {
         "the guard must undo exactly the functions that grew (PRE dropped or reverted)"
     );
     assert!(grew.is_empty(), "{}", grew.join("\n"));
+}
+
+/// What a `filetests/gvn_params` expectation says of the module after GVN:
+/// `nonnull %f i j ...` — exactly these parameters of `%f` are known
+/// non-null; `traps %f N` — `%f` has `N` `trap` instructions left.
+fn check_params_expectation(
+    expect: &str,
+    module: &ClifModule,
+    params: &gvn::NonnullParams,
+) -> Result<(), String> {
+    let mut words = expect.split_whitespace();
+    let what = words.next().unwrap_or("");
+    let name = words.next().unwrap_or("").trim_start_matches('%');
+    let rest: Vec<&str> = words.collect();
+    match what {
+        "nonnull" => {
+            let want: Vec<usize> = rest.iter().map(|w| w.parse().unwrap()).collect();
+            let got = params.of_function(name);
+            match got == want.as_slice() {
+                true => Ok(()),
+                false => Err(format!(
+                    "%{name}: non-null parameters {got:?}, expected {want:?}"
+                )),
+            }
+        }
+        "traps" => {
+            let def = module.function(name).ok_or(format!("%{name} is gone"))?;
+            let func = &def.func;
+            let traps = func
+                .layout
+                .blocks()
+                .flat_map(|b| func.layout.block_insts(b))
+                .filter(|&i| func.dfg.insts[i].opcode() == Opcode::Trap)
+                .count();
+            let want: usize = rest[0].parse().unwrap();
+            match traps == want {
+                true => Ok(()),
+                false => Err(format!("%{name}: {traps} traps, expected {want}")),
+            }
+        }
+        _ => Err(format!("unknown expectation `{expect}`")),
+    }
+}
+
+/// `filetests/gvn_params`: each file is one module (functions its run lines
+/// call, and `; export:` ones, exported; the others local). GVN runs on the
+/// module with the size guard's aarch64 measure, then again with the
+/// non-null parameters, as the pipeline runs them; every function is
+/// verified, a second run changes nothing, the run lines agree before and
+/// after (traps included), the `; expect:` lines hold, and the result is
+/// snapshotted in `snapshots/gvn_params/`.
+#[test]
+fn gvn_params_filetests() {
+    let isa = support::aarch64();
+    let hot = HotCode::default();
+    let no_shared = BTreeSet::new();
+    let no_calls = gvn::CallSites {
+        before: None,
+        excluded: &no_shared,
+    };
+    let cases = load_module_cases("gvn_params");
+    assert!(cases.len() >= 4, "expected at least 4 gvn_params filetests");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let before = to_testcase_functions(&case.module);
+        let params = gvn::NonnullParams::of(&[&case.module], &BTreeSet::new());
+        let mut module = case.module.clone();
+        let mut report = gvn::run_module(&mut module, Some(&*isa), &hot);
+        let second_run = gvn::run_nonnull_params(&mut module, Some(&*isa), &hot, &no_calls);
+        report.stats.accumulate(&second_run.stats);
+        report.remarks.extend(second_run.remarks);
+        verify_all(&module, &case.name);
+        let mut again = module.clone();
+        let mut second = gvn::run_module(&mut again, Some(&*isa), &hot);
+        let params_again = gvn::run_nonnull_params(&mut again, Some(&*isa), &hot, &no_calls);
+        second.stats.accumulate(&params_again.stats);
+        if second.stats.changed() {
+            failures.push(format!(
+                "{}: a second run changed: {}",
+                case.name, second.stats
+            ));
+        }
+        for expect in expectations("gvn_params", case) {
+            if let Err(e) = check_params_expectation(&expect, &module, &params) {
+                failures.push(format!("{}: {e}", case.name));
+            }
+        }
+        let after = to_testcase_functions(&module);
+        failures.extend(run_differences(case, &before, &after));
+        snapshot_pass("gvn_params", case, &report.stats, &report.remarks, &after);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The facts hold over every source's call sites: a function the size
+/// guard may put back (here `%caller` as it came in, before `%wrapper` was
+/// inlined into it) brings back a call that passes an unchecked value, so
+/// `%get`'s parameter is not known non-null although every call in the
+/// module GVN rewrites is checked.
+#[test]
+fn nonnull_params_hold_over_the_module_as_it_came_in() {
+    // A function of one parameter that null-checks it, then runs `body`.
+    let checked = |name: &str, decls: &str, body: &str| {
+        format!(
+            "function %{name}(i64) -> i64 tail {{
+{decls}block0(v0: i64):
+    brif v0, block1, block9
+block1:
+    {body}
+    return v1
+block9 cold:
+    trap user67
+}}
+"
+        )
+    };
+    let get = checked("get", "", "v1 = load.i64 notrap aligned v0");
+    let call_get = "    fn0 = colocated %get(i64) -> i64 tail\n";
+    let rewritten = format!(
+        "{get}; export: %caller\n{}",
+        checked("caller", call_get, "v1 = call fn0(v0)")
+    );
+    let came_in = format!(
+        "{get}
+; export: %caller
+function %caller(i64) -> i64 tail {{
+    fn0 = colocated %get(i64) -> i64 tail
+block0(v0: i64):
+    v1 = call fn0(v0)
+    return v1
+}}
+"
+    );
+    let a = support::parse_case(&rewritten, "rewritten", "m").module;
+    let b = support::parse_case(&came_in, "came_in", "m").module;
+    let none = BTreeSet::new();
+    assert_eq!(
+        gvn::NonnullParams::of(&[&a], &none).of_function("get"),
+        &[0]
+    );
+    assert_eq!(gvn::NonnullParams::of(&[&a, &b], &none).count(), 0);
+    // Another module defines `%get` too: no fact, whatever the calls.
+    let shared: BTreeSet<String> = ["get".to_string()].into();
+    assert_eq!(gvn::NonnullParams::of(&[&a], &shared).count(), 0);
+    let mut module = a.clone();
+    let calls = gvn::CallSites {
+        before: Some(&b),
+        excluded: &none,
+    };
+    gvn::run_module(&mut module, None, &HotCode::default());
+    gvn::run_nonnull_params(&mut module, None, &HotCode::default(), &calls);
+    let traps = |m: &ClifModule| m.function("get").unwrap().func.display().to_string();
+    assert!(traps(&module).contains("trap user67"), "{}", traps(&module));
+}
+
+/// Functions that must stay alike are not specialized: `%get_a` and
+/// `%get_b` differ in the offset they read, and `%sum_b` calls another
+/// function than `%sum_a`; `%sum_a` and `%twin_a` are the same code (the
+/// linker folds them into one), so they keep their checks although every
+/// call passes a checked reference.
+#[test]
+fn look_alikes_keep_their_checks() {
+    let mut text = String::from("; export: %entry\n");
+    for (name, body) in [
+        ("get_a", "v1 = load.i64 notrap aligned v0"),
+        ("get_b", "v1 = load.i64 notrap aligned v0+8"),
+        ("sum_a", "v1 = call fn0(v0)"),
+        ("sum_b", "v1 = call fn1(v0)"),
+        ("twin_a", "v1 = call fn0(v0)"),
+    ] {
+        text.push_str(&format!(
+            "function %{name}(i64) -> i64 tail {{
+    fn0 = colocated %get_a(i64) -> i64 tail
+    fn1 = colocated %get_b(i64) -> i64 tail
+block0(v0: i64):
+    brif v0, block1, block9
+block1:
+    {body}
+    return v1
+block9 cold:
+    trap user67
+}}
+"
+        ));
+    }
+    text.push_str(
+        "function %entry(i64) -> i64 tail {
+    fn0 = colocated %sum_a(i64) -> i64 tail
+    fn1 = colocated %sum_b(i64) -> i64 tail
+    fn2 = colocated %twin_a(i64) -> i64 tail
+block0(v0: i64):
+    brif v0, block1, block9
+block1:
+    v1 = call fn0(v0)
+    v2 = call fn1(v0)
+    v3 = call fn2(v0)
+    v4 = iadd v1, v2
+    v5 = iadd v4, v3
+    return v5
+block9 cold:
+    trap user67
+}
+",
+    );
+    let module = support::parse_case(&text, "look_alikes", "m").module;
+    let alike = gvn::kept_alike(std::slice::from_ref(&module));
+    let names: Vec<&str> = alike.iter().map(String::as_str).collect();
+    assert_eq!(names, ["sum_a", "twin_a"]);
+    let params = gvn::NonnullParams::of(&[&module], &alike);
+    assert_eq!(params.of_function("get_a"), &[0]);
+    assert_eq!(params.of_function("get_b"), &[0]);
+    // `%sum_b` only passes its parameter on: no reference, nothing told.
+    assert!(params.of_function("sum_b").is_empty());
+    assert_eq!(params.count(), 2);
 }

@@ -16,6 +16,7 @@ use super::cfg::{CfgInfo, EdgeId};
 use super::expr::{is_const_type, masked, sext, term_order, Args, Key, Place, Term};
 use super::predicates::{Affine, Cover, Relation};
 use super::simplify::{self, Context};
+use super::GvnOptions;
 use super::MAX_PASSES;
 
 /// The contents of one part of memory at a program point (see the module
@@ -115,9 +116,10 @@ impl Context for PartitionContext<'_> {
 }
 
 /// Runs the analysis; `None` if no fixed point was reached in [`MAX_PASSES`].
-/// `nonnull_callees` are callees whose results are never null.
-pub fn analyze(func: &Function, cfg: &CfgInfo, nonnull_callees: &[FuncRef]) -> Option<Partition> {
-    let mut a = Analyzer::new(func, cfg, nonnull_callees);
+/// `options` says what is known beyond the function: callees whose results
+/// are never null, entry parameters that are never zero.
+pub fn analyze(func: &Function, cfg: &CfgInfo, options: &GvnOptions) -> Option<Partition> {
+    let mut a = Analyzer::new(func, cfg, options);
     for pass in 1..=MAX_PASSES {
         a.changed = false;
         a.run_pass();
@@ -143,6 +145,8 @@ struct Analyzer<'a> {
     func: &'a Function,
     cfg: &'a CfgInfo,
     nonnull_callees: &'a [FuncRef],
+    /// Indices of the entry block's parameters that are never zero.
+    nonnull_params: &'a [usize],
     terms: SecondaryMap<Value, Term>,
     edge_reachable: Vec<bool>,
     block_reachable: SecondaryMap<Block, bool>,
@@ -186,7 +190,7 @@ impl Context for Analyzer<'_> {
 }
 
 impl<'a> Analyzer<'a> {
-    fn new(func: &'a Function, cfg: &'a CfgInfo, nonnull_callees: &'a [FuncRef]) -> Self {
+    fn new(func: &'a Function, cfg: &'a CfgInfo, options: &'a GvnOptions) -> Self {
         let mut terms = SecondaryMap::with_default(Term::Bottom);
         let mut block_reachable = SecondaryMap::with_default(false);
         if let Some(entry) = func.layout.entry_block() {
@@ -198,7 +202,8 @@ impl<'a> Analyzer<'a> {
         Analyzer {
             func,
             cfg,
-            nonnull_callees,
+            nonnull_callees: &options.nonnull_callees,
+            nonnull_params: &options.nonnull_params,
             terms,
             edge_reachable: vec![false; cfg.edges.len()],
             block_reachable,
@@ -341,13 +346,19 @@ impl<'a> Analyzer<'a> {
     }
 
     /// Whether `t` is an address that cannot be null: a symbol defined in
-    /// the same linkage unit (`colocated`), or the result of a call to a
-    /// function the module says never returns null.
+    /// the same linkage unit (`colocated`), the result of a call to a
+    /// function the module says never returns null, or an entry parameter
+    /// every caller passes non-null ([`super::nonnull_params`]).
     fn nonzero_by_construction(&self, t: Term) -> bool {
         let Term::Val(v) = t else { return false };
         let dfg = &self.func.dfg;
-        let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
-            return false;
+        let inst = match dfg.value_def(v) {
+            ValueDef::Result(inst, 0) => inst,
+            ValueDef::Param(block, index) => {
+                return Some(block) == self.func.layout.entry_block()
+                    && self.nonnull_params.contains(&index);
+            }
+            _ => return false,
         };
         match dfg.insts[inst] {
             InstructionData::UnaryGlobalValue {

@@ -94,6 +94,11 @@
 //! dominated by the same check, and a bounds check `i >=u n` inside a loop
 //! whose test is `i <s n` and whose counter counts up from 0, fold.
 //!
+//! Non-null parameters ([`nonnull_params`]): an entry parameter that every
+//! call site of the function passes non-null (a module-local function whose
+//! address is never taken; [`GvnOptions::nonnull_params`]) is non-zero by
+//! construction, like a defined symbol's address: its null checks fold.
+//!
 //! # Invariants
 //!
 //! - The output passes Cranelift's verifier and computes what the input did,
@@ -129,13 +134,15 @@ mod analysis;
 mod cfg;
 mod eliminate;
 mod expr;
+mod nonnull_params;
 mod pre;
 mod predicates;
 mod remarks;
 mod simplify;
 
+pub use nonnull_params::{kept_alike, NonnullParams};
 pub use pre::PreMode;
-pub use remarks::{run_functions, run_module, GvnReport};
+pub use remarks::{run_functions, run_module, run_nonnull_params, CallSites, GvnReport};
 
 use crate::code_cache::{code_size, CodeCache};
 use cranelift_codegen::ir::{FuncRef, Function};
@@ -154,6 +161,10 @@ pub struct GvnOptions {
     /// Callees whose results are never null (from
     /// [`ClifModule::returns_nonnull`](crate::clif_module::ClifModule)).
     pub nonnull_callees: Vec<FuncRef>,
+    /// Indices of the function's parameters that are never zero on entry
+    /// (from [`NonnullParams`]: every caller passes a value known
+    /// non-null).
+    pub nonnull_params: Vec<usize>,
 }
 
 /// What one run of the pass found and did.
@@ -295,7 +306,7 @@ pub fn run_with(func: &mut Function, options: GvnOptions) -> GvnStats {
         return stats;
     }
     let cfg = cfg::CfgInfo::new(func);
-    let Some(partition) = analysis::analyze(func, &cfg, &options.nonnull_callees) else {
+    let Some(partition) = analysis::analyze(func, &cfg, &options) else {
         stats.skipped = 1;
         return stats;
     };
@@ -331,12 +342,11 @@ fn pre_rounds(
         };
         func.dfg.resolve_all_aliases();
         let new_cfg = cfg::CfgInfo::new(func);
-        let confirmed =
-            analysis::analyze(func, &new_cfg, &options.nonnull_callees).inspect(|new_partition| {
-                eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
-                eliminate::remove_unused_params(func, &joins, &mut round);
-                func.dfg.resolve_all_aliases();
-            });
+        let confirmed = analysis::analyze(func, &new_cfg, options).inspect(|new_partition| {
+            eliminate::eliminate(func, &new_cfg, new_partition, &mut round);
+            eliminate::remove_unused_params(func, &joins, &mut round);
+            func.dfg.resolve_all_aliases();
+        });
         match confirmed {
             Some(new_partition) if crate::clif_module::count_insts(func) <= before => {
                 round.pre_rounds = 1;

@@ -21,12 +21,26 @@ use std::collections::BTreeSet;
 use cranelift_codegen::ir::{FuncRef, Function};
 use cranelift_codegen::isa::TargetIsa;
 
-use super::{run_for_size_measured, run_with, GvnOptions, GvnStats, PreMode, SizedRun};
+use super::{
+    run_for_size_measured, run_with, GvnOptions, GvnStats, NonnullParams, PreMode, SizedRun,
+};
 use crate::clif_module::{ClifModule, Symbol};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
 const PASS: &str = "gvn";
+
+/// What [`run_nonnull_params`] may know of the calls of a module's functions
+/// beyond the module as it is.
+#[derive(Clone, Copy, Debug)]
+pub struct CallSites<'a> {
+    /// The module as it came into the CLIF passes, if the size guard may
+    /// put some of its functions back.
+    pub before: Option<&'a ClifModule>,
+    /// Functions not to specialize: those that must stay alike
+    /// ([`super::kept_alike`]), and those the passes after GVN made.
+    pub excluded: &'a BTreeSet<String>,
+}
 
 /// What GVN did to a module: the summed statistics and the remarks.
 #[derive(Clone, Debug, Default)]
@@ -44,15 +58,51 @@ pub fn run_module(
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
 ) -> GvnReport {
-    run_functions(module, isa, hot, |_| true)
+    run_functions(module, isa, hot, &NonnullParams::default(), |_| true)
+}
+
+/// Runs GVN again, as [`run_module`] does, on the functions of `module`
+/// with parameters every call site passes non-null ([`NonnullParams`]),
+/// over the call sites of `module` and of `calls.before` — the module as
+/// it came into the CLIF passes, when a size guard may put some of its
+/// functions back (their call sites come back with them) — except in the
+/// functions `calls.excluded` names. The pipeline runs it after merging,
+/// so that merging decides on code no call site has specialized, and with
+/// an `isa` at every level.
+pub fn run_nonnull_params(
+    module: &mut ClifModule,
+    isa: Option<&dyn TargetIsa>,
+    hot: &crate::heat::HotCode,
+    calls: &CallSites,
+) -> GvnReport {
+    let sources: Vec<&ClifModule> = std::iter::once(&*module).chain(calls.before).collect();
+    let params = NonnullParams::of(&sources, calls.excluded);
+    if params.count() == 0 {
+        return GvnReport::default();
+    }
+    let with_facts: BTreeSet<usize> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, def)| {
+            module
+                .symbols
+                .get(def.symbol as usize)
+                .is_some_and(|s| !params.of_function(&s.name).is_empty())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    run_functions(module, isa, hot, &params, |i| with_facts.contains(&i))
 }
 
 /// [`run_module`] on the functions of `module` whose index `only` accepts
-/// (the size guard numbers the functions it put back, `crate::guard`).
+/// (the size guard numbers the functions it put back, `crate::guard`),
+/// knowing the parameters `params` names non-null.
 pub fn run_functions(
     module: &mut ClifModule,
     isa: Option<&dyn TargetIsa>,
     hot: &crate::heat::HotCode,
+    params: &NonnullParams,
     only: impl Fn(usize) -> bool,
 ) -> GvnReport {
     let mut report = GvnReport::default();
@@ -63,8 +113,13 @@ pub fn run_functions(
         .enumerate()
         .filter(|(i, _)| only(*i))
     {
+        let name = module
+            .symbols
+            .get(def.symbol as usize)
+            .map_or("?", |s| s.name.as_str());
         let options = GvnOptions {
             nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
+            nonnull_params: params.of_function(name).to_vec(),
             ..GvnOptions::default()
         };
         let known_hot = module
