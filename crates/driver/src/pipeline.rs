@@ -13,6 +13,7 @@
 //! ```text
 //! inline   CLIF, per module            parec_passes::inline (size policy)
 //! gvn      CLIF, per function          parec_passes::gvn
+//! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
@@ -66,6 +67,7 @@ use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::combine::{self, CombineStats};
 use parec_passes::fmerge::{self, FmergeOptions, FmergeStats, FmergeTimes};
 use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
@@ -90,6 +92,10 @@ pub enum ClifPass {
     /// machine code does not grow; the speed policy keeps every rewrite
     /// (GVN removes computations and checks; it never adds one to a path).
     Gvn(Policy),
+    /// Instruction combining (`parec_passes::combine`): address constants
+    /// into memory offsets, narrow logical shifts, rotates, extending
+    /// loads; the rules Cranelift's e-graph lacks. Never grows the CLIF.
+    Combine,
     /// Stable-hash global function merging (`parec_passes::merge`). Its plan
     /// comes from the build mode: local, round 1, or cgdata.
     Merge,
@@ -138,6 +144,7 @@ impl ClifPass {
             ClifPass::Inline(Policy::Speed) => "inline-speed",
             ClifPass::Gvn(Policy::Size) => "gvn",
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
+            ClifPass::Combine => "combine",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
             ClifPass::Guard => "guard",
@@ -176,6 +183,13 @@ impl ClifPass {
                 let report = gvn::run_module(module, guard, &view.heat());
                 PassOutcome {
                     stats: PassStats::Gvn(report.stats),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Combine => {
+                let report = combine::run_module(module);
+                PassOutcome {
+                    stats: PassStats::Combine(report.stats),
                     remarks: report.remarks,
                 }
             }
@@ -459,6 +473,7 @@ impl PassOutcome {
         PassOutcome::stats(match pass {
             ClifPass::Inline(_) => PassStats::Inline(InlineStats::default()),
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
+            ClifPass::Combine => PassStats::Combine(CombineStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
             ClifPass::Guard => PassStats::Guard(GuardStats::default()),
@@ -485,6 +500,7 @@ impl PassOutcome {
 pub enum PassStats {
     Inline(InlineStats),
     Gvn(GvnStats),
+    Combine(CombineStats),
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
     Fmerge(FmergeStats, FmergeTimes),
@@ -498,6 +514,7 @@ impl PassStats {
         match (self, other) {
             (PassStats::Inline(a), PassStats::Inline(b)) => a.accumulate(&b),
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
+            (PassStats::Combine(a), PassStats::Combine(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
             (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
                 a.accumulate(&b);
@@ -516,6 +533,7 @@ impl fmt::Display for PassStats {
         match self {
             PassStats::Inline(s) => write!(f, "{s}"),
             PassStats::Gvn(s) => write!(f, "{s}"),
+            PassStats::Combine(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
             PassStats::Guard(s) => write!(f, "{s}"),
@@ -577,6 +595,7 @@ impl Pass {
     pub const ALL: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Size)),
         Pass::Clif(ClifPass::Gvn(Policy::Size)),
+        Pass::Clif(ClifPass::Combine),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Machine(MachinePass::Peephole),
@@ -599,6 +618,7 @@ impl Pass {
     pub const SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
     ];
@@ -611,6 +631,7 @@ impl Pass {
     pub const SIZE_AT_SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Size)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
+        Pass::Clif(ClifPass::Combine),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Machine(MachinePass::Peephole),

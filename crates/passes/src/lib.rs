@@ -107,6 +107,7 @@ pub mod callgraph;
 pub mod cgdata;
 pub mod clif_module;
 pub mod code_cache;
+pub mod combine;
 pub mod copyprop;
 pub mod epilogue;
 pub mod fmerge;
