@@ -203,10 +203,11 @@ fn shift_pairs_become_rotates_after_narrowing() {
 }
 
 #[test]
-fn rotates_of_every_width_and_non_rotates() {
+fn rotates_of_32_and_64_bits_and_non_rotates() {
     for (ty, k1, k2, op, rotates) in [
-        ("i8", 3, 5, "bor", true),
-        ("i16", 4, 12, "bxor", true),
+        ("i8", 3, 5, "bor", false),   // no narrow rotate on aarch64
+        ("i16", 4, 12, "bxor", false), // (module doc)
+        ("i32", 4, 28, "bxor", true),
         ("i64", 13, 51, "iadd", true),
         ("i64", 77, 51, "bor", true), // 77 mod 64 = 13
         ("i32", 15, 16, "bor", false),
