@@ -13,9 +13,9 @@
 //! ```text
 //! inline   CLIF, per module            parec_passes::inline (size policy)
 //! gvn      CLIF, per function          parec_passes::gvn
-//! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
+//! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
 //! copyprop aarch64 code, per function  parec_passes::copyprop (moves into their definers)
@@ -50,8 +50,8 @@
 //!   passes), in module order (docs/REMARKS.md).
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
-//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), the
-//! peepholes and copy propagation; `-Os` (the default) runs
+//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), instruction
+//! combining, the peepholes and copy propagation; `-Os` (the default) runs
 //! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
@@ -595,9 +595,9 @@ impl Pass {
     pub const ALL: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Size)),
         Pass::Clif(ClifPass::Gvn(Policy::Size)),
-        Pass::Clif(ClifPass::Combine),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Epilogue),
@@ -613,8 +613,9 @@ impl Pass {
 
     /// The passes of `-O2`: inlining and GVN by the speed policy (GVN
     /// without the size guard: measured on bench/, 4.9% fewer bytes and
-    /// 2.3% less run time than without it), the peepholes and copy
-    /// propagation (fewer instructions are faster too).
+    /// 2.3% less run time than without it), instruction combining (its
+    /// rules replace instructions by fewer, never slower ones), the
+    /// peepholes and copy propagation (fewer instructions are faster too).
     pub const SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
@@ -631,9 +632,9 @@ impl Pass {
     pub const SIZE_AT_SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Size)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
-        Pass::Clif(ClifPass::Combine),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Epilogue),
@@ -851,7 +852,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, epilogue, outline, \
              inline-speed, gvn-speed"
         );
     }
@@ -871,9 +872,10 @@ mod tests {
             Pipeline::for_level(OptLevel::O2).clif,
             vec![
                 ClifPass::Inline(Policy::Speed),
-                ClifPass::Gvn(Policy::Speed)
+                ClifPass::Gvn(Policy::Speed),
+                ClifPass::Combine
             ],
-            "-O2 inlines and numbers values for speed"
+            "-O2 inlines, numbers values for speed and combines"
         );
         let oz = Pipeline::for_level(OptLevel::Oz);
         assert_eq!(
@@ -882,7 +884,8 @@ mod tests {
                 ClifPass::Inline(Policy::Size),
                 ClifPass::Gvn(Policy::Size),
                 ClifPass::Merge,
-                ClifPass::Fmerge
+                ClifPass::Fmerge,
+                ClifPass::Combine
             ]
         );
         assert!(oz.merges_after(ClifPass::Inline(Policy::Size)));

@@ -374,6 +374,19 @@ fn remarks_add_up_to_every_pass_statistics() {
                         "{file}: every thunk's fate"
                     );
                 }
+                PassStats::Combine(stats) => {
+                    let counters = [
+                        ("offsets_folded", stats.offsets_folded),
+                        ("adds_reused", stats.adds_reused),
+                        ("shifts_narrowed", stats.shifts_narrowed),
+                        ("rotates", stats.rotates),
+                        ("loads_extended", stats.loads_extended),
+                        ("removed", stats.removed),
+                    ];
+                    for (name, value) in counters {
+                        assert_eq!(count(&remarks, "combine", name), value, "{file}: {name}");
+                    }
+                }
                 PassStats::Guard(stats) => {
                     assert_eq!(
                         decisions(&remarks, "guard", "reverted"),

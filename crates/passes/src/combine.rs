@@ -29,9 +29,15 @@
 //!    two levels of `iadd` and `isub` of a constant) to `a + k` or `a + b + k`
 //!    with `k ≠ 0` accesses `a` or `a + b` at offset `offset + k` when that
 //!    fits the 32-bit offset. For two leaves, an `iadd a, b` (either order)
-//!    that dominates the access is reused — four loads of `p + 4i + j` share
-//!    one `add` — and one is inserted before the access only when every use
-//!    of `p` is an address (so `p`'s own `iadd` goes away).
+//!    that dominates the access nearby (in its block or up a chain of
+//!    blocks each entered only from the one before) is reused — four loads
+//!    of `p + 4i + j` share one `add`. Otherwise the rewrite happens only
+//!    when `p`'s own `iadd`s die with it (`p` is used only as an address,
+//!    its inner `iadd` only by `p`), inserting `iadd a, b` before the
+//!    access for two leaves: an index `i + 1` that a bounds check also
+//!    reads stays, and so does the access through it (Cranelift's e-graph
+//!    would share the inserted `iadd` with any dominating one, however far,
+//!    and keep that one's value live all the way).
 //! 2. **Logical shifts written through a wider type.**
 //!    `ireduce.T (sshr|ushr (zext(x)), k)` with `x: T` and `[k] < w(T)` is
 //!    `ushr.T x, [k]`: the wide value's bits above `w(T)` are zero, so the
@@ -51,7 +57,8 @@
 //!
 //! Rules 2 and 3 run first (2 makes the shifts 3 recognizes), to a fixed
 //! point; then rule 1; then rule 4 on fresh use lists. After the rules, pure
-//! instructions left without a use are deleted.
+//! instructions left without a use are deleted (only in a function a rule
+//! changed: the pass leaves alone what it did not rewrite).
 //!
 //! # Invariants
 //!
@@ -72,13 +79,21 @@
 //!
 //! Linear in the function's instructions per phase (a use count and a map
 //! from `iadd` operand pairs; dominance by Cranelift's dominator tree for
-//! rule 1). It is a named pass, `combine`, after `gvn` at `-O2`, `-Os` and
-//! `-Oz` rather than part of GVN's rewrite: its rules are not value
-//! numbering, `--passes` can leave it out and `parec opt --passes combine`
-//! runs it alone on a `.clif` file, and the leave-one-out test
-//! (`crates/driver/tests/leave_one_out.rs`) checks that it pays for itself on
-//! every program. It runs after GVN so that the `iadd`s rule 1 reuses are
-//! already shared.
+//! rule 1).
+//!
+//! # Place in the pipeline
+//!
+//! A named pass, `combine`, the last CLIF pass at `-O2`, `-Os` and `-Oz`,
+//! rather than part of GVN's rewrite: its rules are not value numbering,
+//! `--passes` can leave it out, `parec opt --passes combine` runs it alone
+//! on a `.clif` file, and the leave-one-out test
+//! (`crates/driver/tests/leave_one_out.rs`) checks that it pays for itself
+//! on every program. It runs after GVN, so the `iadd`s rule 1 reuses are
+//! already shared, and after both mergers: an offset is an immediate that
+//! merging cannot turn into a parameter, so folding constants into offsets
+//! first split merge groups (measured: bench/pipeline's seven `fsm::run`
+//! bodies, one body after the linker folded them, became two, +404 bytes
+//! at `-Oz`).
 //!
 //! [INSTCOMBINE]: LLVM's instruction combiner; Cranelift's counterpart is
 //! `cranelift-codegen/src/opts/{arithmetic,shifts,extends}.isle`.
@@ -198,9 +213,14 @@ pub fn run(func: &mut Function) -> CombineStats {
         }
     }
     fold_address_offsets(func, &mut stats);
-    stats.removed += delete_dead(func);
+    if stats.rewrites() > 0 {
+        stats.removed += delete_dead(func);
+    }
+    let before = stats.rewrites();
     extending_loads(func, &mut stats);
-    stats.removed += delete_dead(func);
+    if stats.rewrites() > before {
+        stats.removed += delete_dead(func);
+    }
     func.dfg.resolve_all_aliases();
     stats
 }
@@ -390,6 +410,9 @@ fn rotate(func: &mut Function, inst: Inst) -> bool {
 struct AddressSum {
     leaves: Vec<Value>,
     constant: i64,
+    /// The `iadd`/`isub` values the sum was flattened through, the address
+    /// first.
+    interior: Vec<Value>,
 }
 
 /// Flattens `v: i64` through `iadd` and `isub`-of-a-constant, `depth` levels.
@@ -400,12 +423,14 @@ fn flatten(func: &Function, v: Value, depth: u32, sum: &mut AddressSum) {
     }
     if depth > 0 {
         if let Some((_, a, b)) = binary(func, v, Opcode::Iadd) {
+            sum.interior.push(v);
             flatten(func, a, depth - 1, sum);
             flatten(func, b, depth - 1, sum);
             return;
         }
         if let Some((_, a, b)) = binary(func, v, Opcode::Isub) {
             if let Some(k) = constant(func, b) {
+                sum.interior.push(v);
                 flatten(func, a, depth - 1, sum);
                 sum.constant = sum.constant.wrapping_sub(k);
                 return;
@@ -481,6 +506,7 @@ fn fold_address_offsets(func: &mut Function, stats: &mut CombineStats) {
         let mut sum = AddressSum {
             leaves: Vec::new(),
             constant: 0,
+            interior: Vec::new(),
         };
         flatten(func, addr, 2, &mut sum);
         if sum.constant == 0 || sum.leaves.len() > 2 || sum.leaves.is_empty() {
@@ -489,22 +515,29 @@ fn fold_address_offsets(func: &mut Function, stats: &mut CombineStats) {
         let Ok(new_offset) = i32::try_from(i64::from(offset) + sum.constant) else {
             continue;
         };
+        // Whether the address's own `iadd`s die with the rewrite: the
+        // address is used only as an address, each inner node only by its
+        // parent.
+        let dies = counts.get(&addr) == address_uses.get(&addr)
+            && sum.interior[1..]
+                .iter()
+                .all(|v| counts.get(v).copied() == Some(1));
         let new_addr = match sum.leaves[..] {
-            [a] => a,
+            [a] if dies => a,
+            [_] => continue,
             [a, b] => {
-                let dominating = [(a, b), (b, a)].iter().find_map(|key| {
+                let nearby = [(a, b), (b, a)].iter().find_map(|key| {
                     adds.get(key)?
                         .iter()
-                        .find(|&&add| domtree.dominates(add, inst, &func.layout))
+                        .find(|&&add| dominates_nearby(func, &cfg, &domtree, add, inst))
                         .map(|&add| func.dfg.first_result(add))
                 });
-                match dominating {
+                match nearby {
                     Some(v) => {
                         stats.adds_reused += 1;
                         v
                     }
-                    // Only when `addr`'s own `iadd` dies with this rewrite.
-                    None if counts.get(&addr) == address_uses.get(&addr) => {
+                    None if dies => {
                         let mut pos = FuncCursor::new(func).at_inst(inst);
                         let v = pos.ins().iadd(a, b);
                         let add = pos.func.dfg.value_def(v).unwrap_inst();
@@ -525,6 +558,38 @@ fn fold_address_offsets(func: &mut Function, stats: &mut CombineStats) {
         }
         stats.offsets_folded += 1;
     }
+}
+
+/// How far up a chain of single-predecessor blocks a reused `iadd` may
+/// be: further, keeping its value live costs a register across code that
+/// recomputed it in the same instruction count (measured: `lex` in
+/// bench/tokenizer grew 28 bytes when a distant `iadd` was reused).
+const NEARBY_BLOCKS: usize = 8;
+
+/// Whether `add` dominates `access` within its block or a chain of blocks
+/// each entered only from the one before (an extended basic block).
+fn dominates_nearby(
+    func: &Function,
+    cfg: &ControlFlowGraph,
+    domtree: &DominatorTree,
+    add: Inst,
+    access: Inst,
+) -> bool {
+    let Some(target) = func.layout.inst_block(add) else {
+        return false;
+    };
+    let mut block = func.layout.inst_block(access).expect("access in layout");
+    for _ in 0..=NEARBY_BLOCKS {
+        if block == target {
+            return domtree.dominates(add, access, &func.layout);
+        }
+        let mut preds = cfg.pred_iter(block);
+        match (preds.next(), preds.next()) {
+            (Some(pred), None) => block = pred.block,
+            _ => return false,
+        }
+    }
+    false
 }
 
 // ---------------------------------------------------------------------------
