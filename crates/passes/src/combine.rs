@@ -53,7 +53,14 @@
 //!    is one `uextend.W` (or every use one `sextend.W`), one `W` for all, is
 //!    `uload8|16|32.W` (`sload…`): the extension is done by the load, which
 //!    Cranelift's lowering only does when load and extension meet in one
-//!    block with nothing between them that touches memory.
+//!    block with nothing between them that touches memory. Not when the
+//!    load, its extensions and their uses are all in one block: there
+//!    Cranelift usually fuses them itself, and the rewrite only moved
+//!    registers (bench/generic_zoo grew 68 bytes at `-Os`). This leaves
+//!    some `ldrb` + `uxtb` pairs: Cranelift lays a chain of blocks joined by
+//!    jumps out as one and elaborates the extensions after all the chain's
+//!    loads (bench/checksum's `murmur3`); extending those loads too removes
+//!    them but grew generic_zoo at `-Os` by 20 bytes.
 //!
 //! Rules 2 and 3 run first (2 makes the shifts 3 recognizes), to a fixed
 //! point; then rule 1; then rule 4 on fresh use lists. After the rules, pure
@@ -515,13 +522,17 @@ fn fold_address_offsets(func: &mut Function, stats: &mut CombineStats) {
         let Ok(new_offset) = i32::try_from(i64::from(offset) + sum.constant) else {
             continue;
         };
-        // Whether the address's own `iadd`s die with the rewrite: the
-        // address is used only as an address, each inner node only by its
-        // parent.
-        let dies = counts.get(&addr) == address_uses.get(&addr)
-            && sum.interior[1..]
-                .iter()
-                .all(|v| counts.get(v).copied() == Some(1));
+        // The address must be used only as an address, or the rewrite
+        // keeps its `iadd` and adds a use of the leaves (measured:
+        // `pare_print_i64`'s `store` grew 8 bytes when its address also
+        // went to a block parameter). Whether every `iadd` of it dies: each
+        // inner node is used only by its parent too.
+        if counts.get(&addr) != address_uses.get(&addr) {
+            continue;
+        }
+        let dies = sum.interior[1..]
+            .iter()
+            .all(|v| counts.get(v).copied() == Some(1));
         let new_addr = match sum.leaves[..] {
             [a] if dies => a,
             [_] => continue,
@@ -631,6 +642,9 @@ fn extending_loads(func: &mut Function, stats: &mut CombineStats) {
         let Some((opcode, wide)) = common_extension(func, uses) else {
             continue;
         };
+        if all_in_one_block(func, load, uses, &users) {
+            continue;
+        }
         let Some(opcode) = extending_load(opcode, narrow, wide) else {
             continue;
         };
@@ -654,6 +668,26 @@ fn extending_loads(func: &mut Function, stats: &mut CombineStats) {
         }
         stats.loads_extended += 1;
     }
+}
+
+/// Whether `load`, its extensions `extends` and all their uses are in one
+/// block: Cranelift's lowering then usually fuses load and extension
+/// itself, and rewriting them only moves registers around (measured on
+/// bench/: rewriting such loads too grew `generic_zoo` at `-Os` by 68
+/// bytes, `inventory::report` alone by 56, in more register moves).
+fn all_in_one_block(
+    func: &Function,
+    load: Inst,
+    extends: &[Inst],
+    users: &HashMap<Value, Vec<Inst>>,
+) -> bool {
+    let block = func.layout.inst_block(load);
+    extends.iter().all(|&extend| {
+        func.layout.inst_block(extend) == block
+            && users
+                .get(&func.dfg.first_result(extend))
+                .is_none_or(|uses| uses.iter().all(|&u| func.layout.inst_block(u) == block))
+    })
 }
 
 /// The extension every one of `uses` is, and its type, if they agree.
