@@ -33,7 +33,8 @@
 //!    blocks each entered only from the one before) is reused — four loads
 //!    of `p + 4i + j` share one `add`. Otherwise the rewrite happens only
 //!    when `p`'s own `iadd`s die with it (`p` is used only as an address,
-//!    its inner `iadd` only by `p`), inserting `iadd a, b` before the
+//!    its inner `iadd` only by `p`; and, at offset 0, where register +
+//!    register addressing makes `p` free, only then), inserting `iadd a, b` before the
 //!    access for two leaves: an index `i + 1` that a bounds check also
 //!    reads stays, and so does the access through it (Cranelift's e-graph
 //!    would share the inserted `iadd` with any dominating one, however far,
@@ -102,7 +103,8 @@
 //! bodies, one body after the linker folded them, became two, +404 bytes
 //! at `-Oz`).
 //!
-//! [INSTCOMBINE]: LLVM's instruction combiner; Cranelift's counterpart is
+//! References (docs/DESIGN.md): [INSTCOMBINE], LLVM's instruction
+//! combiner; Cranelift's counterparts are the rules of
 //! `cranelift-codegen/src/opts/{arithmetic,shifts,extends}.isle`.
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
@@ -533,6 +535,13 @@ fn fold_address_offsets(func: &mut Function, stats: &mut CombineStats) {
         let dies = sum.interior[1..]
             .iter()
             .all(|v| counts.get(v).copied() == Some(1));
+        // At offset 0 with an inner `iadd` that stays, the access costs no
+        // instruction of its own (aarch64's register + register mode), and
+        // `a + b` at an offset would need `a + b` in a register (measured:
+        // `pare_print_i64` grew 8 bytes).
+        if offset == 0 && !dies {
+            continue;
+        }
         let new_addr = match sum.leaves[..] {
             [a] if dies => a,
             [_] => continue,

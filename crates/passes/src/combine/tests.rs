@@ -335,8 +335,29 @@ fn an_index_a_check_also_reads_keeps_its_add_unless_one_is_nearby() {
     // The index dies with the rewrite: folded (Cranelift shares the add).
     let (text, stats) = combine(&far.replace("iadd v8, v6", "iadd v8, v8"));
     assert_eq!(stats.offsets_folded, 1, "{text}");
-    // An add in the same chain of blocks is reused whatever the index.
-    let (text, stats) = combine(&far.replace("block2:\n             jump block3", "block2:\n             return v4"));
+    // An add in the same chain of blocks is reused whatever the index
+    // (at a non-zero offset: see below).
+    let chain = far
+        .replace("block2:\n             jump block3", "block2:\n             return v4")
+        .replace("load.i64 v7", "load.i64 v7+8");
+    let (text, stats) = combine(&chain);
     assert_eq!((stats.offsets_folded, stats.adds_reused), (1, 1), "{text}");
-    assert!(text.contains("load.i64 v3+1"), "{text}");
+    assert!(text.contains("load.i64 v3+9"), "{text}");
+    // At offset 0 `a + (b + 1)` costs nothing with `b + 1` kept: left alone.
+    let same_block_index_kept = "function %f(i64, i64) -> i64 {
+         block0(v0: i64, v1: i64):
+             v3 = iadd v0, v1
+             v4 = load.i64 v3+8
+             v5 = iconst.i64 1
+             v6 = iadd v1, v5
+             v7 = iadd v0, v6
+             v8 = load.i64 v7
+             v9 = iadd v8, v6
+             v10 = iadd v9, v4
+             return v10
+         }";
+    let (text, stats) = combine(same_block_index_kept);
+    assert_eq!(stats.offsets_folded, 0, "{text}");
+    let (text, stats) = combine(&same_block_index_kept.replace("load.i64 v7", "load.i64 v7+8"));
+    assert_eq!((stats.offsets_folded, stats.adds_reused), (1, 1), "{text}");
 }
