@@ -438,10 +438,13 @@ pub const HOT_ACCESSOR_INSTS: usize = 60;
 /// `PAREC_FMERGE_MAX_MEMBERS` (originals per merged function; 2 merges pairs
 /// only), `PAREC_FMERGE_MEASURE_ALL=1` (measure what the model rejects too,
 /// to evaluate it), `PAREC_FMERGE_DECIDE` (`measure`, `estimate-then-measure`,
-/// `estimate`: `FmergeOptions::decide`) and `PAREC_FMERGE_EXCLUDE`
+/// `estimate`: `FmergeOptions::decide`), `PAREC_FMERGE_SCREEN` (`0`/`1`:
+/// `FmergeOptions::screen_aligned`) and `PAREC_FMERGE_EXCLUDE`
 /// (comma-separated functions not to touch: the hook for hot code).
 ///
 /// At `-Os`, decisions on the size model's estimates ([`OptLevel::decide`]),
+/// tries rejected on the alignment's estimate before code generation where
+/// it is clear of the threshold (`FmergeOptions::screen_aligned`),
 /// [`OS_FMERGE_EXPLORATION`] candidates per function, and the rule for hot
 /// code: a merged function may not test its
 /// identifier in every iteration of a loop (`FmergeOptions::loops_untested`:
@@ -464,6 +467,7 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
         // 208 bytes it saved over bench/: only hot pairs (a profile) get it.
         regions: level.size_at_speed(),
         decide: level.decide(),
+        screen_aligned: level.decide() == Decide::Estimate,
         ..FmergeOptions::default()
     };
     if level.size_at_speed() {
@@ -500,6 +504,11 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
     options.measure_all = var("PAREC_FMERGE_MEASURE_ALL").is_some_and(|v| v == "1");
     if let Some(decide) = var("PAREC_FMERGE_DECIDE").and_then(|v| Decide::from_name(&v)) {
         options.decide = decide;
+    }
+    match var("PAREC_FMERGE_SCREEN").as_deref() {
+        Some("0") => options.screen_aligned = false,
+        Some("1") => options.screen_aligned = true,
+        _ => {}
     }
     if let Some(list) = var("PAREC_FMERGE_EXCLUDE") {
         options.exclude = list

@@ -226,11 +226,15 @@ fn a_bad_remarks_file_is_an_error() {
     );
 }
 
-/// Builds `files` through the library, as `parec build` does.
+/// Builds `files` through the library at `-Oz`, as `parec build` does.
 fn library_build(files: Vec<PathBuf>, mode: BuildMode) -> Output {
+    library_build_at(files, mode, OptLevel::Oz)
+}
+
+fn library_build_at(files: Vec<PathBuf>, mode: BuildMode, level: OptLevel) -> Output {
     Build {
-        pipeline: Pipeline::for_level(OptLevel::Oz),
-        level: OptLevel::Oz,
+        pipeline: Pipeline::for_level(level),
+        level,
         mode,
         backend: Backend::Objects(Target::Aarch64),
         jobs: 2,
@@ -320,6 +324,52 @@ impl MachineCounts {
             self.pass
         );
     }
+}
+
+/// `-Os` decides on estimates where measuring costs the time: the inliner
+/// compiles no trial, and `fmerge` rejects tries on the alignment's
+/// estimate without generating the merged function; `-Oz` compiles the
+/// inliner's trials near its threshold and generates every aligned pair.
+/// The screened tries are remarked as the model's rejections.
+#[test]
+fn os_decides_on_estimates_and_oz_measures() {
+    let file = workspace_root().join("bench/bignum/main.pare");
+    let mut counts = BTreeMap::new();
+    for level in [OptLevel::Os, OptLevel::Oz] {
+        let output = library_build_at(vec![file.clone()], BuildMode::Local, level);
+        let remarks: Vec<&Remark> = output.remarks().collect();
+        let (mut trials, mut generated, mut screened, mut attempted) = (0, 0, 0, 0);
+        for run in &output.passes {
+            match &run.outcome.stats {
+                PassStats::Inline(stats) => trials += stats.measured,
+                PassStats::Fmerge(stats, _) => {
+                    generated += stats.generated;
+                    screened += stats.screened;
+                    attempted += stats.attempted;
+                }
+                _ => {}
+            }
+        }
+        let not_generated = remarks
+            .iter()
+            .filter(|r| r.pass == "fmerge" && r.reason.contains("(not generated)"))
+            .count();
+        assert_eq!(not_generated, screened, "{level:?}");
+        counts.insert(level.flag(), (trials, generated, screened, attempted));
+    }
+    let (trials, generated, screened, attempted) = counts["-Os"];
+    assert_eq!(trials, 0, "-Os compiled inliner trials");
+    assert!(
+        screened > 0 && generated + screened <= attempted,
+        "-Os: {counts:?}"
+    );
+    let (trials, generated, screened, attempted) = counts["-Oz"];
+    assert!(trials > 0, "-Oz compiled no inliner trial");
+    assert_eq!(screened, 0, "-Oz screened tries");
+    assert!(
+        generated > counts["-Os"].1 && generated <= attempted,
+        "{counts:?}"
+    );
 }
 
 #[test]

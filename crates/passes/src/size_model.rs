@@ -29,6 +29,11 @@
 //!   functions' estimates less `M`'s, the thunks' and the redirected
 //!   callers' (each call site gains an identifier argument: one
 //!   [`Count::CallArgs`]).
+//! - A merge before `M` exists (`crate::fmerge::profit::aligned_saving`):
+//!   the thesis' `Δ` read off the alignment — the shared instructions'
+//!   bytes less a dispatch per unshared run and a `select` per differing
+//!   operand — so that `-Os` generates `M` only for tries within its error
+//!   range of the threshold (`crate::fmerge::FmergeOptions::screen_aligned`).
 //!
 //! # Accuracy and its use
 //!

@@ -216,6 +216,53 @@ fn estimated_decisions_keep_semantics() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Screening on the alignment's estimate (`-Os`) rejects, without
+/// generating the merged function, only tries that generating it would
+/// have rejected too, and leaves every file's semantics: a screened try is
+/// one the unscreened run did not merge, and the screened run generates
+/// fewer merged functions than it tries.
+#[test]
+fn screening_skips_only_rejected_tries() {
+    let isa = aarch64();
+    let screened = FmergeOptions {
+        decide: Decide::Estimate,
+        screen_aligned: true,
+        ..FmergeOptions::default()
+    };
+    let plain = FmergeOptions {
+        screen_aligned: false,
+        ..screened.clone()
+    };
+    let mut skipped = 0;
+    let mut failures = Vec::new();
+    for case in load_module_cases("fmerge") {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let report = fmerge::run(&mut module, Some(&*isa), &screened);
+        let reference = fmerge::run(&mut case.module.clone(), Some(&*isa), &plain);
+        assert_eq!(reference.stats.screened, 0, "{}", case.name);
+        for attempt in report.attempts.iter().filter(|a| a.predicted.is_none()) {
+            let Some(aligned) = attempt.aligned else {
+                continue;
+            };
+            skipped += 1;
+            assert_eq!(attempt.decision, Decision::RejectedByModel, "{}", case.name);
+            let same = reference
+                .attempts
+                .iter()
+                .find(|r| r.first == attempt.first && r.second == attempt.second)
+                .unwrap_or_else(|| panic!("{}: {} not tried unscreened", case.name, attempt.first));
+            assert_ne!(same.decision, Decision::Merged, "{}: {aligned}", case.name);
+        }
+        assert_eq!(report.stats.merged, reference.stats.merged, "{}", case.name);
+        verify_all(&module, &case.name);
+        let after = to_testcase_functions(&module);
+        failures.extend(run_differences(&case, &before, &after));
+    }
+    assert!(skipped > 0, "no try was screened");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Measuring what the model rejects changes measurements only.
 #[test]
 fn measuring_everything_changes_no_decision() {

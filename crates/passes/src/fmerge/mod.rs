@@ -40,7 +40,10 @@
 //! 2. Worklist in name order: for a live candidate `f0`, rank its
 //!    candidates by estimated similarity and try the first `N`
 //!    ([`FmergeOptions::exploration`]), stopping at the first merge that
-//!    pays. Each try: align; generate `M`; verify it; choose
+//!    pays. Each try: align; with [`FmergeOptions::screen_aligned`]
+//!    (`-Os`), reject it if the model's `Δ` estimated from the alignment
+//!    ([`profit::aligned_saving`]) is clear below the threshold; generate
+//!    `M`; verify it; choose
 //!    thunk or deletion per side; the model's `Δ` must be positive; then
 //!    the bytes must shrink: measured, or estimated by
 //!    [`crate::size_model::merge_benefit`] where its error range is clear
@@ -151,6 +154,12 @@ pub struct FmergeOptions {
     /// What compiling one caller's redirected versions may cost
     /// ([`Decide::EstimateThenMeasure`]).
     pub measure_budget: MeasureBudget,
+    /// Reject a try before generating `M` when the thesis' `Δ` estimated
+    /// from the alignment ([`profit::aligned_saving`]) is at most the
+    /// threshold less its error range ([`profit::ALIGNED_MARGIN`]): code
+    /// generation is most of a try's time, and most tries are rejected
+    /// (`-Os`; off, every aligned pair is generated, as `-Oz` does).
+    pub screen_aligned: bool,
     /// Thunks of tail-convention functions may `return_call` `M` (see
     /// `merge::MergeOptions::tail_calls`).
     pub tail_calls: bool,
@@ -196,6 +205,7 @@ impl Default for FmergeOptions {
             measure_all: false,
             decide: Decide::default(),
             measure_budget: MeasureBudget::default(),
+            screen_aligned: false,
             tail_calls: true,
             exclude: BTreeSet::new(),
             heat: Arc::default(),
@@ -219,6 +229,12 @@ pub struct FmergeStats {
     pub attempted: usize,
     /// Pairs code generation refused (types, parameters, nothing aligned).
     pub refused: usize,
+    /// Pairs whose merged function was generated (the costly part of a
+    /// try; [`FmergeOptions::screen_aligned`] spares the others).
+    pub generated: usize,
+    /// Of the tries rejected by the model, those rejected on its estimate
+    /// from the alignment, without generating `M`.
+    pub screened: usize,
     pub rejected_by_model: usize,
     pub rejected_by_measurement: usize,
     /// Tries the size model's estimate rejected (without compiling).
@@ -248,6 +264,8 @@ impl FmergeStats {
         self.folded += o.folded;
         self.attempted += o.attempted;
         self.refused += o.refused;
+        self.generated += o.generated;
+        self.screened += o.screened;
         self.rejected_by_model += o.rejected_by_model;
         self.rejected_by_measurement += o.rejected_by_measurement;
         self.rejected_by_estimate += o.rejected_by_estimate;
@@ -286,6 +304,13 @@ impl fmt::Display for FmergeStats {
             self.predicted_bytes,
             self.measured_bytes
         )?;
+        if self.screened > 0 {
+            write!(
+                f,
+                ", {} of the rejections before code generation ({} pairs generated)",
+                self.screened, self.generated
+            )?;
+        }
         if self.estimated > 0 {
             write!(
                 f,
@@ -325,6 +350,9 @@ pub struct Attempt {
     /// The size model's estimate of the benefit, with its error range
     /// (after code generation).
     pub estimated: Option<Estimate>,
+    /// The thesis' `Δ` estimated from the alignment, before code
+    /// generation ([`profit::aligned_saving`]).
+    pub aligned: Option<i64>,
     /// Whether the decision was taken on the estimate.
     pub on_estimate: bool,
     pub decision: Decision,
@@ -566,6 +594,31 @@ fn is_thunk(module: &ClifModule, func: &Function) -> bool {
     calls_body
 }
 
+/// A function's estimated bytes.
+#[derive(Clone, Copy)]
+struct SideEstimates {
+    /// The thesis' `c(f)` ([`profit::estimate`]).
+    thesis: i64,
+    /// [`size_model::function_bytes`].
+    size_model: i64,
+}
+
+/// Why a pair has no plan.
+enum NoPlan {
+    /// Code generation or the rules refuse it.
+    Refused(String),
+    /// The thesis' `Δ` estimated from the alignment
+    /// ([`profit::aligned_saving`]) is this far below the threshold that
+    /// `M` is not generated ([`FmergeOptions::screen_aligned`]).
+    Screened(i64),
+}
+
+impl From<String> for NoPlan {
+    fn from(why: String) -> NoPlan {
+        NoPlan::Refused(why)
+    }
+}
+
 /// How one side of a planned merge is kept.
 enum SidePlan {
     Thunk(Box<Function>),
@@ -587,6 +640,8 @@ struct Plan {
     callers: Vec<(usize, Function)>,
     /// The size model's estimate of the bytes the plan saves.
     estimate: Estimate,
+    /// The thesis' `Δ` from the alignment ([`profit::aligned_saving`]).
+    aligned: i64,
 }
 
 struct Pass<'m> {
@@ -600,6 +655,11 @@ struct Pass<'m> {
     members: Vec<usize>,
     /// Measured bytes per function index (dropped when it changes).
     sizes: HashMap<usize, Option<i64>>,
+    /// Estimated bytes per function index, by the thesis' model and by the
+    /// size model (dropped when it changes): a function is a side of up to
+    /// [`FmergeOptions::exploration`] tries, and a try's own work is
+    /// otherwise linear in the aligned pair only.
+    estimates: HashMap<usize, SideEstimates>,
     /// Per symbol, the functions that may name it (a superset: entries are
     /// added when a function changes, never removed).
     referrers: HashMap<u32, BTreeSet<usize>>,
@@ -690,6 +750,7 @@ impl<'m> Pass<'m> {
             ids: Vec::new(),
             members: Vec::new(),
             sizes: HashMap::new(),
+            estimates: HashMap::new(),
             referrers,
             deleted: BTreeSet::new(),
             removed_symbols: BTreeSet::new(),
@@ -742,6 +803,7 @@ impl<'m> Pass<'m> {
             predicted: None,
             measured: None,
             estimated: None,
+            aligned: None,
             on_estimate: false,
             decision: Decision::Merged,
             detail: String::new(),
@@ -752,13 +814,22 @@ impl<'m> Pass<'m> {
         self.report.times.merge += start.elapsed();
         let (plan, predicted) = match planned {
             Ok(p) => p,
-            Err(why) => {
+            Err(NoPlan::Refused(why)) => {
                 self.report.stats.refused += 1;
                 attempt.decision = Decision::Refused(why);
                 self.record(attempt);
                 return None;
             }
+            Err(NoPlan::Screened(aligned)) => {
+                self.report.stats.rejected_by_model += 1;
+                self.report.stats.screened += 1;
+                attempt.aligned = Some(aligned);
+                attempt.decision = Decision::RejectedByModel;
+                self.record(attempt);
+                return None;
+            }
         };
+        attempt.aligned = Some(plan.aligned);
         attempt.predicted = Some(predicted);
         attempt.estimated = Some(plan.estimate);
         if predicted > 0 || self.options.measure_all {
@@ -817,7 +888,8 @@ impl<'m> Pass<'m> {
 
     /// Aligns, generates and verifies `M`, plans each side; returns the plan
     /// and the model's `Δ`.
-    fn plan(&mut self, ia: usize, ib: usize) -> Result<(Plan, i64), String> {
+    fn plan(&mut self, ia: usize, ib: usize) -> Result<(Plan, i64), NoPlan> {
+        let [ea, eb] = [ia, ib].map(|i| self.estimates_of(i));
         let module = &*self.module;
         let (fa, fb) = (&module.functions[ia], &module.functions[ib]);
         let members = [fa.symbol, fb.symbol];
@@ -831,8 +903,15 @@ impl<'m> Pass<'m> {
         let v1 = align::FuncView::new(&fb.func, 1, &context, &mut interner);
         let alignment = align::align(&v0, &v1, self.options.align);
         if alignment.matched == 0 {
-            return Err("no blocks align".into());
+            return Err(NoPlan::Refused("no blocks align".into()));
         }
+        let aligned = profit::aligned_saving([&v0, &v1], &alignment);
+        if self.options.screen_aligned
+            && aligned + profit::ALIGNED_MARGIN <= self.options.min_benefit
+        {
+            return Err(NoPlan::Screened(aligned));
+        }
+        self.report.stats.generated += 1;
         let generate = |alignment: &align::Alignment, regions: &regions::RegionPlan| {
             codegen::generate(&codegen::Pair {
                 views: [&v0, &v1],
@@ -900,9 +979,7 @@ impl<'m> Pass<'m> {
                 }
             }
         }
-        let predicted = profit::estimate(&fa.func) + profit::estimate(&fb.func)
-            - profit::estimate(&merged.func)
-            - epsilon;
+        let predicted = ea.thesis + eb.thesis - profit::estimate(&merged.func) - epsilon;
         let thunks: i64 = sides
             .iter()
             .map(|side| match side {
@@ -918,7 +995,7 @@ impl<'m> Pass<'m> {
             })
             .sum();
         let estimate = size_model::merge_benefit(
-            size_model::function_bytes(&fa.func) + size_model::function_bytes(&fb.func),
+            ea.size_model + eb.size_model,
             size_model::function_bytes(&merged.func),
             thunks,
             redirected,
@@ -932,9 +1009,22 @@ impl<'m> Pass<'m> {
                 sides: [s0, s1],
                 callers,
                 estimate,
+                aligned,
             },
             predicted,
         ))
+    }
+
+    /// The estimates of function `index` as it is now.
+    fn estimates_of(&mut self, index: usize) -> SideEstimates {
+        let func = &self.module.functions[index].func;
+        *self
+            .estimates
+            .entry(index)
+            .or_insert_with(|| SideEstimates {
+                thesis: profit::estimate(func),
+                size_model: size_model::function_bytes(func),
+            })
     }
 
     /// Whether function `index` is known hot: by the profile, or merged
@@ -1136,6 +1226,7 @@ impl<'m> Pass<'m> {
         for (k, side) in plan.sides.into_iter().enumerate() {
             let index = [ia, ib][k];
             self.sizes.remove(&index);
+            self.estimates.remove(&index);
             match side {
                 SidePlan::Thunk(thunk) => {
                     self.module.functions[index].func = *thunk;
@@ -1154,6 +1245,7 @@ impl<'m> Pass<'m> {
         }
         for (caller, func) in plan.callers {
             self.sizes.remove(&caller);
+            self.estimates.remove(&caller);
             note_referrer(&mut self.referrers, caller, &func);
             self.module.functions[caller].func = func;
         }
@@ -1283,6 +1375,11 @@ fn remark(a: &Attempt) -> Remark {
     if let Some(m) = a.measured {
         reason.push_str(&format!(", measured {m:+} bytes"));
     }
+    if let (None, Some(aligned)) = (a.predicted, a.aligned) {
+        reason.push_str(&format!(
+            ", predicted {aligned:+} bytes from the alignment (not generated)"
+        ));
+    }
     if let Some(e) = a.estimated.filter(|_| a.on_estimate) {
         reason.push_str(&format!(
             ", estimated {:+} bytes (decided on the estimate)",
@@ -1317,6 +1414,7 @@ fn remark(a: &Attempt) -> Remark {
             .then(|| a.estimated.map(|e| e.bytes))
             .flatten())
         .or(a.predicted)
+        .or(a.aligned)
     {
         Some(bytes) => remark.bytes(bytes),
         None => remark,
