@@ -425,15 +425,7 @@ fn remarks_add_up_to_every_pass_statistics() {
                     );
                 }
                 PassStats::Combine(stats) => {
-                    let counters = [
-                        ("offsets_folded", stats.offsets_folded),
-                        ("adds_reused", stats.adds_reused),
-                        ("shifts_narrowed", stats.shifts_narrowed),
-                        ("rotates", stats.rotates),
-                        ("loads_extended", stats.loads_extended),
-                        ("removed", stats.removed),
-                    ];
-                    for (name, value) in counters {
+                    for (name, value) in stats.counters() {
                         assert_eq!(count(&remarks, "combine", name), value, "{file}: {name}");
                     }
                 }

@@ -147,6 +147,18 @@ impl CombineStats {
         self.removed += other.removed;
     }
 
+    /// The counters by name, as remarks carry them (docs/REMARKS.md).
+    pub fn counters(&self) -> [(&'static str, u64); 6] {
+        [
+            ("offsets_folded", self.offsets_folded),
+            ("adds_reused", self.adds_reused),
+            ("shifts_narrowed", self.shifts_narrowed),
+            ("rotates", self.rotates),
+            ("loads_extended", self.loads_extended),
+            ("removed", self.removed),
+        ]
+    }
+
     /// How many rewrites the rules made.
     pub fn rewrites(&self) -> u64 {
         self.offsets_folded + self.shifts_narrowed + self.rotates + self.loads_extended
@@ -191,14 +203,7 @@ pub fn run_module(module: &mut ClifModule) -> CombineReport {
             .map_or_else(|| def.func.name.to_string(), |s| s.name.clone());
         let mut remark = Remark::passed("combine", "combined", name, stats.to_string())
             .in_module(&module.name);
-        for (counter, n) in [
-            ("offsets_folded", stats.offsets_folded),
-            ("adds_reused", stats.adds_reused),
-            ("shifts_narrowed", stats.shifts_narrowed),
-            ("rotates", stats.rotates),
-            ("loads_extended", stats.loads_extended),
-            ("removed", stats.removed),
-        ] {
+        for (counter, n) in stats.counters() {
             if n > 0 {
                 remark = remark.count(counter, n);
             }
@@ -305,15 +310,11 @@ fn shifts_and_rotates(func: &mut Function, stats: &mut CombineStats) {
     while pos.next_block().is_some() {
         while let Some(inst) = pos.next_inst() {
             match pos.func.dfg.insts[inst].opcode() {
-                Opcode::Ireduce => {
-                    if narrow_shift(&mut pos, inst) {
-                        stats.shifts_narrowed += 1;
-                    }
+                Opcode::Ireduce if narrow_shift(&mut pos, inst) => {
+                    stats.shifts_narrowed += 1;
                 }
-                Opcode::Bor | Opcode::Bxor | Opcode::Iadd => {
-                    if rotate(pos.func, inst) {
-                        stats.rotates += 1;
-                    }
+                Opcode::Bor | Opcode::Bxor | Opcode::Iadd if rotate(pos.func, inst) => {
+                    stats.rotates += 1;
                 }
                 _ => {}
             }
