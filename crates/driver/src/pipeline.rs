@@ -15,6 +15,7 @@
 //! gvn      CLIF, per function          parec_passes::gvn
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
+//! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
 //! (gvn)    CLIF, per module            parec_passes::gvn::run_nonnull_params (crate::build)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
@@ -55,8 +56,8 @@
 //!   passes), in module order (docs/REMARKS.md).
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
-//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), the
-//! peepholes and copy propagation; `-Os` (the default) runs
+//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), instruction
+//! combining, the peepholes and copy propagation; `-Os` (the default) runs
 //! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
@@ -72,6 +73,7 @@ use cranelift_codegen::ir;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::settings;
 use parec_passes::clif_module::ClifModule;
+use parec_passes::combine::{self, CombineStats};
 use parec_passes::fmerge::{self, FmergeOptions, FmergeStats, FmergeTimes};
 use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
@@ -96,6 +98,10 @@ pub enum ClifPass {
     /// machine code does not grow; the speed policy keeps every rewrite
     /// (GVN removes computations and checks; it never adds one to a path).
     Gvn(Policy),
+    /// Instruction combining (`parec_passes::combine`): address constants
+    /// into memory offsets, narrow logical shifts, rotates, extending
+    /// loads; the rules Cranelift's e-graph lacks. Never grows the CLIF.
+    Combine,
     /// Stable-hash global function merging (`parec_passes::merge`). Its plan
     /// comes from the build mode: local, round 1, or cgdata.
     Merge,
@@ -144,6 +150,7 @@ impl ClifPass {
             ClifPass::Inline(Policy::Speed) => "inline-speed",
             ClifPass::Gvn(Policy::Size) => "gvn",
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
+            ClifPass::Combine => "combine",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
             ClifPass::Guard => "guard",
@@ -182,6 +189,13 @@ impl ClifPass {
                 let report = gvn::run_module(module, guard, &view.heat());
                 PassOutcome {
                     stats: PassStats::Gvn(report.stats),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Combine => {
+                let report = combine::run_module(module);
+                PassOutcome {
+                    stats: PassStats::Combine(report.stats),
                     remarks: report.remarks,
                 }
             }
@@ -467,6 +481,7 @@ impl PassOutcome {
         PassOutcome::stats(match pass {
             ClifPass::Inline(_) => PassStats::Inline(InlineStats::default()),
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
+            ClifPass::Combine => PassStats::Combine(CombineStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
             ClifPass::Guard => PassStats::Guard(GuardStats::default()),
@@ -493,6 +508,7 @@ impl PassOutcome {
 pub enum PassStats {
     Inline(InlineStats),
     Gvn(GvnStats),
+    Combine(CombineStats),
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
     Fmerge(FmergeStats, FmergeTimes),
@@ -506,6 +522,7 @@ impl PassStats {
         match (self, other) {
             (PassStats::Inline(a), PassStats::Inline(b)) => a.accumulate(&b),
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
+            (PassStats::Combine(a), PassStats::Combine(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
             (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
                 a.accumulate(&b);
@@ -524,6 +541,7 @@ impl fmt::Display for PassStats {
         match self {
             PassStats::Inline(s) => write!(f, "{s}"),
             PassStats::Gvn(s) => write!(f, "{s}"),
+            PassStats::Combine(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
             PassStats::Guard(s) => write!(f, "{s}"),
@@ -587,6 +605,7 @@ impl Pass {
         Pass::Clif(ClifPass::Gvn(Policy::Size)),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Epilogue),
@@ -602,11 +621,13 @@ impl Pass {
 
     /// The passes of `-O2`: inlining and GVN by the speed policy (GVN
     /// without the size guard: measured on bench/, 4.9% fewer bytes and
-    /// 2.3% less run time than without it), the peepholes and copy
-    /// propagation (fewer instructions are faster too).
+    /// 2.3% less run time than without it), instruction combining (its
+    /// rules replace instructions by fewer, never slower ones), the
+    /// peepholes and copy propagation (fewer instructions are faster too).
     pub const SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
     ];
@@ -621,6 +642,7 @@ impl Pass {
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
+        Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Epilogue),
@@ -838,7 +860,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, epilogue, outline, \
              inline-speed, gvn-speed"
         );
     }
@@ -858,9 +880,10 @@ mod tests {
             Pipeline::for_level(OptLevel::O2).clif,
             vec![
                 ClifPass::Inline(Policy::Speed),
-                ClifPass::Gvn(Policy::Speed)
+                ClifPass::Gvn(Policy::Speed),
+                ClifPass::Combine
             ],
-            "-O2 inlines and numbers values for speed"
+            "-O2 inlines, numbers values for speed and combines"
         );
         let oz = Pipeline::for_level(OptLevel::Oz);
         assert_eq!(
@@ -869,7 +892,8 @@ mod tests {
                 ClifPass::Inline(Policy::Size),
                 ClifPass::Gvn(Policy::Size),
                 ClifPass::Merge,
-                ClifPass::Fmerge
+                ClifPass::Fmerge,
+                ClifPass::Combine
             ]
         );
         assert!(oz.merges_after(ClifPass::Inline(Policy::Size)));

@@ -302,7 +302,7 @@ fn opt_rejects_unknown_passes() {
     // A bad flag: clap's status and message.
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed\n"),
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed\n"),
         "{}",
         stderr(&o)
     );
@@ -336,6 +336,44 @@ fn opt_runs_gvn_on_every_filetest() {
         count += 1;
     }
     assert!(count >= 40, "only {count} GVN filetests");
+}
+
+#[test]
+fn opt_runs_combine_on_its_filetests() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../filetests/combine");
+    let mut rewrites = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "clif") {
+            continue;
+        }
+        let o = run(parec()
+            .arg("opt")
+            .arg(&path)
+            .args(["--passes", "combine", "--run", "--stats"]));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("run command(s) agree"),
+            "{}",
+            stderr(&o)
+        );
+        let stats = stderr(&o)
+            .lines()
+            .find(|l| l.starts_with("combine: "))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{}: no combine statistics", path.display()));
+        rewrites += stats
+            .split(' ')
+            .filter_map(|w| w.parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    assert!(rewrites > 0, "combine changed none of its filetests");
 }
 
 #[test]
@@ -480,7 +518,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, epilogue, outline, inline-speed, gvn-speed"),
         "stderr: {}",
         stderr(&o)
     );

@@ -424,6 +424,11 @@ fn remarks_add_up_to_every_pass_statistics() {
                         "{file}: every thunk's fate"
                     );
                 }
+                PassStats::Combine(stats) => {
+                    for (name, value) in stats.counters() {
+                        assert_eq!(count(&remarks, "combine", name), value, "{file}: {name}");
+                    }
+                }
                 PassStats::Guard(stats) => {
                     assert_eq!(
                         decisions(&remarks, "guard", "reverted"),

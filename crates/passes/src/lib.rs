@@ -11,6 +11,7 @@
 //! | [`inline`] | a CLIF module | inlining bottom-up over the call graph ([`callgraph`]) with Cranelift's inliner: at `-Oz` when measured machine code does not grow (a callee no larger than its call, or a local callee inlined everywhere and deleted), at `-O2` by a speed policy |
 //! | [`whole_program`] | CLIF modules | links a program's modules into one, for whole-program compilation |
 //! | [`gvn`] | one CLIF function | optimistic global value numbering with PRE and LICM; [`gvn::run_for_size`] keeps a rewrite only if the function's machine code does not grow |
+//! | [`combine`] | one CLIF function | instruction combining, the rules Cranelift's e-graph lacks: address constants into memory offsets, logical shifts written through a wider type, rotates, extending loads |
 //! | [`merge`] | a CLIF module | stable-hash merging of functions that differ only in constants: thunks and `.Tgm` bodies that the linker folds; whole-program via a summary |
 //! | [`fmerge`] | a CLIF module | similar-function merging: MinHash/LSH candidate search, per-block alignment, one merged function with a function-identifier parameter; a merge is kept only if its measured machine code shrinks |
 //! | [`machine`] | aarch64 machine code | the layer the machine passes share: decoding, lifting to instructions with symbolic targets, liveness, layout and relocations, loops |
@@ -107,6 +108,7 @@ pub mod callgraph;
 pub mod cgdata;
 pub mod clif_module;
 pub mod code_cache;
+pub mod combine;
 pub mod copyprop;
 pub mod epilogue;
 pub mod fmerge;

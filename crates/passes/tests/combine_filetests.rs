@@ -1,0 +1,139 @@
+//! Instruction-combining filetests: every `filetests/combine/*.clif`
+//! function is combined, verified, snapshotted, checked for idempotence,
+//! and executed before and after with cranelift-interpreter on its `; run:`
+//! lines (each line must hold before and after). A second test compiles
+//! every function for aarch64 with and without the pass: none may grow.
+
+use cranelift_codegen::ir::Function;
+use cranelift_codegen::isa::{self, TargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{verify_function, Context};
+use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use parec_passes::combine::{self, CombineStats};
+
+mod support;
+use support::{clif_files, interpret, workspace};
+
+struct Case {
+    name: String,
+    funcs: Vec<Function>,
+    runs: Vec<RunCommand>,
+}
+
+fn load_cases() -> Vec<Case> {
+    clif_files("combine")
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file = parse_test(&text, ParseOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let mut runs = Vec::new();
+            let mut funcs = Vec::new();
+            for (func, details) in file.functions {
+                for c in &details.comments {
+                    let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
+                        panic!("{}: bad run line {}: {e}", path.display(), c.text)
+                    });
+                    runs.extend(cmd);
+                }
+                funcs.push(func);
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            Case { name, funcs, runs }
+        })
+        .collect()
+}
+
+fn combined(func: &Function) -> (Function, CombineStats) {
+    let mut f = func.clone();
+    let stats = combine::run(&mut f);
+    if let Err(errors) = verify_function(&f, &settings::Flags::new(settings::builder())) {
+        panic!(
+            "verifier errors after combine on {}:\n{errors}\n{}",
+            func.name,
+            f.display()
+        );
+    }
+    (f, stats)
+}
+
+#[test]
+fn combine_filetests() {
+    let cases = load_cases();
+    assert!(cases.len() >= 4, "expected at least 4 combine filetests");
+    let mut failures = Vec::new();
+    let mut total = CombineStats::default();
+    for case in &cases {
+        let optimized: Vec<(Function, CombineStats)> = case.funcs.iter().map(combined).collect();
+        let after: Vec<Function> = optimized.iter().map(|(f, _)| f.clone()).collect();
+        for (f, stats) in &optimized {
+            total.accumulate(stats);
+            let (again, _) = combined(f);
+            if again.display().to_string() != f.display().to_string() {
+                failures.push(format!("{}: not idempotent on {}", case.name, f.name));
+            }
+        }
+        for command in &case.runs {
+            for (when, funcs) in [("before", &case.funcs), ("after", &after)] {
+                if let Err(e) = command.run(|name, args| interpret(funcs, name, args)) {
+                    failures.push(format!("{}: `{command}` {when} combine: {e}", case.name));
+                }
+            }
+        }
+        let mut snapshot = String::new();
+        for (f, stats) in &optimized {
+            snapshot.push_str(&format!("; {stats}\n{}\n", f.display()));
+        }
+        insta::with_settings!({
+            snapshot_path => workspace().join("snapshots/combine"),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(case.name.clone(), snapshot);
+        });
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every rule is exercised.
+    assert!(total.offsets_folded > 0 && total.adds_reused > 0, "{total}");
+    assert!(total.shifts_narrowed > 0 && total.rotates > 0 && total.loads_extended > 0);
+}
+
+fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
+    let mut ctx = Context::for_function(func.clone());
+    ctx.compile(isa, &mut Default::default())
+        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
+        .code_buffer()
+        .len()
+}
+
+/// aarch64 bytes of every filetest function, Cranelift alone and after
+/// combine, at the two optimization levels parec uses; no function grows.
+#[test]
+fn combine_never_grows_aarch64_code() {
+    let mut grew = Vec::new();
+    for level in ["speed", "speed_and_size"] {
+        let mut b = settings::builder();
+        b.set("opt_level", level).unwrap();
+        let isa = isa::lookup_by_name("aarch64")
+            .unwrap()
+            .finish(settings::Flags::new(b))
+            .unwrap();
+        let (mut before, mut after) = (0, 0);
+        for case in load_cases() {
+            for func in &case.funcs {
+                let (f, _) = combined(func);
+                let (b, a) = (code_size(&*isa, func), code_size(&*isa, &f));
+                if a > b {
+                    grew.push(format!(
+                        "{}:{} at {level}: {b} -> {a}",
+                        case.name, func.name
+                    ));
+                }
+                before += b;
+                after += a;
+            }
+        }
+        println!("combine over filetests at {level}: aarch64 bytes {before} -> {after}");
+    }
+    assert!(grew.is_empty(), "{}", grew.join("\n"));
+}
