@@ -8,41 +8,10 @@ use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{verify_function, Context};
-use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
 use parec_passes::combine::{self, CombineStats};
 
 mod support;
-use support::{clif_files, interpret, workspace};
-
-struct Case {
-    name: String,
-    funcs: Vec<Function>,
-    runs: Vec<RunCommand>,
-}
-
-fn load_cases() -> Vec<Case> {
-    clif_files("combine")
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let file = parse_test(&text, ParseOptions::default())
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let mut runs = Vec::new();
-            let mut funcs = Vec::new();
-            for (func, details) in file.functions {
-                for c in &details.comments {
-                    let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
-                        panic!("{}: bad run line {}: {e}", path.display(), c.text)
-                    });
-                    runs.extend(cmd);
-                }
-                funcs.push(func);
-            }
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            Case { name, funcs, runs }
-        })
-        .collect()
-}
+use support::{interpret, load_function_cases, workspace};
 
 fn combined(func: &Function) -> (Function, CombineStats) {
     let mut f = func.clone();
@@ -59,7 +28,7 @@ fn combined(func: &Function) -> (Function, CombineStats) {
 
 #[test]
 fn combine_filetests() {
-    let cases = load_cases();
+    let cases = load_function_cases("combine");
     assert!(cases.len() >= 4, "expected at least 4 combine filetests");
     let mut failures = Vec::new();
     let mut total = CombineStats::default();
@@ -119,7 +88,7 @@ fn combine_never_grows_aarch64_code() {
             .finish(settings::Flags::new(b))
             .unwrap();
         let (mut before, mut after) = (0, 0);
-        for case in load_cases() {
+        for case in load_function_cases("combine") {
             for func in &case.funcs {
                 let (f, _) = combined(func);
                 let (b, a) = (code_size(&*isa, func), code_size(&*isa, &f));

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{Function, Opcode};
 use cranelift_codegen::isa::{self, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{verify_function, Context};
-use cranelift_reader::{parse_run_command, parse_test, ParseOptions, RunCommand};
+use cranelift_reader::RunCommand;
 use parec_passes::clif_module::count_insts;
 use parec_passes::clif_module::ClifModule;
 use parec_passes::gvn;
@@ -19,40 +19,9 @@ use parec_passes::heat::HotCode;
 
 mod support;
 use support::{
-    clif_files, expectations, interpret, load_module_cases, run_differences, snapshot_pass,
-    to_testcase_functions, verify_all, workspace,
+    expectations, interpret, load_function_cases, load_module_cases, run_differences,
+    snapshot_pass, to_testcase_functions, verify_all, workspace,
 };
-
-struct Case {
-    name: String,
-    funcs: Vec<Function>,
-    /// The `; run:` and `; print:` lines.
-    runs: Vec<RunCommand>,
-}
-
-fn load_cases() -> Vec<Case> {
-    clif_files("gvn")
-        .into_iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let file = parse_test(&text, ParseOptions::default())
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let mut runs = Vec::new();
-            let mut funcs = Vec::new();
-            for (func, details) in file.functions {
-                for c in &details.comments {
-                    let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
-                        panic!("{}: bad run line {}: {e}", path.display(), c.text)
-                    });
-                    runs.extend(cmd);
-                }
-                funcs.push(func);
-            }
-            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-            Case { name, funcs, runs }
-        })
-        .collect()
-}
 
 fn flags() -> settings::Flags {
     settings::Flags::new(settings::builder())
@@ -73,7 +42,7 @@ fn optimize(func: &Function) -> (Function, gvn::GvnStats) {
 
 #[test]
 fn gvn_filetests() {
-    let cases = load_cases();
+    let cases = load_function_cases("gvn");
     assert!(
         cases.len() >= 40,
         "expected at least 40 GVN filetests, found {}",
@@ -162,7 +131,7 @@ fn gvn_never_grows_aarch64_code() {
     let (mut bytes_before, mut bytes_after, mut insts_before, mut insts_after) = (0, 0, 0, 0);
     let (mut grew, mut unguarded_growth, mut reverted) = (Vec::new(), Vec::new(), 0);
     let (mut unsupported, mut pre_dropped) = (Vec::new(), 0);
-    for case in load_cases() {
+    for case in load_function_cases("gvn") {
         for func in &case.funcs {
             // Big-endian accesses do not compile for aarch64: such a
             // function is checked by the interpreter only.

@@ -25,6 +25,38 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// A `.clif` file of functions and their `; run:` / `; print:` lines.
+pub struct FunctionCase {
+    pub name: String,
+    pub funcs: Vec<Function>,
+    pub runs: Vec<RunCommand>,
+}
+
+/// The `.clif` files of `filetests/<dir>` as function cases, in name order.
+pub fn load_function_cases(dir: &str) -> Vec<FunctionCase> {
+    clif_files(dir)
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file = parse_test(&text, ParseOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let mut runs = Vec::new();
+            let mut funcs = Vec::new();
+            for (func, details) in file.functions {
+                for c in &details.comments {
+                    let cmd = parse_run_command(c.text, &func.signature).unwrap_or_else(|e| {
+                        panic!("{}: bad run line {}: {e}", path.display(), c.text)
+                    });
+                    runs.extend(cmd);
+                }
+                funcs.push(func);
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            FunctionCase { name, funcs, runs }
+        })
+        .collect()
+}
+
 /// The `.clif` files of `filetests/<dir>`, in name order.
 pub fn clif_files(dir: &str) -> Vec<PathBuf> {
     let dir = workspace().join("filetests").join(dir);
