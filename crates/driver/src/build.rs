@@ -695,11 +695,16 @@ impl Build {
             let start = Instant::now();
             let pass = ClifPass::Gvn(numbered.policy);
             let excluded = numbered.excluded(modules);
-            // Measured at every level, `-O2` included: a rewrite that would
-            // grow its function is not kept (dropping a check can cost a move
-            // in register allocation; on bench/ at `-O2`, 16 bytes in
-            // pipeline).
-            let guard = isa;
+            // Measured where GVN's own run measures (its size policy, `-Oz`):
+            // there a rewrite that would grow its function is not kept
+            // (dropping a check can cost a move in register allocation). At
+            // `-O2` and `-Os` measuring cost more compile time than it saved
+            // bytes: `gvn-speed` went from 239 to 390 ms over bench/ at `-O2`,
+            // and bench/pipeline's 16 bytes grew all the same.
+            let guard = match numbered.policy {
+                Policy::Size => isa,
+                Policy::Speed => None,
+            };
             let heat = self.pipeline.heat.clone();
             let mut pairs: Vec<(Option<&ClifModule>, &mut ClifModule)> = match &before {
                 Some(before) => before.iter().map(Some).zip(modules.iter_mut()).collect(),

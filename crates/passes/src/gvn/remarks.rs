@@ -67,8 +67,8 @@ pub fn run_module(
 /// it came into the CLIF passes, when a size guard may put some of its
 /// functions back (their call sites come back with them) — except in the
 /// functions `calls.excluded` names. The pipeline runs it after merging,
-/// so that merging decides on code no call site has specialized, and with
-/// an `isa` at every level.
+/// so that merging decides on code no call site has specialized, with an
+/// `isa` where GVN's own run measures (its size policy).
 pub fn run_nonnull_params(
     module: &mut ClifModule,
     isa: Option<&dyn TargetIsa>,
