@@ -308,10 +308,13 @@ fn opt_rejects_unknown_passes() {
     );
 }
 
-#[test]
-fn opt_runs_gvn_on_every_filetest() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../filetests/gvn");
-    let mut count = 0;
+/// `parec opt --passes PASS --run --stats` on every `.clif` file of
+/// `filetests/DIR`: each must exit 0; their paths and standard errors.
+fn opt_on_filetests(dir: &str, pass: &str) -> Vec<(PathBuf, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../filetests")
+        .join(dir);
+    let mut outputs = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "clif") {
@@ -320,7 +323,7 @@ fn opt_runs_gvn_on_every_filetest() {
         let o = run(parec()
             .arg("opt")
             .arg(&path)
-            .args(["--passes", "gvn", "--run", "--stats"]));
+            .args(["--passes", pass, "--run", "--stats"]));
         assert_eq!(
             o.status.code(),
             Some(0),
@@ -328,42 +331,31 @@ fn opt_runs_gvn_on_every_filetest() {
             path.display(),
             stderr(&o)
         );
+        outputs.push((path, stderr(&o)));
+    }
+    outputs
+}
+
+#[test]
+fn opt_runs_gvn_on_every_filetest() {
+    let outputs = opt_on_filetests("gvn", "gvn");
+    for (path, err) in &outputs {
         assert!(
-            stderr(&o).contains("gvn: values numbered"),
+            err.contains("gvn: values numbered"),
             "{}: no GVN statistics",
             path.display()
         );
-        count += 1;
     }
+    let count = outputs.len();
     assert!(count >= 40, "only {count} GVN filetests");
 }
 
 #[test]
 fn opt_runs_combine_on_its_filetests() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../filetests/combine");
     let mut rewrites = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "clif") {
-            continue;
-        }
-        let o = run(parec()
-            .arg("opt")
-            .arg(&path)
-            .args(["--passes", "combine", "--run", "--stats"]));
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}: {}",
-            path.display(),
-            stderr(&o)
-        );
-        assert!(
-            stderr(&o).contains("run command(s) agree"),
-            "{}",
-            stderr(&o)
-        );
-        let stats = stderr(&o)
+    for (path, err) in opt_on_filetests("combine", "combine") {
+        assert!(err.contains("run command(s) agree"), "{err}");
+        let stats = err
             .lines()
             .find(|l| l.starts_with("combine: "))
             .map(str::to_string)
