@@ -271,17 +271,11 @@ fn gvn_params_filetests() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The facts hold over every source's call sites: a function the size
-/// guard may put back (here `%caller` as it came in, before `%wrapper` was
-/// inlined into it) brings back a call that passes an unchecked value, so
-/// `%get`'s parameter is not known non-null although every call in the
-/// module GVN rewrites is checked.
-#[test]
-fn nonnull_params_hold_over_the_module_as_it_came_in() {
-    // A function of one parameter that null-checks it, then runs `body`.
-    let checked = |name: &str, decls: &str, body: &str| {
-        format!(
-            "function %{name}(i64) -> i64 tail {{
+/// A function of one parameter that null-checks it, then runs `body`
+/// (which defines `v1`, the result), with the declarations `decls`.
+fn checked(name: &str, decls: &str, body: &str) -> String {
+    format!(
+        "function %{name}(i64) -> i64 tail {{
 {decls}block0(v0: i64):
     brif v0, block1, block9
 block1:
@@ -291,8 +285,16 @@ block9 cold:
     trap user67
 }}
 "
-        )
-    };
+    )
+}
+
+/// The facts hold over every source's call sites: a function the size
+/// guard may put back (here `%caller` as it came in, before `%wrapper` was
+/// inlined into it) brings back a call that passes an unchecked value, so
+/// `%get`'s parameter is not known non-null although every call in the
+/// module GVN rewrites is checked.
+#[test]
+fn nonnull_params_hold_over_the_module_as_it_came_in() {
     let get = checked("get", "", "v1 = load.i64 notrap aligned v0");
     let call_get = "    fn0 = colocated %get(i64) -> i64 tail\n";
     let rewritten = format!(
@@ -347,20 +349,10 @@ fn look_alikes_keep_their_checks() {
         ("sum_b", "v1 = call fn1(v0)"),
         ("twin_a", "v1 = call fn0(v0)"),
     ] {
-        text.push_str(&format!(
-            "function %{name}(i64) -> i64 tail {{
-    fn0 = colocated %get_a(i64) -> i64 tail
+        let decls = "    fn0 = colocated %get_a(i64) -> i64 tail
     fn1 = colocated %get_b(i64) -> i64 tail
-block0(v0: i64):
-    brif v0, block1, block9
-block1:
-    {body}
-    return v1
-block9 cold:
-    trap user67
-}}
-"
-        ));
+";
+        text.push_str(&checked(name, decls, body));
     }
     text.push_str(
         "function %entry(i64) -> i64 tail {
