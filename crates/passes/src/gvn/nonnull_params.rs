@@ -315,27 +315,29 @@ fn reference_results(
             continue;
         }
         let func = &def.func;
-        let mut callees: BTreeSet<String> = BTreeSet::new();
-        for block in func.layout.blocks() {
-            for inst in func.layout.block_insts(block) {
-                let address = match func.dfg.insts[inst] {
-                    InstructionData::Load { arg, .. } => arg,
-                    InstructionData::Store { args, .. } => args[1],
-                    _ => continue,
-                };
-                let address = func.dfg.resolve_aliases(address);
-                if let Some(callee) = direct_callee(module, func, address) {
-                    if results.contains(callee) {
-                        callees.insert(callee.to_string());
-                    }
-                }
-            }
-        }
+        let callees: BTreeSet<String> = addresses(func)
+            .filter_map(|address| direct_callee(module, func, address))
+            .filter(|callee| results.contains(*callee))
+            .map(str::to_string)
+            .collect();
         if !callees.is_empty() {
             told.insert(symbol.name.clone(), callees);
         }
     }
     told
+}
+
+/// The addresses `func` loads from or stores to, aliases resolved.
+fn addresses(func: &Function) -> impl Iterator<Item = Value> + '_ {
+    func.layout
+        .blocks()
+        .flat_map(|block| func.layout.block_insts(block))
+        .filter_map(|inst| match func.dfg.insts[inst] {
+            InstructionData::Load { arg, .. } => Some(arg),
+            InstructionData::Store { args, .. } => Some(args[1]),
+            _ => None,
+        })
+        .map(|address| func.dfg.resolve_aliases(address))
 }
 
 /// The symbol `v` is the result of a direct `call` of, if it is.
@@ -408,18 +410,9 @@ fn reference_params(module: &ClifModule) -> BTreeMap<&str, BTreeSet<usize>> {
             continue;
         };
         let params = func.dfg.block_params(entry);
-        let mut used: BTreeSet<usize> = BTreeSet::new();
-        for block in func.layout.blocks() {
-            for inst in func.layout.block_insts(block) {
-                let address = match func.dfg.insts[inst] {
-                    InstructionData::Load { arg, .. } => arg,
-                    InstructionData::Store { args, .. } => args[1],
-                    _ => continue,
-                };
-                let address = func.dfg.resolve_aliases(address);
-                used.extend(params.iter().position(|&p| p == address));
-            }
-        }
+        let used: BTreeSet<usize> = addresses(func)
+            .filter_map(|address| params.iter().position(|&p| p == address))
+            .collect();
         references.insert(symbol.name.as_str(), used);
     }
     references
