@@ -53,13 +53,13 @@ pub struct Outliner<'a> {
 }
 
 impl<'a> Outliner<'a> {
-    /// Lifts every function (module doc, step 1).
+    /// Lifts every function (module doc, step 1), with `decoder`.
     pub fn new(
         functions: &'a [MachFunction],
         symbol_names: &'a [String],
         hot_code: &HotCode,
+        mut decoder: Decoder,
     ) -> Outliner<'a> {
-        let mut decoder = Decoder::new();
         let lifted: Vec<LiftedFunction> = functions
             .iter()
             .map(|f| lift::lift(f, &mut decoder))
