@@ -590,41 +590,40 @@ impl Stream {
             // No controlling type (its `Display` would panic).
             self.buf.push(0xfe);
         } else {
-            self.remembered(Text::Type(ty), ty);
+            let key = Text::Type(ty);
+            self.remembered(ty, |t| t.words.get(&key), |t, text| t.words.insert(key, text));
         }
     }
     /// An opcode's name, as [`Stream::display`] writes it.
     pub(crate) fn opcode(&mut self, opcode: Opcode) {
-        self.remembered(Text::Opcode(opcode), opcode);
+        let key = Text::Opcode(opcode);
+        self.remembered(opcode, |t| t.words.get(&key), |t, text| t.words.insert(key, text));
     }
     /// A signature's text, as [`Stream::display`] writes it.
     pub(crate) fn signature(&mut self, signature: &Signature) {
-        let known = TEXTS.with_borrow(|texts| {
-            let text = texts.signatures.get(signature)?;
-            self.buf.extend_from_slice(text);
-            Some(())
-        });
-        match known {
-            Some(()) => self.buf.push(0xff),
-            None => {
-                let text = self.displayed(signature);
-                TEXTS.with_borrow_mut(|texts| texts.signatures.insert(signature.clone(), text));
-            }
-        }
+        self.remembered(
+            signature,
+            |t| t.signatures.get(signature),
+            |t, text| t.signatures.insert(signature.clone(), text),
+        );
     }
     /// `v`'s text, as [`Stream::display`] writes it, formatted once per
-    /// thread for each `key`.
-    fn remembered(&mut self, key: Text, v: impl std::fmt::Display) {
+    /// thread: `get` finds it in [`TEXTS`], `put` records it there.
+    fn remembered<D: std::fmt::Display, R>(
+        &mut self,
+        v: D,
+        get: impl Fn(&Texts) -> Option<&Box<[u8]>>,
+        put: impl FnOnce(&mut Texts, Box<[u8]>) -> R,
+    ) {
         let known = TEXTS.with_borrow(|texts| {
-            let text = texts.words.get(&key)?;
-            self.buf.extend_from_slice(text);
+            self.buf.extend_from_slice(get(texts)?);
             Some(())
         });
         match known {
             Some(()) => self.buf.push(0xff),
             None => {
                 let text = self.displayed(v);
-                TEXTS.with_borrow_mut(|texts| texts.words.insert(key, text));
+                TEXTS.with_borrow_mut(|texts| put(texts, text));
             }
         }
     }
