@@ -540,7 +540,7 @@ enum SiblingTurn {
 fn sibling_key(func: &Function) -> u64 {
     let numbers = Numbers::of(func, |_| true);
     let mut stream = Stream::default();
-    stream.display(&func.signature);
+    stream.signature(&func.signature);
     for block in func.layout.blocks() {
         stream.str("block");
         for &p in func.dfg.block_params(block) {
