@@ -191,7 +191,7 @@ pub struct FmergeOptions {
     /// refused: the test and the jump to the join are paid on every
     /// iteration, against a region as small as an inlined comparison
     /// (bench/pqueue at `-Os`: `sift_down<i64, lt>` merged with
-    /// `sift_down<i64, flip<lt>>`, one `icmp` each, ran 1.18× `-O2`'s
+    /// `sift_down<i64, flip<lt>>`, one `icmp` each, ran 1.19× `-O2`'s
     /// executed blocks). 0: any region may be entered in a loop.
     pub region_min_insts_in_loop: usize,
     /// Functions a profile knows hot are candidates, for merges whose `M`
