@@ -591,13 +591,21 @@ impl Stream {
             self.buf.push(0xfe);
         } else {
             let key = Text::Type(ty);
-            self.remembered(ty, |t| t.words.get(&key), |t, text| t.words.insert(key, text));
+            self.remembered(
+                ty,
+                |t| t.words.get(&key),
+                |t, text| t.words.insert(key, text),
+            );
         }
     }
     /// An opcode's name, as [`Stream::display`] writes it.
     pub(crate) fn opcode(&mut self, opcode: Opcode) {
         let key = Text::Opcode(opcode);
-        self.remembered(opcode, |t| t.words.get(&key), |t, text| t.words.insert(key, text));
+        self.remembered(
+            opcode,
+            |t| t.words.get(&key),
+            |t, text| t.words.insert(key, text),
+        );
     }
     /// A signature's text, as [`Stream::display`] writes it.
     pub(crate) fn signature(&mut self, signature: &Signature) {
