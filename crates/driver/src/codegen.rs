@@ -307,6 +307,40 @@ pub struct LoweredModule {
     times: CodegenTimes,
 }
 
+/// The bytes of the functions `functions` (indices) of `module` as
+/// [`lower_module`] leaves them: after Cranelift, the shared trap paths and
+/// the machine passes that work per function, before the outliner (which
+/// works on the whole program). The size guard's measure
+/// (`parec_passes::guard::GuardOptions::sizer`); only those functions are
+/// compiled, through the module's code cache.
+pub fn lowered_sizes(
+    module: &ClifModule,
+    functions: &[usize],
+    opts: &CodegenOptions,
+) -> Result<Vec<i64>> {
+    let mut part = module.clone();
+    let mut index = 0;
+    let keep: BTreeSet<usize> = functions.iter().copied().collect();
+    part.functions.retain(|def| {
+        index += 1;
+        if !keep.contains(&(index - 1)) {
+            // Defined elsewhere, as far as this lowering knows.
+            part.symbols[def.symbol as usize].linkage = Linkage::Import;
+            return false;
+        }
+        true
+    });
+    let lowered = lower_module(&part, opts, &BTreeSet::new())?;
+    // `retain` keeps definition order: the lowered functions are
+    // `functions` sorted.
+    let by_index: BTreeMap<usize, i64> = keep
+        .iter()
+        .zip(&lowered.compiled)
+        .map(|(&f, c)| (f, c.code.bytes.len() as i64))
+        .collect();
+    Ok(functions.iter().map(|f| by_index[f]).collect())
+}
+
 /// A new cranelift-object module for `module`'s object, with the module
 /// declared.
 fn object_module(module: &ClifModule, opts: &CodegenOptions) -> Result<ObjectModule> {

@@ -51,11 +51,22 @@
 //! 1. Classify every name; build the groups with a union–find over names
 //!    in name order.
 //! 2. For each group with a changed, added or removed name, compute its
-//!    cost in `B` and in `A` (Cranelift through the module's code cache:
-//!    `A`'s functions are compiled once more for code generation anyway).
-//! 3. If `A`'s cost exceeds `B`'s by more than the tolerance (4% of
-//!    `B`'s and at least 16 bytes: the machine passes that run after
-//!    shrink the two versions differently, see `tolerance`), revert the group: functions `B` defines
+//!    cost in `B` and in `A`, in the bytes code generation emits for its
+//!    functions after the machine passes that work per function (shared
+//!    trap paths, peepholes, copy propagation, one epilogue:
+//!    [`GuardOptions::sizer`], given by the build; through the module's
+//!    code cache, and `A`'s functions are compiled once more for code
+//!    generation anyway). Only the outliner, which works on the whole
+//!    program, runs after what is measured. Without a sizer (a build that
+//!    makes no objects), in Cranelift's bytes, and a group may then grow
+//!    by a tolerance before it is reverted (4% of `B`'s cost and at least
+//!    16 bytes: what the machine passes may win back, see `tolerance`).
+//!    Pricing after the machine passes matters: a group the passes left 12
+//!    bytes smaller in Cranelift's bytes can be 16 bytes larger in the
+//!    object (`examples/recursion.pare`: `main`, grown by a hot-site
+//!    inline, in one group with the similar-function merge of
+//!    `is_even`/`is_odd`).
+//! 3. If `A`'s cost exceeds `B`'s, revert the group: functions `B` defines
 //!    get `B`'s code (its external names translated to `A`'s symbol table,
 //!    declaring the symbols `A` no longer has), functions only `A` defines
 //!    are deleted, and imports nothing names any more are dropped. One
@@ -65,9 +76,9 @@
 //!
 //! - The result computes what both versions compute: every function is
 //!   either `A`'s or `B`'s, and a group's versions are kept whole.
-//! - For every group, the kept version costs no more than `B`'s plus the
-//!   tolerance; a module does not grow beyond it in this measure (the linker's view at the CLIF level:
-//!   machine passes run after, alike on both).
+//! - For every group, the kept version costs no more than `B`'s (plus the
+//!   tolerance, without a sizer); a module does not grow in this measure
+//!   (the linker's view before the outliner).
 //! - Deterministic: names are visited in sorted order; the decision reads
 //!   only the two modules and the options, so a module compiled alone from
 //!   a plan is guarded as in the whole build.
@@ -110,6 +121,77 @@ pub struct GuardOptions {
     /// that only trap with such a code, all but the first of each code
     /// cost nothing in the object, so a function is priced without them.
     pub shared_traps: Vec<TrapCode>,
+    /// The build's measure of functions as they reach the object: the
+    /// bytes code generation leaves after the machine passes that work per
+    /// function (shared trap paths, peepholes, copy propagation, one
+    /// epilogue). With it, groups are priced in those bytes, with no
+    /// tolerance; without it, in Cranelift's bytes ([`tolerance`]).
+    pub sizer: Option<Sizer>,
+}
+
+/// Measures functions as code generation emits them (see
+/// [`GuardOptions::sizer`]): given a module and indices of its functions,
+/// their bytes in that order, or `None` if one does not compile.
+#[derive(Clone)]
+pub struct Sizer(
+    #[allow(clippy::type_complexity)]
+    pub  std::sync::Arc<dyn Fn(&ClifModule, &[usize]) -> Option<Vec<i64>> + Send + Sync>,
+);
+
+impl std::fmt::Debug for Sizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sizer")
+    }
+}
+
+/// The bytes of the functions of one version that the guard prices.
+enum Measure {
+    /// Cranelift's bytes, less the shared trap blocks.
+    Cranelift,
+    /// The sizer's bytes, by function index.
+    Emitted(BTreeMap<usize, i64>),
+}
+
+impl Measure {
+    /// The sizer's bytes of the functions of `module` in `groups`, or
+    /// Cranelift's measure without a sizer (or if the sizer fails).
+    fn of(module: &ClifModule, functions: BTreeSet<usize>, options: &GuardOptions) -> Measure {
+        let Some(sizer) = &options.sizer else {
+            return Measure::Cranelift;
+        };
+        let functions: Vec<usize> = functions.into_iter().collect();
+        match (sizer.0)(module, &functions) {
+            Some(sizes) => Measure::Emitted(functions.into_iter().zip(sizes).collect()),
+            None => Measure::Cranelift,
+        }
+    }
+
+    fn bytes(
+        &self,
+        module: &ClifModule,
+        f: usize,
+        isa: &dyn TargetIsa,
+        options: &GuardOptions,
+    ) -> Option<i64> {
+        match self {
+            Measure::Cranelift => {
+                let func = &module.functions[f].func;
+                Some(
+                    module.code_size(func, isa)? as i64
+                        - shared_trap_bytes(func, &options.shared_traps),
+                )
+            }
+            Measure::Emitted(sizes) => sizes.get(&f).copied(),
+        }
+    }
+
+    /// How much a group may grow in this measure before it is put back.
+    fn tolerance(&self, old: i64) -> i64 {
+        match self {
+            Measure::Cranelift => tolerance(old),
+            Measure::Emitted(_) => 0,
+        }
+    }
 }
 
 /// What the guard did to one module (summed over modules by the driver).
@@ -324,6 +406,7 @@ fn cost(
     isa: &dyn TargetIsa,
     options: &GuardOptions,
     classes: &[u32],
+    measure: &Measure,
 ) -> Option<i64> {
     let mut seen = BTreeSet::new();
     let mut total = 0;
@@ -332,8 +415,7 @@ fn cost(
             continue;
         }
         let def = &module.functions[f];
-        let bytes = module.code_size(&def.func, isa)? as i64
-            - shared_trap_bytes(&def.func, &options.shared_traps);
+        let bytes = measure.bytes(module, f, isa, options)?;
         let name = &module.symbols[def.symbol as usize].name;
         let share = options.body_shares.get(name).copied().unwrap_or(1).max(1);
         total += bytes / share as i64;
@@ -389,14 +471,51 @@ pub fn run(
         let classes_before = icf::classes(before);
         let classes_after = icf::classes(after);
         let mut reverts = Vec::new();
-        for group in versions.groups() {
+        let groups = versions.groups();
+        let in_b = |group: &[usize]| -> Vec<usize> {
+            group.iter().filter_map(|&n| versions.index[n].0).collect()
+        };
+        let in_a = |group: &[usize]| -> Vec<usize> {
+            group.iter().filter_map(|&n| versions.index[n].1).collect()
+        };
+        let mut measure_before = Measure::of(
+            before,
+            groups.iter().flat_map(|g| in_b(g)).collect(),
+            options,
+        );
+        let mut measure_after = Measure::of(
+            after,
+            groups.iter().flat_map(|g| in_a(g)).collect(),
+            options,
+        );
+        if matches!(measure_before, Measure::Cranelift)
+            || matches!(measure_after, Measure::Cranelift)
+        {
+            // Both versions in one measure.
+            (measure_before, measure_after) = (Measure::Cranelift, Measure::Cranelift);
+        }
+        for group in groups {
             report.stats.groups += 1;
-            let in_before: Vec<usize> = group.iter().filter_map(|&n| versions.index[n].0).collect();
-            let in_after: Vec<usize> = group.iter().filter_map(|&n| versions.index[n].1).collect();
-            let old = cost(before, &in_before, isa, options, &classes_before);
-            let new = cost(after, &in_after, isa, options, &classes_after);
+            let in_before = in_b(&group);
+            let in_after = in_a(&group);
+            let old = cost(
+                before,
+                &in_before,
+                isa,
+                options,
+                &classes_before,
+                &measure_before,
+            );
+            let new = cost(
+                after,
+                &in_after,
+                isa,
+                options,
+                &classes_after,
+                &measure_after,
+            );
             if let (Some(old), Some(new)) = (old, new) {
-                if new > old + tolerance(old) {
+                if new > old + measure_before.tolerance(old) {
                     let names = group.iter().map(|&n| versions.names[n].clone()).collect();
                     reverts.push((names, old, new));
                 }
@@ -641,5 +760,74 @@ mod tests {
             .map(|g| g.iter().map(|&n| versions.names[n].as_str()).collect())
             .collect();
         assert_eq!(groups, vec![vec!["f", "f.Tfm", "main"]]);
+    }
+
+    fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
+        use cranelift_codegen::settings::{self, Configurable};
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed_and_size").unwrap();
+        cranelift_codegen::isa::lookup_by_name("aarch64")
+            .unwrap()
+            .finish(settings::Flags::new(flags))
+            .unwrap()
+    }
+
+    /// A sizer that prices every function by name from `sizes`.
+    fn sizer(sizes: &'static [(&'static str, i64)]) -> Sizer {
+        Sizer(std::sync::Arc::new(
+            move |module: &ClifModule, functions: &[usize]| {
+                functions
+                    .iter()
+                    .map(|&f| {
+                        let name = &module.symbols[module.functions[f].symbol as usize].name;
+                        sizes.iter().find(|(n, _)| n == name).map(|&(_, b)| b)
+                    })
+                    .collect()
+            },
+        ))
+    }
+
+    /// Guards AFTER against BEFORE with `options`; the functions left.
+    fn guarded(options: &GuardOptions) -> (Vec<String>, GuardReport) {
+        let before = module(BEFORE, &["main", "f"], &[]);
+        let mut after = module(AFTER, &["main", "f.Tfm"], &[]);
+        let isa = aarch64();
+        let report = run(&before, &mut after, &*isa, options);
+        let names = after
+            .functions
+            .iter()
+            .map(|d| after.symbols[d.symbol as usize].name.clone())
+            .collect();
+        (names, report)
+    }
+
+    #[test]
+    fn a_group_larger_after_the_machine_passes_is_reverted() {
+        // The passes' version is 4 bytes larger as code generation emits
+        // it: within Cranelift's tolerance, but the sizer's bytes are the
+        // object's, and the group goes back.
+        let options = GuardOptions {
+            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 16)])),
+            ..GuardOptions::default()
+        };
+        let (names, report) = guarded(&options);
+        assert_eq!(names, ["main", "f"]);
+        assert_eq!(report.stats.reverted, 1);
+        assert_eq!(
+            report.remarks[0].reason,
+            "3 function(s) (f, f.Tfm, main) put back as they came in: \
+             the passes left 56 bytes where there were 52"
+        );
+    }
+
+    #[test]
+    fn a_group_no_larger_after_the_machine_passes_stays() {
+        let options = GuardOptions {
+            sizer: Some(sizer(&[("main", 40), ("f", 16), ("f.Tfm", 16)])),
+            ..GuardOptions::default()
+        };
+        let (names, report) = guarded(&options);
+        assert_eq!(names, ["main", "f.Tfm"]);
+        assert_eq!((report.stats.groups, report.stats.reverted), (1, 0));
     }
 }
