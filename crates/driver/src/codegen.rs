@@ -318,21 +318,26 @@ pub fn lowered_sizes(
     functions: &[usize],
     opts: &CodegenOptions,
 ) -> Result<Vec<i64>> {
-    let mut part = module.clone();
-    let mut index = 0;
+    // The module with only those functions (the others defined elsewhere,
+    // as far as this lowering knows), without copying the others.
     let keep: BTreeSet<usize> = functions.iter().copied().collect();
-    part.functions.retain(|def| {
-        index += 1;
-        if !keep.contains(&(index - 1)) {
-            // Defined elsewhere, as far as this lowering knows.
-            part.symbols[def.symbol as usize].linkage = Linkage::Import;
-            return false;
+    let mut part = ClifModule::default();
+    part.name = module.name.clone();
+    part.symbols = module.symbols.clone();
+    part.data = module.data.clone();
+    part.raw_functions = module.raw_functions.clone();
+    part.settings = module.settings.clone();
+    if let Some(cache) = module.code_cache() {
+        part.set_code_cache(cache);
+    }
+    for (i, def) in module.functions.iter().enumerate() {
+        match keep.contains(&i) {
+            true => part.functions.push(def.clone()),
+            false => part.symbols[def.symbol as usize].linkage = Linkage::Import,
         }
-        true
-    });
+    }
     let lowered = lower_module(&part, opts, &BTreeSet::new())?;
-    // `retain` keeps definition order: the lowered functions are
-    // `functions` sorted.
+    // The lowered functions are `functions` sorted.
     let by_index: BTreeMap<usize, i64> = keep
         .iter()
         .zip(&lowered.compiled)

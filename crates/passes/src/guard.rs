@@ -159,6 +159,9 @@ impl Measure {
         let Some(sizer) = &options.sizer else {
             return Measure::Cranelift;
         };
+        if functions.is_empty() {
+            return Measure::Emitted(BTreeMap::new());
+        }
         let functions: Vec<usize> = functions.into_iter().collect();
         match (sizer.0)(module, &functions) {
             Some(sizes) => Measure::Emitted(functions.into_iter().zip(sizes).collect()),
