@@ -192,7 +192,7 @@ impl Measure {
     fn tolerance(&self, old: i64) -> i64 {
         match self {
             Measure::Cranelift => tolerance(old),
-            Measure::Emitted(_) => 0,
+            Measure::Emitted(_) => OUTLINER_BYTES,
         }
     }
 }
@@ -437,6 +437,13 @@ fn tolerance(old: i64) -> i64 {
     (old * 4 / 100).max(16)
 }
 
+/// How much a group may grow in the sizer's bytes before it is put back:
+/// the outliner, which runs after what the sizer measures, can still shrink
+/// the passes' version by a sequence its new code shares with the rest of
+/// the program (`bench/primes`: `goldbach_pairs` measured 8 bytes larger
+/// than it came in is 8 bytes smaller once outlined). Two instructions.
+const OUTLINER_BYTES: i64 = 8;
+
 /// The bytes the shared trap paths save in `func`: 4 (one `udf`) per
 /// block that only traps with one of `codes`, but the first of each code.
 fn shared_trap_bytes(func: &Function, codes: &[TrapCode]) -> i64 {
@@ -481,49 +488,76 @@ pub fn run(
         let in_a = |group: &[usize]| -> Vec<usize> {
             group.iter().filter_map(|&n| versions.index[n].1).collect()
         };
-        let mut measure_before = Measure::of(
-            before,
-            groups.iter().flat_map(|g| in_b(g)).collect(),
-            options,
-        );
-        let mut measure_after = Measure::of(
-            after,
-            groups.iter().flat_map(|g| in_a(g)).collect(),
-            options,
-        );
-        if matches!(measure_before, Measure::Cranelift)
-            || matches!(measure_after, Measure::Cranelift)
-        {
-            // Both versions in one measure.
-            (measure_before, measure_after) = (Measure::Cranelift, Measure::Cranelift);
-        }
+        // Step 2 in Cranelift's bytes (the passes compiled most of these
+        // functions already); the groups it cannot tell go to the sizer.
+        let mut close = Vec::new();
         for group in groups {
             report.stats.groups += 1;
-            let in_before = in_b(&group);
-            let in_after = in_a(&group);
             let old = cost(
                 before,
-                &in_before,
+                &in_b(&group),
                 isa,
                 options,
                 &classes_before,
-                &measure_before,
+                &Measure::Cranelift,
             );
             let new = cost(
                 after,
-                &in_after,
+                &in_a(&group),
                 isa,
                 options,
                 &classes_after,
-                &measure_after,
+                &Measure::Cranelift,
             );
-            if let (Some(old), Some(new)) = (old, new) {
-                if new > old + measure_before.tolerance(old) {
-                    let names = group.iter().map(|&n| versions.names[n].clone()).collect();
-                    reverts.push((names, old, new));
+            let (Some(old), Some(new)) = (old, new) else {
+                continue;
+            };
+            if options.sizer.is_some() && (new - old).abs() <= tolerance(old) {
+                close.push(group);
+            } else if new > old + tolerance(old) {
+                reverts.push((group, old, new));
+            }
+        }
+        let measure_before = Measure::of(
+            before,
+            close.iter().flat_map(|g| in_b(g)).collect(),
+            options,
+        );
+        let measure_after =
+            Measure::of(after, close.iter().flat_map(|g| in_a(g)).collect(), options);
+        if let (Measure::Emitted(_), Measure::Emitted(_)) = (&measure_before, &measure_after) {
+            for group in close {
+                let old = cost(
+                    before,
+                    &in_b(&group),
+                    isa,
+                    options,
+                    &classes_before,
+                    &measure_before,
+                );
+                let new = cost(
+                    after,
+                    &in_a(&group),
+                    isa,
+                    options,
+                    &classes_after,
+                    &measure_after,
+                );
+                if let (Some(old), Some(new)) = (old, new) {
+                    if new > old + measure_before.tolerance(old) {
+                        reverts.push((group, old, new));
+                    }
                 }
             }
         }
+        reverts.sort_by_key(|(group, _, _)| group[0]);
+        let reverts: Vec<(Vec<String>, i64, i64)> = reverts
+            .into_iter()
+            .map(|(group, old, new)| {
+                let names = group.iter().map(|&n| versions.names[n].clone()).collect();
+                (names, old, new)
+            })
+            .collect();
         reverts
     };
     for (names, old, new) in reverts {
@@ -806,11 +840,10 @@ mod tests {
 
     #[test]
     fn a_group_larger_after_the_machine_passes_is_reverted() {
-        // The passes' version is 4 bytes larger as code generation emits
-        // it: within Cranelift's tolerance, but the sizer's bytes are the
-        // object's, and the group goes back.
+        // The passes' version is 12 bytes larger as code generation emits
+        // it: more than the outliner may win back, and the group goes back.
         let options = GuardOptions {
-            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 16)])),
+            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 24)])),
             ..GuardOptions::default()
         };
         let (names, report) = guarded(&options);
@@ -819,14 +852,15 @@ mod tests {
         assert_eq!(
             report.remarks[0].reason,
             "3 function(s) (f, f.Tfm, main) put back as they came in: \
-             the passes left 56 bytes where there were 52"
+             the passes left 64 bytes where there were 52"
         );
     }
 
     #[test]
-    fn a_group_no_larger_after_the_machine_passes_stays() {
+    fn a_group_within_what_the_outliner_may_win_back_stays() {
+        // 8 bytes larger before the outliner: kept.
         let options = GuardOptions {
-            sizer: Some(sizer(&[("main", 40), ("f", 16), ("f.Tfm", 16)])),
+            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 20)])),
             ..GuardOptions::default()
         };
         let (names, report) = guarded(&options);
