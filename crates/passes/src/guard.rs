@@ -51,22 +51,23 @@
 //! 1. Classify every name; build the groups with a union–find over names
 //!    in name order.
 //! 2. For each group with a changed, added or removed name, compute its
-//!    cost in `B` and in `A`, in the bytes code generation emits for its
+//!    cost in `B` and in `A` in Cranelift's bytes (through the module's
+//!    code cache: the passes compiled most of these functions already). A
+//!    group whose two costs differ by more than the tolerance (4% of `B`'s
+//!    and at least 16 bytes: what the machine passes that run after may
+//!    change, see `tolerance`) is decided by them. The groups they cannot
+//!    tell are priced again in the bytes code generation emits for their
 //!    functions after the machine passes that work per function (shared
 //!    trap paths, peepholes, copy propagation, one epilogue:
-//!    [`GuardOptions::sizer`], given by the build; through the module's
-//!    code cache, and `A`'s functions are compiled once more for code
-//!    generation anyway). Only the outliner, which works on the whole
-//!    program, runs after what is measured. Without a sizer (a build that
-//!    makes no objects), in Cranelift's bytes, and a group may then grow
-//!    by a tolerance before it is reverted (4% of `B`'s cost and at least
-//!    16 bytes: what the machine passes may win back, see `tolerance`).
-//!    Pricing after the machine passes matters: a group the passes left 12
-//!    bytes smaller in Cranelift's bytes can be 16 bytes larger in the
-//!    object (`examples/recursion.pare`: `main`, grown by a hot-site
-//!    inline, in one group with the similar-function merge of
-//!    `is_even`/`is_odd`).
-//! 3. If `A`'s cost exceeds `B`'s, revert the group: functions `B` defines
+//!    [`GuardOptions::sizer`], given by a build that makes objects), with
+//!    only the outliner still to run: there a group may grow by 8 bytes
+//!    (`OUTLINER_BYTES`). Without a sizer, the close groups stay.
+//!    Pricing after the machine passes matters: `examples/recursion.pare`'s
+//!    `main`, grown by a hot-site inline and in one group with the
+//!    similar-function merge of `is_even`/`is_odd`, is within Cranelift's
+//!    tolerance and 16 bytes larger in the object.
+//! 3. If `A`'s cost exceeds `B`'s (by the margin of its measure), revert
+//!    the group: functions `B` defines
 //!    get `B`'s code (its external names translated to `A`'s symbol table,
 //!    declaring the symbols `A` no longer has), functions only `A` defines
 //!    are deleted, and imports nothing names any more are dropped. One
@@ -76,9 +77,9 @@
 //!
 //! - The result computes what both versions compute: every function is
 //!   either `A`'s or `B`'s, and a group's versions are kept whole.
-//! - For every group, the kept version costs no more than `B`'s (plus the
-//!   tolerance, without a sizer); a module does not grow in this measure
-//!   (the linker's view before the outliner).
+//! - For every group, the kept version costs no more than `B`'s plus the
+//!   margin of the measure that decided it (the linker's view before the
+//!   outliner).
 //! - Deterministic: names are visited in sorted order; the decision reads
 //!   only the two modules and the options, so a module compiled alone from
 //!   a plan is guarded as in the whole build.
@@ -124,8 +125,8 @@ pub struct GuardOptions {
     /// The build's measure of functions as they reach the object: the
     /// bytes code generation leaves after the machine passes that work per
     /// function (shared trap paths, peepholes, copy propagation, one
-    /// epilogue). With it, groups are priced in those bytes, with no
-    /// tolerance; without it, in Cranelift's bytes ([`tolerance`]).
+    /// epilogue). With it, the groups Cranelift's bytes cannot tell
+    /// ([`tolerance`]) are priced in those bytes; without it, they stay.
     pub sizer: Option<Sizer>,
 }
 
@@ -824,10 +825,28 @@ mod tests {
         ))
     }
 
-    /// Guards AFTER against BEFORE with `options`; the functions left.
+    /// AFTER with a body Cranelift's bytes cannot tell from `f` (an unused
+    /// parameter): the guard asks the sizer.
+    const AFTER_CLOSE: &str = "function u0:0() tail {
+        sig0 = (i8, i32) -> i8 tail
+        fn0 = colocated u0:1 sig0
+    block0:
+        v0 = iconst.i8 3
+        v1 = iconst.i32 1
+        v2 = call fn0(v0, v1)
+        trap user1
+    }
+    function u0:1(i8, i32) -> i8 tail {
+    block0(v0: i8, v1: i32):
+        v2 = iconst.i8 4
+        v3 = imul v0, v2
+        return v3
+    }";
+
+    /// Guards AFTER_CLOSE against BEFORE with `options`; the functions left.
     fn guarded(options: &GuardOptions) -> (Vec<String>, GuardReport) {
         let before = module(BEFORE, &["main", "f"], &[]);
-        let mut after = module(AFTER, &["main", "f.Tfm"], &[]);
+        let mut after = module(AFTER_CLOSE, &["main", "f.Tfm"], &[]);
         let isa = aarch64();
         let report = run(&before, &mut after, &*isa, options);
         let names = after
