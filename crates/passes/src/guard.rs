@@ -489,28 +489,32 @@ pub fn run(
         let in_a = |group: &[usize]| -> Vec<usize> {
             group.iter().filter_map(|&n| versions.index[n].1).collect()
         };
+        // Both costs of a group in one measure.
+        let costs = |group: &[usize], measures: (&Measure, &Measure)| {
+            let old = cost(
+                before,
+                &in_b(group),
+                isa,
+                options,
+                &classes_before,
+                measures.0,
+            );
+            let new = cost(
+                after,
+                &in_a(group),
+                isa,
+                options,
+                &classes_after,
+                measures.1,
+            );
+            old.zip(new)
+        };
         // Step 2 in Cranelift's bytes (the passes compiled most of these
         // functions already); the groups it cannot tell go to the sizer.
         let mut close = Vec::new();
         for group in groups {
             report.stats.groups += 1;
-            let old = cost(
-                before,
-                &in_b(&group),
-                isa,
-                options,
-                &classes_before,
-                &Measure::Cranelift,
-            );
-            let new = cost(
-                after,
-                &in_a(&group),
-                isa,
-                options,
-                &classes_after,
-                &Measure::Cranelift,
-            );
-            let (Some(old), Some(new)) = (old, new) else {
+            let Some((old, new)) = costs(&group, (&Measure::Cranelift, &Measure::Cranelift)) else {
                 continue;
             };
             if options.sizer.is_some() && (new - old).abs() <= tolerance(old) {
@@ -519,32 +523,14 @@ pub fn run(
                 reverts.push((group, old, new));
             }
         }
-        let measure_before = Measure::of(
-            before,
-            close.iter().flat_map(|g| in_b(g)).collect(),
-            options,
-        );
-        let measure_after =
-            Measure::of(after, close.iter().flat_map(|g| in_a(g)).collect(), options);
+        let in_close = |defined: &dyn Fn(&[usize]) -> Vec<usize>| -> BTreeSet<usize> {
+            close.iter().flat_map(|g| defined(g)).collect()
+        };
+        let measure_before = Measure::of(before, in_close(&in_b), options);
+        let measure_after = Measure::of(after, in_close(&in_a), options);
         if let (Measure::Emitted(_), Measure::Emitted(_)) = (&measure_before, &measure_after) {
             for group in close {
-                let old = cost(
-                    before,
-                    &in_b(&group),
-                    isa,
-                    options,
-                    &classes_before,
-                    &measure_before,
-                );
-                let new = cost(
-                    after,
-                    &in_a(&group),
-                    isa,
-                    options,
-                    &classes_after,
-                    &measure_after,
-                );
-                if let (Some(old), Some(new)) = (old, new) {
+                if let Some((old, new)) = costs(&group, (&measure_before, &measure_after)) {
                     if new > old + measure_before.tolerance(old) {
                         reverts.push((group, old, new));
                     }
@@ -760,8 +746,11 @@ mod tests {
         return v2
     }";
 
-    /// The same with `f` merged into `f.Tfm`, which `main` now calls.
-    const AFTER: &str = "function u0:0() tail {
+    /// `main` calling `f.Tfm`, the merge of `f` (then `body`, the merged
+    /// function's definition).
+    fn merged(body: &str) -> String {
+        format!(
+            "function u0:0() tail {{
         sig0 = (i8, i32) -> i8 tail
         fn0 = colocated u0:1 sig0
     block0:
@@ -769,15 +758,18 @@ mod tests {
         v1 = iconst.i32 1
         v2 = call fn0(v0, v1)
         trap user1
-    }
-    function u0:1(i8, i32) -> i8 tail {
+    }}
+    function u0:1(i8, i32) -> i8 tail {{
     block0(v0: i8, v1: i32):
-        v2 = iconst.i8 4
-        v3 = iconst.i8 12
-        v4 = select v1, v2, v3
-        v5 = imul v0, v4
-        return v5
-    }";
+        {body}
+    }}"
+        )
+    }
+
+    /// The same with `f` merged into `f.Tfm`, which `main` now calls.
+    fn after() -> String {
+        merged("v2 = iconst.i8 4\n v3 = iconst.i8 12\n v4 = select v1, v2, v3\n v5 = imul v0, v4\n return v5")
+    }
 
     #[test]
     fn a_caller_whose_trap_block_names_an_added_function_is_in_its_group() {
@@ -786,7 +778,7 @@ mod tests {
         // the profile hash skips, so `main` counts as unchanged. Its group
         // must still hold the body it calls (and the function it called).
         let before = module(BEFORE, &["main", "f"], &[]);
-        let after = module(AFTER, &["main", "f.Tfm"], &[]);
+        let after = module(&after(), &["main", "f.Tfm"], &[]);
         let versions = Versions::new(&before, &after);
         let status = |name: &str| versions.status[versions.position[name]];
         assert_eq!(status("main"), Status::Unchanged);
@@ -798,16 +790,6 @@ mod tests {
             .map(|g| g.iter().map(|&n| versions.names[n].as_str()).collect())
             .collect();
         assert_eq!(groups, vec![vec!["f", "f.Tfm", "main"]]);
-    }
-
-    fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
-        use cranelift_codegen::settings::{self, Configurable};
-        let mut flags = settings::builder();
-        flags.set("opt_level", "speed_and_size").unwrap();
-        cranelift_codegen::isa::lookup_by_name("aarch64")
-            .unwrap()
-            .finish(settings::Flags::new(flags))
-            .unwrap()
     }
 
     /// A sizer that prices every function by name from `sizes`.
@@ -825,30 +807,20 @@ mod tests {
         ))
     }
 
-    /// AFTER with a body Cranelift's bytes cannot tell from `f` (an unused
-    /// parameter): the guard asks the sizer.
-    const AFTER_CLOSE: &str = "function u0:0() tail {
-        sig0 = (i8, i32) -> i8 tail
-        fn0 = colocated u0:1 sig0
-    block0:
-        v0 = iconst.i8 3
-        v1 = iconst.i32 1
-        v2 = call fn0(v0, v1)
-        trap user1
-    }
-    function u0:1(i8, i32) -> i8 tail {
-    block0(v0: i8, v1: i32):
-        v2 = iconst.i8 4
-        v3 = imul v0, v2
-        return v3
-    }";
-
-    /// Guards AFTER_CLOSE against BEFORE with `options`; the functions left.
-    fn guarded(options: &GuardOptions) -> (Vec<String>, GuardReport) {
+    /// Guards against BEFORE a merge whose body Cranelift's bytes cannot
+    /// tell from `f` (it ignores its added parameter), so that the guard
+    /// asks the sizer, which prices functions by name from `sizes`; the
+    /// functions left.
+    fn guarded(sizes: &'static [(&'static str, i64)]) -> (Vec<String>, GuardReport) {
+        let options = GuardOptions {
+            sizer: Some(sizer(sizes)),
+            ..GuardOptions::default()
+        };
         let before = module(BEFORE, &["main", "f"], &[]);
-        let mut after = module(AFTER_CLOSE, &["main", "f.Tfm"], &[]);
-        let isa = aarch64();
-        let report = run(&before, &mut after, &*isa, options);
+        let close = merged("v2 = iconst.i8 4\n v3 = imul v0, v2\n return v3");
+        let mut after = module(&close, &["main", "f.Tfm"], &[]);
+        let isa = crate::code_cache::tests::aarch64();
+        let report = run(&before, &mut after, &*isa, &options);
         let names = after
             .functions
             .iter()
@@ -861,11 +833,7 @@ mod tests {
     fn a_group_larger_after_the_machine_passes_is_reverted() {
         // The passes' version is 12 bytes larger as code generation emits
         // it: more than the outliner may win back, and the group goes back.
-        let options = GuardOptions {
-            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 24)])),
-            ..GuardOptions::default()
-        };
-        let (names, report) = guarded(&options);
+        let (names, report) = guarded(&[("main", 40), ("f", 12), ("f.Tfm", 24)]);
         assert_eq!(names, ["main", "f"]);
         assert_eq!(report.stats.reverted, 1);
         assert_eq!(
@@ -878,11 +846,7 @@ mod tests {
     #[test]
     fn a_group_within_what_the_outliner_may_win_back_stays() {
         // 8 bytes larger before the outliner: kept.
-        let options = GuardOptions {
-            sizer: Some(sizer(&[("main", 40), ("f", 12), ("f.Tfm", 20)])),
-            ..GuardOptions::default()
-        };
-        let (names, report) = guarded(&options);
+        let (names, report) = guarded(&[("main", 40), ("f", 12), ("f.Tfm", 20)]);
         assert_eq!(names, ["main", "f.Tfm"]);
         assert_eq!((report.stats.groups, report.stats.reverted), (1, 0));
     }
