@@ -310,6 +310,45 @@ pub struct LoweredModule {
     times: CodegenTimes,
 }
 
+/// The bytes of the functions `functions` (indices) of `module` as
+/// [`lower_module`] leaves them: after Cranelift, the shared trap paths and
+/// the machine passes that work per function, before the outliner (which
+/// works on the whole program). The size guard's measure
+/// (`parec_passes::guard::GuardOptions::sizer`); only those functions are
+/// compiled, through the module's code cache.
+pub fn lowered_sizes(
+    module: &ClifModule,
+    functions: &[usize],
+    opts: &CodegenOptions,
+) -> Result<Vec<i64>> {
+    // The module with only those functions (the others defined elsewhere,
+    // as far as this lowering knows), without copying the others.
+    let keep: BTreeSet<usize> = functions.iter().copied().collect();
+    let mut part = ClifModule::default();
+    part.name = module.name.clone();
+    part.symbols = module.symbols.clone();
+    part.data = module.data.clone();
+    part.raw_functions = module.raw_functions.clone();
+    part.settings = module.settings.clone();
+    if let Some(cache) = module.code_cache() {
+        part.set_code_cache(cache);
+    }
+    for (i, def) in module.functions.iter().enumerate() {
+        match keep.contains(&i) {
+            true => part.functions.push(def.clone()),
+            false => part.symbols[def.symbol as usize].linkage = Linkage::Import,
+        }
+    }
+    let lowered = lower_module(&part, opts, &BTreeSet::new())?;
+    // The lowered functions are `functions` sorted.
+    let by_index: BTreeMap<usize, i64> = keep
+        .iter()
+        .zip(&lowered.compiled)
+        .map(|(&f, c)| (f, c.code.bytes.len() as i64))
+        .collect();
+    Ok(functions.iter().map(|f| by_index[f]).collect())
+}
+
 /// A new cranelift-object module for `module`'s object, with the module
 /// declared.
 fn object_module(module: &ClifModule, opts: &CodegenOptions) -> Result<ObjectModule> {
