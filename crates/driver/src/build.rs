@@ -739,6 +739,7 @@ impl Build {
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
                 heat: self.pipeline.heat.clone(),
                 trap_paths,
+                codegen: self.guard_codegen(trap_paths),
             };
             let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {
@@ -894,6 +895,25 @@ impl Build {
         Ok(ModuleBuild {
             output: out,
             summaries: passes.published,
+        })
+    }
+
+    /// How the size guard lowers functions to price them as they reach the
+    /// object (`crate::codegen::lowered_sizes`): as code generation will,
+    /// but with the small code model's addresses (the code model is settled
+    /// after the passes; both versions of a group are priced alike) and one
+    /// job. `None` when the build makes no objects.
+    fn guard_codegen(&self, trap_paths: Option<&TrapPaths>) -> Option<CodegenOptions> {
+        let Backend::Objects(target) = self.backend else {
+            return None;
+        };
+        Some(CodegenOptions {
+            target,
+            level: self.level,
+            machine: self.pipeline.machine.clone(),
+            jobs: 1,
+            near_symbols: false,
+            trap_paths: trap_paths.cloned(),
         })
     }
 

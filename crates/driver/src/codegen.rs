@@ -35,6 +35,7 @@ use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::copyprop::{self, CopyStats};
 use parec_passes::epilogue::{self, EpilogueStats};
 use parec_passes::heat::HotCode;
+use parec_passes::machine::decode::{Decoded, Decoder};
 use parec_passes::machine::{lift::Emitted, MachFunction};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, OutlineOptions, OutlineStats};
@@ -303,8 +304,49 @@ pub struct LoweredModule {
     peephole: Option<PeepholeStats>,
     copyprop: Option<CopyStats>,
     epilogue: Option<EpilogueStats>,
+    /// What the machine passes decoded, for the outliner.
+    decoded: Decoded,
     remarks: Vec<Remark>,
     times: CodegenTimes,
+}
+
+/// The bytes of the functions `functions` (indices) of `module` as
+/// [`lower_module`] leaves them: after Cranelift, the shared trap paths and
+/// the machine passes that work per function, before the outliner (which
+/// works on the whole program). The size guard's measure
+/// (`parec_passes::guard::GuardOptions::sizer`); only those functions are
+/// compiled, through the module's code cache.
+pub fn lowered_sizes(
+    module: &ClifModule,
+    functions: &[usize],
+    opts: &CodegenOptions,
+) -> Result<Vec<i64>> {
+    // The module with only those functions (the others defined elsewhere,
+    // as far as this lowering knows), without copying the others.
+    let keep: BTreeSet<usize> = functions.iter().copied().collect();
+    let mut part = ClifModule::default();
+    part.name = module.name.clone();
+    part.symbols = module.symbols.clone();
+    part.data = module.data.clone();
+    part.raw_functions = module.raw_functions.clone();
+    part.settings = module.settings.clone();
+    if let Some(cache) = module.code_cache() {
+        part.set_code_cache(cache);
+    }
+    for (i, def) in module.functions.iter().enumerate() {
+        match keep.contains(&i) {
+            true => part.functions.push(def.clone()),
+            false => part.symbols[def.symbol as usize].linkage = Linkage::Import,
+        }
+    }
+    let lowered = lower_module(&part, opts, &BTreeSet::new())?;
+    // The lowered functions are `functions` sorted.
+    let by_index: BTreeMap<usize, i64> = keep
+        .iter()
+        .zip(&lowered.compiled)
+        .map(|(&f, c)| (f, c.code.bytes.len() as i64))
+        .collect();
+    Ok(functions.iter().map(|f| by_index[f]).collect())
 }
 
 /// A new cranelift-object module for `module`'s object, with the module
@@ -362,6 +404,9 @@ pub fn lower_module(
     let mut peephole_stats = None;
     let mut copyprop_stats = None;
     let mut epilogue_stats = None;
+    // One decoder for the module's machine passes: each decodes mostly the
+    // words the one before it decoded.
+    let mut decoder = Decoder::new();
     for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
         let start = Instant::now();
         match pass {
@@ -369,17 +414,17 @@ pub fn lower_module(
                 let options = PeepholeOptions {
                     near_symbols: opts.near_symbols,
                 };
-                let report = peephole::run(&mut functions, &options);
+                let report = peephole::run_decoding(&mut functions, &options, &mut decoder);
                 remarks.extend(report.remarks);
                 peephole_stats = Some(report.stats);
             }
             MachinePass::Copyprop => {
-                let report = copyprop::run(&mut functions);
+                let report = copyprop::run_decoding(&mut functions, &mut decoder);
                 remarks.extend(report.remarks);
                 copyprop_stats = Some(report.stats);
             }
             MachinePass::Epilogue => {
-                let report = epilogue::run(&mut functions);
+                let report = epilogue::run_decoding(&mut functions, &mut decoder);
                 remarks.extend(report.remarks);
                 epilogue_stats = Some(report.stats);
             }
@@ -401,6 +446,7 @@ pub fn lower_module(
         peephole: peephole_stats,
         copyprop: copyprop_stats,
         epilogue: epilogue_stats,
+        decoded: decoder.into_known(),
         remarks,
         times,
     })
@@ -438,7 +484,7 @@ pub fn emit_module(
     code.remarks = lowered.remarks.clone();
     if opts.machine.contains(&MachinePass::Outline) && MachinePass::Outline.applies_to(arch) {
         let start = Instant::now();
-        code.outline(&targets.names, context);
+        code.outline(&targets.names, context, &lowered.decoded);
         times
             .machine
             .push((MachinePass::Outline.name(), start.elapsed()));
@@ -507,13 +553,15 @@ impl MachineCode {
     /// (or as the shared-trap-path pass and the peepholes re-laid it out in
     /// [`lower_module`], block starts included), so it runs after every
     /// other machine pass.
-    fn outline(&mut self, names: &[String], context: &OutlineContext) {
+    /// `decoded`: what the machine passes before it decoded.
+    fn outline(&mut self, names: &[String], context: &OutlineContext, decoded: &Decoded) {
         let options = OutlineOptions {
             global: context.global.clone(),
             heat: context.heat.clone(),
             ..OutlineOptions::default()
         };
-        let result = outline::outline_module(&self.cranelift, names, &options);
+        let decoder = Decoder::with_known(decoded.clone());
+        let result = outline::outline_module_decoding(&self.cranelift, names, &options, decoder);
         self.functions = result.functions;
         self.outlined = result.outlined;
         self.outline_stats = Some(result.stats);

@@ -424,6 +424,10 @@ pub fn inline_options(
 /// with 2, 69.7% with 5, at 1.88× against 2.12× `-O2`'s compile time).
 pub const OS_FMERGE_EXPLORATION: usize = 2;
 
+/// `-Os`'s least size of each side of a region that a merged function
+/// enters inside a loop (`FmergeOptions::region_min_insts_in_loop`).
+pub const OS_REGION_MIN_INSTS_IN_LOOP: usize = 8;
+
 /// `-Os`'s limit on hot accessors (`InlineOptions::hot_accessor_insts`):
 /// `-O2`'s limit on callees in loops.
 pub const HOT_ACCESSOR_INSTS: usize = 60;
@@ -448,7 +452,9 @@ pub const HOT_ACCESSOR_INSTS: usize = 60;
 /// [`OS_FMERGE_EXPLORATION`] candidates per function, and the rule for hot
 /// code: a merged function may not test its
 /// identifier in every iteration of a loop (`FmergeOptions::loops_untested`:
-/// a region's entry or a `select` of loop-invariant values may stay), and region-level
+/// a region's entry or a `select` of loop-invariant values may stay; a region
+/// entered in a loop has at least [`OS_REGION_MIN_INSTS_IN_LOOP`] instructions
+/// each side, `PAREC_FMERGE_REGION_MIN_INSTS_IN_LOOP` overrides it), and region-level
 /// dispatch (at `-Oz` only for pairs a profile knows hot). `PAREC_FMERGE_REGIONS=0`
 /// turns region-level dispatch off, `=1` on at every level, `PAREC_FMERGE_HOT_REGIONS=0` keeps
 /// functions a profile knows hot out of merging (to measure what each
@@ -472,6 +478,10 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
     };
     if level.size_at_speed() {
         options.exploration = OS_FMERGE_EXPLORATION;
+        options.region_min_insts_in_loop = OS_REGION_MIN_INSTS_IN_LOOP;
+    }
+    if let Some(n) = number("PAREC_FMERGE_REGION_MIN_INSTS_IN_LOOP").filter(|&n| n >= 0) {
+        options.region_min_insts_in_loop = n as usize;
     }
     match var("PAREC_FMERGE_REGIONS").as_deref() {
         Some("0") => options.regions = false,

@@ -903,6 +903,62 @@ fn os_inlines_tiny_callees_that_a_loop_follows() {
     assert!(inlined(&os, "low") && inlined(&os, "spread"), "{os}");
 }
 
+/// A ring read through an accessor whose index function is a constant
+/// parameter (the shape of bench/generic_zoo's `ring::get<N>`, called in
+/// `window_max<N>`'s loops): the accessor has no loop, nor does one follow
+/// its call of the tiny `wrap<N>`, but it runs on every iteration of the
+/// loop that calls it. `-Oz` inlines the accessors into `window<N>` and
+/// merges the two into one body that calls `wrap<N>` through a parameter
+/// in the loop. `-Os` inlines each accessor's own `wrap<N>`
+/// (`InlineOptions::hot_tiny_insts`: a member called inside a loop splits
+/// its group; c91be1c left `wrap<N>` a call in the loop), and no `wrap<N>`
+/// is left. Every build prints what the interpreter prints.
+#[test]
+fn os_inlines_tiny_callees_of_functions_called_in_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let main = tmp.path().join("ring.pare");
+    std::fs::write(
+        &main,
+        "fn wrap<const N: i64>(i: i64) -> i64 { i % N }\n\
+         fn get<const N: i64>(data: [i64], head: i64, i: i64) -> i64 {\n\
+         \x20   data[wrap<N>(head + i)]\n\
+         }\n\
+         fn window<const N: i64>(data: [i64], head: i64) -> i64 {\n\
+         \x20   let mut m = 0;\n\
+         \x20   for k in 0..N { m = m * 3 + get<N>(data, head, k); }\n\
+         \x20   m\n\
+         }\n\
+         fn main() {\n\
+         \x20   let a = new [i64; 5];\n\
+         \x20   let b = new [i64; 7];\n\
+         \x20   for i in 0..5 { a[i] = i * 2 + 1; }\n\
+         \x20   for i in 0..7 { b[i] = 10 - i; }\n\
+         \x20   let mut sum = 0;\n\
+         \x20   for h in 0..9 { sum += window<5>(a, h) + window<7>(b, h); }\n\
+         \x20   print(sum);\n\
+         }\n",
+    )
+    .unwrap();
+    let interpreted = run(parec().arg("interp").arg(&main));
+    let expected = text(&interpreted.stdout);
+    let merged_windows = |remarks: &str| merged_count(remarks, "ring::window");
+    let (out, status, oz) = build_and_run(&main, tmp.path(), &["-Oz", "--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (expected.as_str(), 0));
+    assert_eq!(merged_windows(&oz), 2, "{oz}");
+    let (out, status, os) = build_and_run(&main, tmp.path(), &["--remarks"], &[]);
+    assert_eq!((out.as_str(), status), (expected.as_str(), 0));
+    assert_eq!(merged_windows(&os), 0, "{os}");
+    let wrap_inlined = |remarks: &str, n: u32| {
+        let site = format!("remark: inline: inlined ring::wrap<{n}> [ring]: into `ring::get<{n}>`");
+        let deleted =
+            format!("remark: inline: deleted ring::wrap<{n}> [ring]: inlined into every caller");
+        remarks.lines().any(|l| l.starts_with(&site))
+            && remarks.lines().any(|l| l.starts_with(&deleted))
+    };
+    assert!(wrap_inlined(&os, 5) && wrap_inlined(&os, 7), "{os}");
+    assert!(!wrap_inlined(&oz, 5) && !wrap_inlined(&oz, 7), "{oz}");
+}
+
 #[test]
 fn the_guard_keeps_a_merged_body_a_kept_caller_names() {
     // Generated seed 154, reduced: fmerge merges the two instances and

@@ -151,11 +151,11 @@ impl CacheKvStore for Store<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use cranelift_codegen::settings::{self, Configurable};
 
-    fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
+    pub(crate) fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
         let mut flags = settings::builder();
         flags.set("opt_level", "speed_and_size").unwrap();
         cranelift_codegen::isa::lookup_by_name("aarch64")

@@ -136,11 +136,16 @@ pub struct CopyReport {
 
 /// Propagates the moves of every function of a module (module doc).
 pub fn run(functions: &mut [MachFunction]) -> CopyReport {
+    run_decoding(functions, &mut Decoder::new())
+}
+
+/// [`run`] with `decoder`, which knows what the module's earlier machine
+/// passes decoded (`crate::machine::decode::Decoded`).
+pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> CopyReport {
     let mut report = CopyReport::default();
-    let mut decoder = Decoder::new();
     for func in functions.iter_mut() {
         report.stats.bytes_before += func.bytes.len() as u64;
-        propagate_function(func, &mut decoder, &mut report);
+        propagate_function(func, decoder, &mut report);
         report.stats.bytes_after += func.bytes.len() as u64;
     }
     report

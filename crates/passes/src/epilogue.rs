@@ -114,11 +114,16 @@ pub struct EpilogueReport {
 
 /// Shares the epilogues of every function of a module (module doc).
 pub fn run(functions: &mut [MachFunction]) -> EpilogueReport {
+    run_decoding(functions, &mut Decoder::new())
+}
+
+/// [`run`] with `decoder`, which knows what the module's earlier machine
+/// passes decoded (`crate::machine::decode::Decoded`).
+pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> EpilogueReport {
     let mut report = EpilogueReport::default();
-    let mut decoder = Decoder::new();
     for func in functions.iter_mut() {
         report.stats.bytes_before += func.bytes.len() as u64;
-        share_function(func, &mut decoder, &mut report);
+        share_function(func, decoder, &mut report);
         report.stats.bytes_after += func.bytes.len() as u64;
     }
     report

@@ -176,11 +176,20 @@ pub struct PeepholeReport {
 
 /// Rewrites every function of a module (see the module doc).
 pub fn run(functions: &mut [MachFunction], options: &PeepholeOptions) -> PeepholeReport {
+    run_decoding(functions, options, &mut Decoder::new())
+}
+
+/// [`run`] with `decoder`, which knows what the module's earlier machine
+/// passes decoded (`crate::machine::decode::Decoded`).
+pub fn run_decoding(
+    functions: &mut [MachFunction],
+    options: &PeepholeOptions,
+    decoder: &mut Decoder,
+) -> PeepholeReport {
     let mut report = PeepholeReport::default();
-    let mut decoder = Decoder::new();
     for func in functions.iter_mut() {
         report.stats.bytes_before += func.bytes.len() as u64;
-        rewrite_function(func, options, &mut decoder, &mut report);
+        rewrite_function(func, options, decoder, &mut report);
         report.stats.bytes_after += func.bytes.len() as u64;
     }
     report

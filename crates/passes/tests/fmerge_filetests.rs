@@ -464,6 +464,49 @@ fn region_dispatch_tests_the_identifier_once_per_iteration() {
     assert_eq!((report.stats.merged, report.stats.by_region), (1, 1));
 }
 
+/// `-Os`'s rule on regions in loops: a region entered on every iteration
+/// must be large enough on each side to pay for the test and the jump
+/// (`FmergeOptions::region_min_insts_in_loop`). `region_loop`'s twice3
+/// side is a multiply and an add with their constants: below a limit of 8
+/// the merge is refused with a remark naming the region's size; with no
+/// limit it merges by region, as before.
+#[test]
+fn small_regions_in_loops_are_not_dispatched_at_os() {
+    let case = case("region_loop");
+    let isa = aarch64();
+    let size_at_speed = FmergeOptions {
+        loops_untested: true,
+        region_min_insts_in_loop: 8,
+        ..FmergeOptions::default()
+    };
+    let mut module = case.module.clone();
+    let report = fmerge::run(&mut module, Some(&*isa), &size_at_speed);
+    verify_all(&module, "region_loop");
+    assert_eq!(report.stats.merged, 0, "{:?}", report.remarks);
+    let remark = report
+        .remarks
+        .iter()
+        .map(|r| r.to_string())
+        .find(|r| r.contains("would enter a region of"))
+        .unwrap_or_else(|| panic!("{:?}", report.remarks));
+    assert!(remark.contains("(at least 8)"), "{remark}");
+    let mut module = case.module.clone();
+    let report = fmerge::run(
+        &mut module,
+        Some(&*isa),
+        &FmergeOptions {
+            region_min_insts_in_loop: 0,
+            ..size_at_speed
+        },
+    );
+    assert_eq!(
+        (report.stats.merged, report.stats.by_region),
+        (1, 1),
+        "{:?}",
+        report.remarks
+    );
+}
+
 /// `-Os`'s loop rule allows `select`s of loop-invariant values (Cranelift
 /// hoists them) and refuses a `select` that becomes a divisor.
 #[test]

@@ -185,6 +185,15 @@ pub struct FmergeOptions {
     /// region's entry or a `select` of loop-invariant values (which
     /// Cranelift hoists) is allowed.
     pub loops_untested: bool,
+    /// With [`FmergeOptions::loops_untested`]: a region entered inside a
+    /// loop must have at least this many CLIF instructions on each side
+    /// ([`codegen::FidTests::smallest_region_in_loop`]), or the merge is
+    /// refused: the test and the jump to the join are paid on every
+    /// iteration, against a region as small as an inlined comparison
+    /// (bench/pqueue at `-Os`: `sift_down<i64, lt>` merged with
+    /// `sift_down<i64, flip<lt>>`, one `icmp` each, ran 1.19× `-O2`'s
+    /// executed blocks). 0: any region may be entered in a loop.
+    pub region_min_insts_in_loop: usize,
     /// Functions a profile knows hot are candidates, for merges whose `M`
     /// does not test the identifier on every call
     /// ([`codegen::FidTests::per_call`]: regions' entries and
@@ -211,6 +220,7 @@ impl Default for FmergeOptions {
             heat: Arc::default(),
             regions: true,
             loops_untested: false,
+            region_min_insts_in_loop: 0,
             hot_regions: true,
         }
     }
@@ -1059,6 +1069,15 @@ impl<'m> Pass<'m> {
                     "the merged function would test the identifier {} time(s) in every \
                      iteration of a loop",
                     tests.per_iteration()
+                ));
+            }
+            if let Some(insts) = tests.smallest_region_in_loop.filter(|&insts| {
+                self.options.loops_untested && insts < self.options.region_min_insts_in_loop
+            }) {
+                return Err(format!(
+                    "the merged function would enter a region of {insts} instruction(s) in \
+                     every iteration of a loop (at least {})",
+                    self.options.region_min_insts_in_loop
                 ));
             }
             Ok(())

@@ -74,8 +74,10 @@
 //! share one variable with the other side's, `codegen`'s unification). The
 //! merged function records which dispatches enter regions
 //! ([`super::codegen::FidTests`]), so the pass can tell them from
-//! instruction-level tests: `-Os` allows only the former inside loops,
-//! and with a profile a merge of hot functions only the former anywhere.
+//! instruction-level tests: `-Os` allows only the former inside loops
+//! (and only regions of some size there,
+//! [`super::FmergeOptions::region_min_insts_in_loop`]), and with a profile
+//! a merge of hot functions only the former anywhere.
 //!
 //! # Where this differs from the papers
 //!

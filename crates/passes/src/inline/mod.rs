@@ -218,7 +218,9 @@ pub struct InlineOptions {
     /// the rule: 1.2–1.5× `-O2`'s run time, `height` and `max` called in
     /// `update` and `balance_of` on every level of an insert). 0 turns the
     /// rule off (`-Oz`). A member of a merge group whose other members
-    /// call other callees there is left to the merger.
+    /// call other callees there is left to the merger, unless a loop can
+    /// run after the site or the member is itself called inside a loop
+    /// (its sites then run on every iteration of that loop).
     pub hot_tiny_insts: usize,
     /// Hot sites in the callers [`InlineOptions::keep`] leaves alone are
     /// inlined whatever the callee, not only where every member of the
@@ -407,6 +409,9 @@ struct Inliner<'m> {
     /// Functions that may run many times ([`Inliner::find_repeated`]):
     /// where the tiny-callee rule applies.
     repeated: Vec<bool>,
+    /// Functions called inside a loop of another ([`Inliner::find_repeated`]):
+    /// every site in them runs once per iteration of that loop.
+    looped: Vec<bool>,
     report: InlineReport,
 }
 
@@ -540,7 +545,7 @@ enum SiblingTurn {
 fn sibling_key(func: &Function) -> u64 {
     let numbers = Numbers::of(func, |_| true);
     let mut stream = Stream::default();
-    stream.display(&func.signature);
+    stream.signature(&func.signature);
     for block in func.layout.blocks() {
         stream.str("block");
         for &p in func.dfg.block_params(block) {
@@ -625,6 +630,7 @@ impl<'m> Inliner<'m> {
             deleted: vec![false; n],
             splitting: vec![false; n],
             repeated: vec![false; n],
+            looped: vec![false; n],
             report: InlineReport::default(),
         }
     }
@@ -979,7 +985,8 @@ impl<'m> Inliner<'m> {
     /// they call, transitively. The rest run a bounded number of times
     /// (`main` and what it calls outside loops), and their calls stay
     /// calls where that is smaller: in straight-line code a call costs
-    /// its few cycles once.
+    /// its few cycles once. Also the functions called inside a loop of
+    /// another ([`Inliner::looped`]).
     fn find_repeated(&mut self) {
         if self.options.hot_tiny_insts == 0 || self.options.policy != Policy::Size {
             return;
@@ -1000,6 +1007,7 @@ impl<'m> Inliner<'m> {
             for &(inst, symbol) in &self.graph.references(f).calls {
                 let looped = func.layout.inst_block(inst).is_some_and(|b| in_loop[b]);
                 if let Some(g) = self.graph.function_of(symbol).filter(|_| looped) {
+                    self.looped[g] |= g != f;
                     work.push(g);
                 }
             }
@@ -1220,9 +1228,9 @@ impl<'m> Inliner<'m> {
     /// policy inlines for speed whatever they cost, in a caller not known
     /// cold: `g` is tiny ([`InlineOptions::hot_tiny_insts`]), `caller` may
     /// run many times ([`Inliner::find_repeated`]) and inlining `g` splits
-    /// no merge group ([`Inliner::splits_for_tiny`]) or a loop can run after
-    /// the site; or `g` is small and the site is known hot or lies inside a
-    /// loop.
+    /// no merge group ([`Inliner::splits_for_tiny`]), or a loop can run after
+    /// the site, or `caller` is called inside a loop of another function;
+    /// or `g` is small and the site is known hot or lies inside a loop.
     fn hot_sites(&mut self, caller: usize, g: usize, sites: &[ir::Inst]) -> Vec<ir::Inst> {
         let heat = Arc::clone(&self.options.heat);
         let caller_name = self.name(caller).to_string();
@@ -1252,7 +1260,7 @@ impl<'m> Inliner<'m> {
         for &site in sites {
             let facts = self.facts(caller, site);
             let (in_loop, loop_follows) = (facts.in_loop[site], facts.loop_follows[site]);
-            let wanted = (tiny && (!splits || loop_follows))
+            let wanted = (tiny && (!splits || loop_follows || self.looped[caller]))
                 || match in_loop {
                     true => callee_insts <= in_loop_limit,
                     false => heat.is_hot_site(&caller_name, site) && callee_insts <= straight_limit,
@@ -1277,7 +1285,12 @@ impl<'m> Inliner<'m> {
     /// (bench/generic_zoo's `set::slot<h>`: the probe loop reloaded `s.keys`
     /// and its length on every step after `h(key)`); such sites are inlined
     /// and the group splits (similar-function merging may merge the members
-    /// again with a branch, which writes no memory).
+    /// again with a branch, which writes no memory). So are the sites of a
+    /// member called inside a loop: the member is a hot site there, and
+    /// once inlined its call through a parameter would be in the loop
+    /// (bench/generic_zoo's `ring::get<N>` and `put<N>`, called in
+    /// `window_max<N>`'s loops: the merged body called `ring_index<N>`
+    /// indirectly on every step).
     fn splits_for_tiny(&self, caller: usize, g: usize) -> bool {
         let (caller, callee) = (self.name(caller), self.name(g));
         self.options.keep.contains(caller)

@@ -285,20 +285,33 @@ pub struct Shape {
     pub narrow_destination: bool,
 }
 
-/// A capstone instance with a register-name cache. Not `Sync`: make one per
-/// thread (the outliner makes one per module).
+/// What a [`Decoder`] has learned of instruction words: their effects and
+/// shapes, pure functions of the word. Code repeats words a lot, and
+/// capstone's detailed decoding dominates lifting time, so a module's
+/// machine passes hand one on to the next ([`Decoder::with_known`],
+/// [`Decoder::into_known`]) rather than decode the same words again.
+#[derive(Clone, Debug, Default)]
+pub struct Decoded {
+    effects: HashMap<u32, Effects>,
+    shapes: HashMap<u32, Shape>,
+}
+
+/// A capstone instance with a register-name cache and what it decoded
+/// ([`Decoded`]). Not `Sync`: make one per thread (the machine passes make
+/// one per module).
 pub struct Decoder {
     cs: Capstone,
     regs: HashMap<u16, RegSet>,
-    /// Effects by instruction word: code repeats words a lot, and capstone's
-    /// detailed decoding dominates lifting time.
-    effects: HashMap<u32, Effects>,
-    /// Shapes by instruction word, likewise.
-    shapes: HashMap<u32, Shape>,
+    known: Decoded,
 }
 
 impl Decoder {
     pub fn new() -> Decoder {
+        Decoder::with_known(Decoded::default())
+    }
+
+    /// A decoder that knows what another one decoded.
+    pub fn with_known(known: Decoded) -> Decoder {
         let cs = Capstone::new()
             .arm64()
             .mode(arch::arm64::ArchMode::Arm)
@@ -308,9 +321,13 @@ impl Decoder {
         Decoder {
             cs,
             regs: HashMap::new(),
-            effects: HashMap::new(),
-            shapes: HashMap::new(),
+            known,
         }
+    }
+
+    /// What this decoder decoded, for the next pass's decoder.
+    pub fn into_known(self) -> Decoded {
+        self.known
     }
 
     /// The mnemonic and operands of `w`, for diagnostics and snapshots.
@@ -342,22 +359,22 @@ impl Decoder {
     /// The register effects of `w` (the control-flow forms are refined by
     /// the lifter, which knows calls from jumps).
     pub fn effects(&mut self, w: u32) -> Effects {
-        if let Some(&e) = self.effects.get(&w) {
+        if let Some(&e) = self.known.effects.get(&w) {
             return e;
         }
         let e = self.decode_effects(w);
-        self.effects.insert(w, e);
+        self.known.effects.insert(w, e);
         e
     }
 
     /// The [`Shape`] of `w` (branch forms are [`Class::Other`]: tell them
     /// by their [`Form`]).
     pub fn shape(&mut self, w: u32) -> Shape {
-        if let Some(&shape) = self.shapes.get(&w) {
+        if let Some(&shape) = self.known.shapes.get(&w) {
             return shape;
         }
         let shape = self.decode_shape(w);
-        self.shapes.insert(w, shape);
+        self.known.shapes.insert(w, shape);
         shape
     }
 

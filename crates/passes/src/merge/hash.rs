@@ -21,8 +21,8 @@
 //! operand, the "reference" operand, numbered `j = 0`.
 
 use cranelift_codegen::ir::{
-    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode, Type,
-    Value,
+    self, BlockArg, ExternalName, Function, GlobalValueData, Inst, InstructionData, Opcode,
+    Signature, Type, Value,
 };
 use hashbrown::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
@@ -107,7 +107,7 @@ pub fn shape(module: &ClifModule, func: &Function, loop_calls: LoopCalls<'_>) ->
         callee.is_some_and(|s| small.contains(&s)) && crate::heat::inst_in_loop(func, in_loop, inst)
     };
 
-    h.display(&func.signature);
+    h.signature(&func.signature);
     for (_, slot) in func.sized_stack_slots.iter() {
         h.u64(u64::from(slot.size));
         h.u64(u64::from(slot.align_shift));
@@ -214,12 +214,12 @@ fn hash_immediates(
         D::FloatCompare { cond, .. } => h.display(cond),
         D::CallIndirect { .. } | D::TryCallIndirect { .. } => {
             if let Some(sig) = func.dfg.call_signature(inst) {
-                h.display(&func.dfg.signatures[sig]);
+                h.signature(&func.dfg.signatures[sig]);
             }
         }
         D::Call { func_ref, .. } | D::FuncAddr { func_ref, .. } => {
             let ext = &func.dfg.ext_funcs[func_ref];
-            h.display(&func.dfg.signatures[ext.signature]);
+            h.signature(&func.dfg.signatures[ext.signature]);
             h.u64(u64::from(ext.colocated));
             return Some((
                 tagged(b'F', symbol_name(module, func, &ext.name).as_bytes()),
@@ -230,7 +230,7 @@ fn hash_immediates(
             // Not parameterized: a `try_call_indirect` would change the
             // exception-table shape; hash the callee into the structure.
             let ext = &func.dfg.ext_funcs[func_ref];
-            h.display(&func.dfg.signatures[ext.signature]);
+            h.signature(&func.dfg.signatures[ext.signature]);
             h.str(&symbol_name(module, func, &ext.name));
         }
         D::StackAddr {
@@ -520,7 +520,7 @@ impl Numbers {
 /// sibling key (`crate::inline`).
 pub(crate) fn feed_structure(h: &mut Stream, numbers: &Numbers, func: &Function, inst: Inst) {
     let data = &func.dfg.insts[inst];
-    h.display(data.opcode());
+    h.opcode(data.opcode());
     h.ty(func.dfg.ctrl_typevar(inst));
     for &r in func.dfg.inst_results(inst) {
         h.ty(func.dfg.value_type(r));
@@ -538,6 +538,26 @@ pub(crate) fn feed_structure(h: &mut Stream, numbers: &Numbers, func: &Function,
             }
         }
     }
+}
+
+/// What [`Stream`] remembers of the text of opcodes, types and signatures:
+/// formatting them took most of the structural hash's time (a signature is
+/// written at every call). The text is that of their `Display`, so the
+/// stream's bytes are the same as if formatted each time.
+#[derive(Default)]
+struct Texts {
+    words: HashMap<Text, Box<[u8]>>,
+    signatures: HashMap<Signature, Box<[u8]>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Text {
+    Opcode(Opcode),
+    Type(Type),
+}
+
+thread_local! {
+    static TEXTS: std::cell::RefCell<Texts> = std::cell::RefCell::new(Texts::default());
 }
 
 /// A length-delimited byte stream hashed with xxh3-64 at the end (also
@@ -570,8 +590,56 @@ impl Stream {
             // No controlling type (its `Display` would panic).
             self.buf.push(0xfe);
         } else {
-            self.display(ty);
+            let key = Text::Type(ty);
+            self.remembered(
+                ty,
+                |t| t.words.get(&key),
+                |t, text| t.words.insert(key, text),
+            );
         }
+    }
+    /// An opcode's name, as [`Stream::display`] writes it.
+    pub(crate) fn opcode(&mut self, opcode: Opcode) {
+        let key = Text::Opcode(opcode);
+        self.remembered(
+            opcode,
+            |t| t.words.get(&key),
+            |t, text| t.words.insert(key, text),
+        );
+    }
+    /// A signature's text, as [`Stream::display`] writes it.
+    pub(crate) fn signature(&mut self, signature: &Signature) {
+        self.remembered(
+            signature,
+            |t| t.signatures.get(signature),
+            |t, text| t.signatures.insert(signature.clone(), text),
+        );
+    }
+    /// `v`'s text, as [`Stream::display`] writes it, formatted once per
+    /// thread: `get` finds it in [`TEXTS`], `put` records it there.
+    fn remembered<D: std::fmt::Display, R>(
+        &mut self,
+        v: D,
+        get: impl Fn(&Texts) -> Option<&Box<[u8]>>,
+        put: impl FnOnce(&mut Texts, Box<[u8]>) -> R,
+    ) {
+        let known = TEXTS.with_borrow(|texts| {
+            self.buf.extend_from_slice(get(texts)?);
+            Some(())
+        });
+        match known {
+            Some(()) => self.buf.push(0xff),
+            None => {
+                let text = self.displayed(v);
+                TEXTS.with_borrow_mut(|texts| put(texts, text));
+            }
+        }
+    }
+    /// Writes `v` as [`Stream::display`] does and returns its text.
+    fn displayed(&mut self, v: impl std::fmt::Display) -> Box<[u8]> {
+        let start = self.buf.len();
+        self.display(v);
+        self.buf[start..self.buf.len() - 1].into()
     }
     pub(crate) fn finish(&self) -> u64 {
         xxh3_64(&self.buf)

@@ -70,7 +70,7 @@ pub fn global_candidates(
         let hashes: Vec<Option<u64>> = func
             .items
             .iter()
-            .zip(&hot)
+            .zip(hot)
             .map(|((_, item), &hot)| match item {
                 Item::Inst(inst) if is_legal(inst) && !hot => {
                     global::stable_hash(inst, symbol_names)

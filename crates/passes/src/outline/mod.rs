@@ -201,6 +201,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::heat::HotCode;
+use crate::machine::decode::Decoder;
 use crate::machine::lift::Emitted;
 use crate::machine::MachFunction;
 pub use emit::disassemble;
@@ -368,7 +369,18 @@ pub fn outline_module(
     symbol_names: &[String],
     options: &OutlineOptions,
 ) -> OutlineResult {
-    let mut outliner = Outliner::new(functions, symbol_names, &options.heat);
+    outline_module_decoding(functions, symbol_names, options, Decoder::new())
+}
+
+/// [`outline_module`] with `decoder`, which knows what the module's earlier
+/// machine passes decoded (`crate::machine::decode::Decoded`).
+pub fn outline_module_decoding(
+    functions: &[MachFunction],
+    symbol_names: &[String],
+    options: &OutlineOptions,
+    decoder: Decoder,
+) -> OutlineResult {
+    let mut outliner = Outliner::new(functions, symbol_names, &options.heat, decoder);
     outliner.local_rounds(options.max_rounds);
     if let Some(tree) = &options.global {
         outliner.global_round(tree);

@@ -43,6 +43,9 @@ pub struct Outliner<'a> {
     /// What a profile knows of each function ([`crate::heat`]): nothing
     /// is outlined from a hot one, a cold one loses its loops' protection.
     heat: Vec<Option<Heat>>,
+    /// Per function, its items left alone as hot ([`super::heat`]; none
+    /// for an opaque function), computed again where a round rewrites it.
+    hot: Vec<Vec<bool>>,
     decoder: Decoder,
     /// Outlined functions created so far; [`crate::machine::RelocTarget::Outlined`]
     /// indexes them.
@@ -53,22 +56,27 @@ pub struct Outliner<'a> {
 }
 
 impl<'a> Outliner<'a> {
-    /// Lifts every function (module doc, step 1).
+    /// Lifts every function (module doc, step 1), with `decoder`.
     pub fn new(
         functions: &'a [MachFunction],
         symbol_names: &'a [String],
         hot_code: &HotCode,
+        mut decoder: Decoder,
     ) -> Outliner<'a> {
-        let mut decoder = Decoder::new();
         let lifted: Vec<LiftedFunction> = functions
             .iter()
             .map(|f| lift::lift(f, &mut decoder))
             .collect();
         let heat: Vec<Option<Heat>> = lifted.iter().map(|f| hot_code.heat(&f.name)).collect();
-        let hot: Vec<(usize, usize)> = lifted
+        let hot_items: Vec<Vec<bool>> = lifted
             .iter()
             .zip(&heat)
-            .map(|(f, &heat)| self::hot_code(f, heat))
+            .map(|(f, &heat)| self::hot_items(f, heat))
+            .collect();
+        let hot: Vec<(usize, usize)> = lifted
+            .iter()
+            .zip(&hot_items)
+            .map(|(f, hot)| self::hot_code(f, hot))
             .collect();
         let stats = OutlineStats {
             functions: functions.len(),
@@ -105,6 +113,7 @@ impl<'a> Outliner<'a> {
             symbol_names,
             lifted,
             heat,
+            hot: hot_items,
             decoder,
             bodies: Vec::new(),
             stats,
@@ -156,7 +165,7 @@ impl<'a> Outliner<'a> {
     /// One local round over the `eligible` functions (steps 2–7). Returns
     /// the number of outlined functions created.
     fn local_round(&mut self, eligible: &[usize], number: u32) -> usize {
-        let round = Round::new(&self.lifted, &self.heat, eligible);
+        let round = Round::new(&self.lifted, &self.hot, eligible);
         let candidates = find::local_candidates(&round, eligible);
         let choice = select::choose(candidates, Pricing::Local, &self.lifted);
         self.outline(choice, Pricing::Local, &format!("local round {number}"))
@@ -170,7 +179,7 @@ impl<'a> Outliner<'a> {
         let eligible: Vec<usize> = (0..self.lifted.len())
             .filter(|&f| self.may_outline_from(f))
             .collect();
-        let round = Round::new(&self.lifted, &self.heat, &eligible);
+        let round = Round::new(&self.lifted, &self.hot, &eligible);
         let candidates = find::global_candidates(&round, &tree, self.symbol_names);
         let choice = select::choose(candidates, Pricing::Global, &self.lifted);
         self.outline(choice, Pricing::Global, "global round");
@@ -224,6 +233,7 @@ impl<'a> Outliner<'a> {
         for (f, mut reps) in replacements {
             reps.sort_unstable_by_key(|r| r.start);
             rewrite::rewrite(&mut self.lifted[f], &reps, &self.bodies, &mut self.decoder);
+            self.hot[f] = hot_items(&self.lifted[f], self.heat[f]);
         }
         self.stats.outlined_functions += choice.chosen.len();
         choice.chosen.len()
@@ -393,19 +403,28 @@ fn variants_text(candidate: &Candidate) -> String {
     parts.join(", ")
 }
 
-/// Instructions of `func` the outliner leaves alone as hot
-/// ([`super::heat`]), and the sequences among them it could otherwise
-/// have outlined ([`find::hot_sequences`]); none for an opaque function.
-fn hot_code(func: &LiftedFunction, heat: Option<Heat>) -> (usize, usize) {
+/// The items of `func` the outliner leaves alone as hot ([`super::heat`]);
+/// none for an opaque function.
+fn hot_items(func: &LiftedFunction, heat: Option<Heat>) -> Vec<bool> {
+    match func.opaque {
+        Some(_) => Vec::new(),
+        None => super::heat::hot_items(func, heat),
+    }
+}
+
+/// The number of instructions of `func` the outliner leaves alone as hot
+/// (`hot`, its [`hot_items`]), and of the sequences among them it could
+/// otherwise have outlined ([`find::hot_sequences`]); none for an opaque
+/// function.
+fn hot_code(func: &LiftedFunction, hot: &[bool]) -> (usize, usize) {
     if func.opaque.is_some() {
         return (0, 0);
     }
-    let hot = super::heat::hot_items(func, heat);
     let instructions = func
         .items
         .iter()
-        .zip(&hot)
+        .zip(hot)
         .filter(|((_, item), hot)| **hot && matches!(item, lift::Item::Inst(_)))
         .count();
-    (instructions, find::hot_sequences(func, &hot))
+    (instructions, find::hot_sequences(func, hot))
 }

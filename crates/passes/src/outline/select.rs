@@ -30,7 +30,6 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 use super::CallVariant;
-use crate::heat::Heat;
 use crate::machine::decode::{self, Form, RegSet, IP0_IP1, LR, NZCV, SP};
 use crate::machine::lift::{Inst, Item, LiftedFunction};
 use crate::machine::liveness::{self, Liveness};
@@ -152,8 +151,8 @@ impl Pricing {
 /// from). Only looked up, never iterated.
 pub struct Round<'a> {
     pub functions: &'a [LiftedFunction],
-    /// What a profile knows of each function ([`crate::heat`]).
-    pub heat: &'a [Option<Heat>],
+    /// Per function, its items left alone as hot ([`super::heat`]).
+    hot: &'a [Vec<bool>],
     live: HashMap<usize, Liveness>,
 }
 
@@ -162,7 +161,7 @@ impl<'a> Round<'a> {
     /// outlined from.
     pub fn new(
         functions: &'a [LiftedFunction],
-        heat: &'a [Option<Heat>],
+        hot: &'a [Vec<bool>],
         eligible: &[usize],
     ) -> Round<'a> {
         let live = eligible
@@ -171,14 +170,14 @@ impl<'a> Round<'a> {
             .collect();
         Round {
             functions,
-            heat,
+            hot,
             live,
         }
     }
 
     /// The items of function `f` left alone as hot ([`super::heat`]).
-    pub fn hot_items(&self, f: usize) -> Vec<bool> {
-        super::heat::hot_items(&self.functions[f], self.heat[f])
+    pub fn hot_items(&self, f: usize) -> &'a [bool] {
+        &self.hot[f]
     }
 
     /// The instruction at `site` (sites of candidates are instructions).

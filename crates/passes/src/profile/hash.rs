@@ -86,7 +86,7 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn function(&mut self) {
         let func = self.func;
-        self.stream.display(&func.signature);
+        self.stream.signature(&func.signature);
         for block in func.layout.blocks() {
             if is_trap_block(func, block) {
                 self.stream.str("trap-block");
@@ -141,14 +141,14 @@ impl Walk<'_> {
             D::FloatCompare { cond, .. } => self.stream.display(cond),
             D::CallIndirect { .. } | D::TryCallIndirect { .. } => {
                 if let Some(sig) = func.dfg.call_signature(inst) {
-                    self.stream.display(&func.dfg.signatures[sig]);
+                    self.stream.signature(&func.dfg.signatures[sig]);
                 }
             }
             D::Call { func_ref, .. }
             | D::FuncAddr { func_ref, .. }
             | D::TryCall { func_ref, .. } => {
                 let ext = &func.dfg.ext_funcs[func_ref];
-                self.stream.display(&func.dfg.signatures[ext.signature]);
+                self.stream.signature(&func.dfg.signatures[ext.signature]);
                 self.stream.str(&self.name(&ext.name));
             }
             D::StackAddr {

@@ -154,6 +154,11 @@ pub struct Merged {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FidTests {
     pub region_entries: usize,
+    /// Of the regions entered inside a loop, the smallest side's CLIF
+    /// instructions (the blocks its entry dominates in that loop): what a
+    /// test and a jump on every iteration are paid against. `None`: no
+    /// region is entered inside a loop.
+    pub smallest_region_in_loop: Option<usize>,
     /// Instruction-level dispatch branches: in all, and inside loops.
     pub branches: usize,
     pub branches_in_loops: usize,
@@ -294,9 +299,35 @@ fn fid_tests(func: &Function, region_dispatches: &hashbrown::HashSet<Inst>) -> F
         };
         for inst in func.layout.block_insts(block) {
             match func.dfg.insts[inst] {
-                InstructionData::Brif { arg, .. } if arg == fid => {
+                InstructionData::Brif { arg, blocks, .. } if arg == fid => {
                     if region_dispatches.contains(&inst) {
                         tests.region_entries += 1;
+                        if let Some(lp) = in_loop {
+                            // A side whose entry the other side reaches too
+                            // (the join) is empty.
+                            let side_insts = |entry: ir::Block| -> usize {
+                                if cfg.pred_iter(entry).count() > 1 {
+                                    return 0;
+                                }
+                                func.layout
+                                    .blocks()
+                                    .filter(|&b| {
+                                        loops.is_in_loop(b, lp) && domtree.block_dominates(entry, b)
+                                    })
+                                    .map(|b| func.layout.block_insts(b).count())
+                                    .sum()
+                            };
+                            let smaller = blocks
+                                .iter()
+                                .map(|call| side_insts(call.block(&func.dfg.value_lists)))
+                                .min()
+                                .unwrap_or(0);
+                            tests.smallest_region_in_loop = Some(
+                                tests
+                                    .smallest_region_in_loop
+                                    .map_or(smaller, |s| s.min(smaller)),
+                            );
+                        }
                     } else {
                         tests.branches += 1;
                         tests.branches_in_loops += usize::from(in_loop.is_some());
