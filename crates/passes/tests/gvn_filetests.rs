@@ -181,7 +181,8 @@ fn gvn_never_grows_aarch64_code() {
 
 /// What a `filetests/gvn_params` expectation says of the module after GVN:
 /// `nonnull %f i j ...` — exactly these parameters of `%f` are known
-/// non-null; `traps %f N` — `%f` has `N` `trap` instructions left.
+/// non-null; `returns %f nonnull|unknown` — whether every return of `%f`
+/// is known non-zero; `traps %f N` — `%f` has `N` `trap` instructions left.
 fn check_params_expectation(
     expect: &str,
     module: &ClifModule,
@@ -200,6 +201,16 @@ fn check_params_expectation(
                 false => Err(format!(
                     "%{name}: non-null parameters {got:?}, expected {want:?}"
                 )),
+            }
+        }
+        "returns" => {
+            let got = match params.returns_nonnull(name) {
+                true => "nonnull",
+                false => "unknown",
+            };
+            match rest.first() == Some(&got) {
+                true => Ok(()),
+                false => Err(format!("%{name}: result {got}, expected {rest:?}")),
             }
         }
         "traps" => {
@@ -332,6 +343,57 @@ block0(v0: i64):
     gvn::run_nonnull_params(&mut module, None, &HotCode::default(), &calls);
     let traps = |m: &ClifModule| m.function("get").unwrap().func.display().to_string();
     assert!(traps(&module).contains("trap user67"), "{}", traps(&module));
+}
+
+/// Non-null results hold over every source's returns too: `%make`
+/// returns its parameter after checking it, but as it came in (the size
+/// guard may put it back) it returns it unchecked, so `%caller`'s check of
+/// its result stays. A caller that must stay alike is told nothing.
+#[test]
+fn nonnull_results_hold_over_the_module_as_it_came_in() {
+    let caller = "; export: %caller
+function %caller(i64) -> i64 tail {
+    fn0 = colocated %make(i64) -> i64 tail
+block0(v0: i64):
+    v1 = call fn0(v0)
+    brif v1, block1, block9
+block1:
+    v2 = load.i64 notrap aligned v1
+    return v2
+block9 cold:
+    trap user68
+}
+";
+    let rewritten = format!("{}{caller}", checked("make", "", "v1 = iadd v0, v0"))
+        .replace("return v1", "return v0");
+    let came_in = format!(
+        "function %make(i64) -> i64 tail {{
+block0(v0: i64):
+    return v0
+}}
+{caller}"
+    );
+    let a = support::parse_case(&rewritten, "rewritten", "m").module;
+    let b = support::parse_case(&came_in, "came_in", "m").module;
+    let none = BTreeSet::new();
+    let facts = gvn::NonnullParams::of(&[&a], &none);
+    assert!(facts.returns_nonnull("make"));
+    assert!(facts.results_told("caller").is_some_and(|t| t.contains("make")));
+    let facts = gvn::NonnullParams::of(&[&a, &b], &none);
+    assert!(!facts.returns_nonnull("make") && facts.is_empty());
+    let alike: BTreeSet<String> = ["caller".to_string()].into();
+    assert!(gvn::NonnullParams::of(&[&a], &alike).results_told("caller").is_none());
+    let traps = |m: &ClifModule| m.function("caller").unwrap().func.display().to_string();
+    for (before, kept) in [(None, false), (Some(&b), true)] {
+        let mut module = a.clone();
+        let calls = gvn::CallSites {
+            before,
+            excluded: &none,
+        };
+        gvn::run_module(&mut module, None, &HotCode::default());
+        gvn::run_nonnull_params(&mut module, None, &HotCode::default(), &calls);
+        assert_eq!(traps(&module).contains("trap user68"), kept, "{}", traps(&module));
+    }
 }
 
 /// Functions that must stay alike are not specialized: `%get_a` and

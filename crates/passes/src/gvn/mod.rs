@@ -98,6 +98,9 @@
 //! call site of the function passes non-null (a module-local function whose
 //! address is never taken; [`GvnOptions::nonnull_params`]) is non-zero by
 //! construction, like a defined symbol's address: its null checks fold.
+//! So is the result of a direct call of such a function whose every
+//! `return` is non-zero (a non-null result), in the callers that load or
+//! store through it.
 //!
 //! # Invariants
 //!

@@ -14,6 +14,16 @@
 //! the call graph), with the two-point lattice "non-zero" / "unknown" and
 //! pass-through jump functions. (References in docs/DESIGN.md.)
 //!
+//! **Non-null results** are the same facts in the other direction: a
+//! candidate whose every `return` returns a value known non-zero (a fresh
+//! object, an address, a checked reference, a non-null parameter, or the
+//! result of another such candidate) returns non-null, and its callers'
+//! checks of its direct call results fold, as those of a callee the module
+//! says never returns null do (a function returning a fresh allocation
+//! that is not inlined, `zeros` of bench/matrix at `-Os`). One fixed point
+//! computes both: a parameter may be fed by a result and a result by a
+//! parameter.
+//!
 //! # Notation
 //!
 //! - A **candidate** is a function, named by its symbol, that every source
@@ -41,9 +51,14 @@
 //!   `icmp ne ai, 0` true, `icmp eq ai, 0` false): the null check of a
 //!   Pare dereference. It **passes through** parameter `j` of `g` when `ai`
 //!   is `g`'s entry parameter `j` and nothing dominating tested it. Else it
-//!   is unknown.
+//!   is the **result of** `h` when `ai` is the result of a direct call of
+//!   candidate `h` (known if `nonnull_result(h)`). Else it is unknown.
+//!   The value of a `return` in candidate `f` is classified the same way
+//!   (a `return_call h` returns the result of `h`).
 //! - `nonnull(f, i)`: parameter `i` of candidate `f` is non-zero on entry to
 //!   every call of `f`.
+//! - `nonnull_result(f)`: candidate `f` returns one integer, and every
+//!   `return` of every call of `f` returns it non-zero.
 //! - A **reference** of `f` is an entry parameter `f` uses as the address
 //!   of a load or a store. Only references are told non-null (the facts
 //!   of the others still pass through): GVN then drops null checks, and
@@ -51,7 +66,10 @@
 //!   pass non-zero — a rewrite that holds for the program but not for the
 //!   function alone, whatever the arguments, which is what every other
 //!   CLIF pass keeps (and `parec-tools fuzz` checks, calling functions
-//!   that touch no memory with random arguments).
+//!   that touch no memory with random arguments). Likewise a caller is
+//!   told `nonnull_result(h)` only for the callees `h` whose call results
+//!   it loads or stores through (its **reference results**), and only if
+//!   it need not stay alike.
 //!
 //! # Algorithm
 //!
@@ -60,11 +78,14 @@
 //!    as it came into the CLIF passes: a function put back brings back its
 //!    own call sites, which the joint meet covers).
 //! 2. For each direct call site of a candidate, classify each argument:
-//!    known, passes through `(g, j)`, or unknown.
-//! 3. Start optimistic: `nonnull(f, i)` for every candidate parameter; an
-//!    unknown argument clears its parameter; then, to a fixed point, a
-//!    parameter fed by a pass-through of a cleared parameter (or of a
-//!    non-candidate's) is cleared. The result is the greatest fixed point.
+//!    known, passes through `(g, j)`, result of `h`, or unknown; and each
+//!    `return` of a candidate returning one integer, as in every source.
+//! 3. Start optimistic: `nonnull(f, i)` for every candidate parameter and
+//!    `nonnull_result(f)` for every candidate returning one integer; an
+//!    unknown argument or returned value clears its fact; then, to a fixed
+//!    point, a fact fed by a pass-through of a cleared parameter (or of a
+//!    non-candidate's) or by the result of a cleared candidate is cleared.
+//!    The result is the greatest fixed point.
 //!
 //! # Invariants
 //!
@@ -72,7 +93,11 @@
 //!   candidate comes from a function that is not a candidate or from a
 //!   candidate whose facts hold, through a call site the sources show (no
 //!   other can reach a local function whose address is never taken), and
-//!   that site passes a value non-zero given those facts. Recursion is the
+//!   that site passes a value non-zero given those facts; likewise the
+//!   first `return` of a zero by a candidate told non-null returns a value
+//!   computed from facts that held before. The candidates, their callers
+//!   and their returns are all in the module (local functions), so a
+//!   build per module with plans sees what `parec build` sees. Recursion is the
 //!   induction step, not a cycle in the proof: `f(p)` calling `f(p)` keeps
 //!   the fact it was entered with.
 //! - Every pass that runs after GVN computes what its input computed, so
@@ -94,7 +119,7 @@ use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    Block, Function, GlobalValueData, Inst, InstructionData, Opcode, Value, ValueDef,
+    Block, FuncRef, Function, GlobalValueData, Inst, InstructionData, Opcode, Value, ValueDef,
 };
 
 use crate::callgraph::CallGraph;
@@ -109,15 +134,29 @@ pub const MAX_DOMINATOR_WALK: usize = 256;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NonnullParams {
     params: BTreeMap<String, Vec<usize>>,
+    /// The candidates whose every return is non-zero (module doc,
+    /// "non-null results").
+    results: BTreeSet<String>,
+    /// Per function GVN may rewrite, the callees of `results` whose
+    /// results it uses as references.
+    told: BTreeMap<String, BTreeSet<String>>,
 }
 
 /// What a call site knows of one argument.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum ArgFact {
     Known,
     /// The caller's entry parameter with this index.
     PassesThrough(usize),
+    /// The result of a direct call of this candidate.
+    ResultOf(String),
     Unknown,
+}
+
+/// One `return` of candidate `function`: its value is what `fact` says.
+struct ReturnSite {
+    function: String,
+    fact: ArgFact,
 }
 
 /// One argument of one call site: parameter `param` of `callee` gets what
@@ -147,15 +186,18 @@ impl NonnullParams {
         if candidates.is_empty() {
             return NonnullParams::default();
         }
-        let sites = argument_sites(sources, &candidates);
+        let (sites, returns) = call_and_return_sites(sources, &candidates);
         let mut nonnull: BTreeMap<(&str, usize), bool> = BTreeMap::new();
-        for (name, &arity) in &candidates {
+        let mut results: BTreeMap<&str, bool> = BTreeMap::new();
+        for (name, &(arity, returns_one)) in &candidates {
             for i in 0..arity {
                 nonnull.insert((name.as_str(), i), true);
             }
+            results.insert(name.as_str(), returns_one);
         }
-        // Greatest fixed point: clear what an unknown argument feeds, then
-        // what a cleared (or non-candidate) parameter passes through to.
+        // Greatest fixed point: clear what an unknown value feeds, then
+        // what a cleared (or non-candidate) parameter passes through to,
+        // and what a cleared result is returned or passed as.
         loop {
             let mut changed = false;
             for site in &sites {
@@ -163,16 +205,18 @@ impl NonnullParams {
                 if !nonnull.get(&key).copied().unwrap_or(false) {
                     continue;
                 }
-                let holds = match site.fact {
-                    ArgFact::Known => true,
-                    ArgFact::PassesThrough(j) => nonnull
-                        .get(&(site.caller.as_str(), j))
-                        .copied()
-                        .unwrap_or(false),
-                    ArgFact::Unknown => false,
-                };
-                if !holds {
+                if !holds(&site.fact, &site.caller, &nonnull, &results) {
                     nonnull.insert(key, false);
+                    changed = true;
+                }
+            }
+            for site in &returns {
+                let key = site.function.as_str();
+                if !results.get(key).copied().unwrap_or(false) {
+                    continue;
+                }
+                if !holds(&site.fact, key, &nonnull, &results) {
+                    results.insert(key, false);
                     changed = true;
                 }
             }
@@ -180,6 +224,17 @@ impl NonnullParams {
                 break;
             }
         }
+        let results: BTreeSet<String> = results
+            .into_iter()
+            .filter(|&(_, holds)| holds)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let told = match sources.first() {
+            Some(module) => reference_results(module, &results, |name| {
+                !alike.contains(name) && !alike_now.contains(name)
+            }),
+            None => BTreeMap::new(),
+        };
         // Every fact holds, but only references are told: see the module
         // doc's "references".
         let references = reference_params(sources[0]);
@@ -190,7 +245,11 @@ impl NonnullParams {
                 params.entry(name.to_string()).or_default().push(i);
             }
         }
-        NonnullParams { params }
+        NonnullParams {
+            params,
+            results,
+            told,
+        }
     }
 
     /// The indices of `symbol`'s parameters known non-zero, ascending.
@@ -202,6 +261,97 @@ impl NonnullParams {
     pub fn count(&self) -> usize {
         self.params.values().map(Vec::len).sum()
     }
+
+    /// Whether every return of candidate `symbol` is non-zero.
+    pub fn returns_nonnull(&self, symbol: &str) -> bool {
+        self.results.contains(symbol)
+    }
+
+    /// The callees whose results `symbol` may be told non-null (those of
+    /// [`Self::returns_nonnull`] whose results it uses as references).
+    pub fn results_told(&self, symbol: &str) -> Option<&BTreeSet<String>> {
+        self.told.get(symbol)
+    }
+
+    /// Whether GVN has nothing to learn from these facts.
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0 && self.told.is_empty()
+    }
+}
+
+/// Whether `fact`, seen in `function`, says non-zero under the facts
+/// `nonnull` and `results` hold so far.
+fn holds(
+    fact: &ArgFact,
+    function: &str,
+    nonnull: &BTreeMap<(&str, usize), bool>,
+    results: &BTreeMap<&str, bool>,
+) -> bool {
+    match fact {
+        ArgFact::Known => true,
+        ArgFact::PassesThrough(j) => nonnull.get(&(function, *j)).copied().unwrap_or(false),
+        ArgFact::ResultOf(callee) => results.get(callee.as_str()).copied().unwrap_or(false),
+        ArgFact::Unknown => false,
+    }
+}
+
+/// Per function of `module` that `may_rewrite` accepts, the callees of
+/// `results` whose call results it uses as the address of a load or a
+/// store (its **reference results**).
+fn reference_results(
+    module: &ClifModule,
+    results: &BTreeSet<String>,
+    may_rewrite: impl Fn(&str) -> bool,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut told = BTreeMap::new();
+    if results.is_empty() {
+        return told;
+    }
+    for def in &module.functions {
+        let Some(symbol) = module.symbols.get(def.symbol as usize) else {
+            continue;
+        };
+        if !may_rewrite(&symbol.name) {
+            continue;
+        }
+        let func = &def.func;
+        let callees: BTreeSet<String> = addresses(func)
+            .filter_map(|address| direct_callee(module, func, address))
+            .filter(|callee| results.contains(*callee))
+            .map(str::to_string)
+            .collect();
+        if !callees.is_empty() {
+            told.insert(symbol.name.clone(), callees);
+        }
+    }
+    told
+}
+
+/// The addresses `func` loads from or stores to, aliases resolved.
+fn addresses(func: &Function) -> impl Iterator<Item = Value> + '_ {
+    func.layout
+        .blocks()
+        .flat_map(|block| func.layout.block_insts(block))
+        .filter_map(|inst| match func.dfg.insts[inst] {
+            InstructionData::Load { arg, .. } => Some(arg),
+            InstructionData::Store { args, .. } => Some(args[1]),
+            _ => None,
+        })
+        .map(|address| func.dfg.resolve_aliases(address))
+}
+
+/// The symbol `v` is the result of a direct `call` of, if it is.
+fn direct_callee<'m>(module: &'m ClifModule, func: &Function, v: Value) -> Option<&'m str> {
+    let dfg = &func.dfg;
+    let ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+        return None;
+    };
+    let InstructionData::Call { func_ref, .. } = dfg.insts[inst] else {
+        return None;
+    };
+    ClifModule::symbol_of(func, &dfg.ext_funcs[func_ref].name)
+        .and_then(|s| module.symbols.get(s as usize))
+        .map(|s| s.name.as_str())
 }
 
 /// The local functions of `modules` (the whole program) that must stay
@@ -260,26 +410,18 @@ fn reference_params(module: &ClifModule) -> BTreeMap<&str, BTreeSet<usize>> {
             continue;
         };
         let params = func.dfg.block_params(entry);
-        let mut used: BTreeSet<usize> = BTreeSet::new();
-        for block in func.layout.blocks() {
-            for inst in func.layout.block_insts(block) {
-                let address = match func.dfg.insts[inst] {
-                    InstructionData::Load { arg, .. } => arg,
-                    InstructionData::Store { args, .. } => args[1],
-                    _ => continue,
-                };
-                let address = func.dfg.resolve_aliases(address);
-                used.extend(params.iter().position(|&p| p == address));
-            }
-        }
+        let used: BTreeSet<usize> = addresses(func)
+            .filter_map(|address| params.iter().position(|&p| p == address))
+            .collect();
         references.insert(symbol.name.as_str(), used);
     }
     references
 }
 
-/// The candidates of `sources` (module doc) and their parameter counts.
-fn candidates(sources: &[&ClifModule]) -> BTreeMap<String, usize> {
-    let mut candidates: BTreeMap<String, usize> = BTreeMap::new();
+/// The candidates of `sources` (module doc), their parameter counts, and
+/// whether they return one integer.
+fn candidates(sources: &[&ClifModule]) -> BTreeMap<String, (usize, bool)> {
+    let mut candidates: BTreeMap<String, (usize, bool)> = BTreeMap::new();
     let mut excluded: BTreeSet<String> = BTreeSet::new();
     for module in sources {
         let graph = CallGraph::new(module);
@@ -290,7 +432,11 @@ fn candidates(sources: &[&ClifModule]) -> BTreeMap<String, usize> {
             let internal = symbol.linkage == Linkage::Local
                 && !graph.is_address_taken(def.symbol)
                 && !graph.callers(def.symbol).is_empty();
-            let arity = def.func.signature.params.len();
+            let returns = &def.func.signature.returns;
+            let arity = (
+                def.func.signature.params.len(),
+                returns.len() == 1 && returns[0].value_type.is_int(),
+            );
             match candidates.get(&symbol.name) {
                 _ if !internal => {
                     excluded.insert(symbol.name.clone());
@@ -316,9 +462,14 @@ fn candidates(sources: &[&ClifModule]) -> BTreeMap<String, usize> {
 }
 
 /// Every argument of every direct call of a candidate in `sources`, with
-/// what its call site knows of it.
-fn argument_sites(sources: &[&ClifModule], candidates: &BTreeMap<String, usize>) -> Vec<ArgSite> {
+/// what its call site knows of it, and every `return` of a candidate
+/// returning one integer, with what is known of its value there.
+fn call_and_return_sites(
+    sources: &[&ClifModule],
+    candidates: &BTreeMap<String, (usize, bool)>,
+) -> (Vec<ArgSite>, Vec<ReturnSite>) {
     let mut sites = Vec::new();
+    let mut returns = Vec::new();
     for module in sources {
         let graph = CallGraph::new(module);
         for (f, def) in module.functions.iter().enumerate() {
@@ -331,14 +482,42 @@ fn argument_sites(sources: &[&ClifModule], candidates: &BTreeMap<String, usize>)
                     candidates.contains_key(name).then_some((inst, name))
                 })
                 .collect();
-            if calls.is_empty() {
-                continue;
-            }
             let caller = module
                 .symbols
                 .get(def.symbol as usize)
                 .map_or(String::new(), |s| s.name.clone());
-            let known = CallerFacts::new(&def.func, &module.returns_nonnull, module);
+            let returns_one = candidates.get(&caller).is_some_and(|&(_, one)| one);
+            if calls.is_empty() && !returns_one {
+                continue;
+            }
+            let known = CallerFacts::new(&def.func, &module.returns_nonnull, module, candidates);
+            if returns_one {
+                for block in def.func.layout.blocks() {
+                    let Some(last) = def.func.layout.last_inst(block) else {
+                        continue;
+                    };
+                    let fact = match def.func.dfg.insts[last] {
+                        InstructionData::MultiAry {
+                            opcode: Opcode::Return,
+                            ..
+                        } => match def.func.dfg.inst_args(last) {
+                            [v] => known.argument(*v, last),
+                            _ => ArgFact::Unknown,
+                        },
+                        InstructionData::Call {
+                            opcode: Opcode::ReturnCall,
+                            func_ref,
+                            ..
+                        } => known.call_result(func_ref),
+                        ref data if data.opcode().is_return() => ArgFact::Unknown,
+                        _ => continue,
+                    };
+                    returns.push(ReturnSite {
+                        function: caller.clone(),
+                        fact,
+                    });
+                }
+            }
             for (inst, callee) in calls {
                 let args = def.func.dfg.inst_args(inst);
                 for (param, &arg) in args.iter().enumerate() {
@@ -352,7 +531,7 @@ fn argument_sites(sources: &[&ClifModule], candidates: &BTreeMap<String, usize>)
             }
         }
     }
-    sites
+    (sites, returns)
 }
 
 /// What one caller knows of the values it passes.
@@ -362,6 +541,7 @@ struct CallerFacts<'a> {
     domtree: DominatorTree,
     returns_nonnull: &'a BTreeSet<String>,
     module: &'a ClifModule,
+    candidates: &'a BTreeMap<String, (usize, bool)>,
 }
 
 impl<'a> CallerFacts<'a> {
@@ -369,6 +549,7 @@ impl<'a> CallerFacts<'a> {
         func: &'a Function,
         returns_nonnull: &'a BTreeSet<String>,
         module: &'a ClifModule,
+        candidates: &'a BTreeMap<String, (usize, bool)>,
     ) -> Self {
         let flow = ControlFlowGraph::with_function(func);
         let domtree = DominatorTree::with_function(func, &flow);
@@ -378,6 +559,21 @@ impl<'a> CallerFacts<'a> {
             domtree,
             returns_nonnull,
             module,
+            candidates,
+        }
+    }
+
+    /// What is known of the result of a direct call of `func_ref`.
+    fn call_result(&self, func_ref: FuncRef) -> ArgFact {
+        let name = ClifModule::symbol_of(self.func, &self.func.dfg.ext_funcs[func_ref].name)
+            .and_then(|s| self.module.symbols.get(s as usize))
+            .map(|s| s.name.as_str());
+        match name {
+            Some(name) if self.returns_nonnull.contains(name) => ArgFact::Known,
+            Some(name) if self.candidates.get(name).is_some_and(|&(_, one)| one) => {
+                ArgFact::ResultOf(name.to_string())
+            }
+            _ => ArgFact::Unknown,
         }
     }
 
@@ -397,6 +593,14 @@ impl<'a> CallerFacts<'a> {
             ValueDef::Param(block, index) if Some(block) == self.func.layout.entry_block() => {
                 ArgFact::PassesThrough(index)
             }
+            ValueDef::Result(inst, 0) => match dfg.insts[inst] {
+                InstructionData::Call {
+                    opcode: Opcode::Call,
+                    func_ref,
+                    ..
+                } => self.call_result(func_ref),
+                _ => ArgFact::Unknown,
+            },
             _ => ArgFact::Unknown,
         }
     }

@@ -77,7 +77,7 @@ pub fn run_nonnull_params(
 ) -> GvnReport {
     let sources: Vec<&ClifModule> = std::iter::once(&*module).chain(calls.before).collect();
     let params = NonnullParams::of(&sources, calls.excluded);
-    if params.count() == 0 {
+    if params.is_empty() {
         return GvnReport::default();
     }
     let with_facts: BTreeSet<usize> = module
@@ -88,7 +88,10 @@ pub fn run_nonnull_params(
             module
                 .symbols
                 .get(def.symbol as usize)
-                .is_some_and(|s| !params.of_function(&s.name).is_empty())
+                .is_some_and(|s| {
+                    !params.of_function(&s.name).is_empty()
+                        || params.results_told(&s.name).is_some()
+                })
         })
         .map(|(i, _)| i)
         .collect();
@@ -118,7 +121,12 @@ pub fn run_functions(
             .get(def.symbol as usize)
             .map_or("?", |s| s.name.as_str());
         let options = GvnOptions {
-            nonnull_callees: nonnull_callees(&module.returns_nonnull, &module.symbols, &def.func),
+            nonnull_callees: nonnull_callees(
+                &module.returns_nonnull,
+                params.results_told(name),
+                &module.symbols,
+                &def.func,
+            ),
             nonnull_params: params.of_function(name).to_vec(),
             ..GvnOptions::default()
         };
@@ -145,13 +153,16 @@ pub fn run_functions(
     report
 }
 
-/// The callees of `func` that the module says never return null.
+/// The callees of `func` that the module says never return null, and
+/// those `told` (the non-null results `func` uses as references,
+/// [`NonnullParams::results_told`]).
 fn nonnull_callees(
     returns_nonnull: &BTreeSet<String>,
+    told: Option<&BTreeSet<String>>,
     symbols: &[Symbol],
     func: &Function,
 ) -> Vec<FuncRef> {
-    if returns_nonnull.is_empty() {
+    if returns_nonnull.is_empty() && told.is_none() {
         return Vec::new();
     }
     func.dfg
@@ -160,7 +171,9 @@ fn nonnull_callees(
         .filter(|(_, ext)| {
             ClifModule::symbol_of(func, &ext.name)
                 .and_then(|s| symbols.get(s as usize))
-                .is_some_and(|s| returns_nonnull.contains(&s.name))
+                .is_some_and(|s| {
+                    returns_nonnull.contains(&s.name) || told.is_some_and(|t| t.contains(&s.name))
+                })
         })
         .map(|(r, _)| r)
         .collect()
