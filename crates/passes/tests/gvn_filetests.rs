@@ -378,11 +378,15 @@ block0(v0: i64):
     let none = BTreeSet::new();
     let facts = gvn::NonnullParams::of(&[&a], &none);
     assert!(facts.returns_nonnull("make"));
-    assert!(facts.results_told("caller").is_some_and(|t| t.contains("make")));
+    assert!(facts
+        .results_told("caller")
+        .is_some_and(|t| t.contains("make")));
     let facts = gvn::NonnullParams::of(&[&a, &b], &none);
     assert!(!facts.returns_nonnull("make") && facts.is_empty());
     let alike: BTreeSet<String> = ["caller".to_string()].into();
-    assert!(gvn::NonnullParams::of(&[&a], &alike).results_told("caller").is_none());
+    assert!(gvn::NonnullParams::of(&[&a], &alike)
+        .results_told("caller")
+        .is_none());
     let traps = |m: &ClifModule| m.function("caller").unwrap().func.display().to_string();
     for (before, kept) in [(None, false), (Some(&b), true)] {
         let mut module = a.clone();
@@ -392,7 +396,12 @@ block0(v0: i64):
         };
         gvn::run_module(&mut module, None, &HotCode::default());
         gvn::run_nonnull_params(&mut module, None, &HotCode::default(), &calls);
-        assert_eq!(traps(&module).contains("trap user68"), kept, "{}", traps(&module));
+        assert_eq!(
+            traps(&module).contains("trap user68"),
+            kept,
+            "{}",
+            traps(&module)
+        );
     }
 }
 

@@ -85,13 +85,9 @@ pub fn run_nonnull_params(
         .iter()
         .enumerate()
         .filter(|(_, def)| {
-            module
-                .symbols
-                .get(def.symbol as usize)
-                .is_some_and(|s| {
-                    !params.of_function(&s.name).is_empty()
-                        || params.results_told(&s.name).is_some()
-                })
+            module.symbols.get(def.symbol as usize).is_some_and(|s| {
+                !params.of_function(&s.name).is_empty() || params.results_told(&s.name).is_some()
+            })
         })
         .map(|(i, _)| i)
         .collect();
