@@ -64,13 +64,13 @@ use parec_passes::cgdata::{CgData, Section as _};
 use parec_passes::clif_module::{ClifModule, CodegenSettings, Linkage};
 use parec_passes::code_cache::CodeCache;
 use parec_passes::fmerge::{FmergeStats, FmergeTimes};
-use parec_passes::gvn;
 use parec_passes::inline::Policy;
 use parec_passes::merge::{self, InlinerSummary, MergeOptions, MergePlan, MergeStats, Summary};
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::remark::Remark;
 use parec_passes::traps::TrapPaths;
 use parec_passes::whole_program;
+use parec_passes::{guard, gvn};
 
 use crate::codegen::{self, CodeModel, CodegenOptions, CompiledObject, Lowering, OutlineContext};
 use crate::outputs::Outputs;
@@ -739,7 +739,7 @@ impl Build {
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
                 heat: self.pipeline.heat.clone(),
                 trap_paths,
-                codegen: self.guard_codegen(trap_paths),
+                sizer: self.guard_sizer(trap_paths),
             };
             let outcome = guard_every_module(&before, modules, isa, &view, self.jobs)?;
             if self.pipeline.verify {
@@ -898,23 +898,28 @@ impl Build {
         })
     }
 
-    /// How the size guard lowers functions to price them as they reach the
-    /// object (`crate::codegen::lowered_sizes`): as code generation will,
-    /// but with the small code model's addresses (the code model is settled
-    /// after the passes; both versions of a group are priced alike) and one
-    /// job. `None` when the build makes no objects.
-    fn guard_codegen(&self, trap_paths: Option<&TrapPaths>) -> Option<CodegenOptions> {
+    /// How the size guard prices functions as they reach the object
+    /// (`codegen::lowered_sizes`): lowered as code generation will lower
+    /// them, but with the small code model's addresses (the code model is
+    /// settled after the passes; both versions of a group are priced alike)
+    /// and one job. `None` when the build makes no objects.
+    fn guard_sizer(&self, trap_paths: Option<&TrapPaths>) -> Option<guard::Sizer> {
         let Backend::Objects(target) = self.backend else {
             return None;
         };
-        Some(CodegenOptions {
+        let codegen = CodegenOptions {
             target,
             level: self.level,
             machine: self.pipeline.machine.clone(),
             jobs: 1,
             near_symbols: false,
             trap_paths: trap_paths.cloned(),
-        })
+        };
+        Some(guard::Sizer(Arc::new(
+            move |module: &ClifModule, functions: &[usize]| {
+                codegen::lowered_sizes(module, functions, &codegen).ok()
+            },
+        )))
     }
 
     /// This build with the plan's [`HotCode`] as [`Pipeline::heat`]: what

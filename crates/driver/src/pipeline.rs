@@ -261,11 +261,7 @@ pub fn run_guard(
             .trap_paths
             .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
             .unwrap_or_default(),
-        sizer: view.codegen.clone().map(|codegen| {
-            guard::Sizer(Arc::new(move |module: &ClifModule, functions: &[usize]| {
-                crate::codegen::lowered_sizes(module, functions, &codegen).ok()
-            }))
-        }),
+        sizer: view.sizer.clone(),
     };
     let report = guard::run(before, after, isa, &options);
     PassOutcome {
@@ -287,10 +283,12 @@ pub struct GuardView<'a> {
     /// The shared trap paths code generation completes the code with, if
     /// the lowering uses them.
     pub trap_paths: Option<&'a TrapPaths>,
-    /// How code generation will lower the modules, when it makes objects:
-    /// the guard then prices functions as they reach the object
-    /// (`crate::codegen::lowered_sizes`).
-    pub codegen: Option<crate::codegen::CodegenOptions>,
+    /// The build's measure of functions as code generation will emit them,
+    /// when it makes objects (`crate::codegen::lowered_sizes`, given by the
+    /// build: the pipeline does not lower code itself): the guard then
+    /// prices the groups Cranelift's bytes cannot tell as they reach the
+    /// object.
+    pub sizer: Option<guard::Sizer>,
 }
 
 /// For each member of a group of `plan` defined in `module`, its body's
