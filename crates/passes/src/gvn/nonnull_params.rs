@@ -349,7 +349,12 @@ fn direct_callee<'m>(module: &'m ClifModule, func: &Function, v: Value) -> Optio
     let InstructionData::Call { func_ref, .. } = dfg.insts[inst] else {
         return None;
     };
-    ClifModule::symbol_of(func, &dfg.ext_funcs[func_ref].name)
+    callee_name(module, func, func_ref)
+}
+
+/// The name of the symbol `func_ref` of `func` calls, in `module`.
+fn callee_name<'m>(module: &'m ClifModule, func: &Function, func_ref: FuncRef) -> Option<&'m str> {
+    ClifModule::symbol_of(func, &func.dfg.ext_funcs[func_ref].name)
         .and_then(|s| module.symbols.get(s as usize))
         .map(|s| s.name.as_str())
 }
@@ -565,10 +570,7 @@ impl<'a> CallerFacts<'a> {
 
     /// What is known of the result of a direct call of `func_ref`.
     fn call_result(&self, func_ref: FuncRef) -> ArgFact {
-        let name = ClifModule::symbol_of(self.func, &self.func.dfg.ext_funcs[func_ref].name)
-            .and_then(|s| self.module.symbols.get(s as usize))
-            .map(|s| s.name.as_str());
-        match name {
+        match callee_name(self.module, self.func, func_ref) {
             Some(name) if self.returns_nonnull.contains(name) => ArgFact::Known,
             Some(name) if self.candidates.get(name).is_some_and(|&(_, one)| one) => {
                 ArgFact::ResultOf(name.to_string())
@@ -626,11 +628,8 @@ impl<'a> CallerFacts<'a> {
                 GlobalValueData::Symbol { colocated: true, offset, .. } if offset.bits() == 0
             ),
             InstructionData::FuncAddr { func_ref, .. } => dfg.ext_funcs[func_ref].colocated,
-            InstructionData::Call { func_ref, .. } => {
-                ClifModule::symbol_of(self.func, &dfg.ext_funcs[func_ref].name)
-                    .and_then(|s| self.module.symbols.get(s as usize))
-                    .is_some_and(|s| self.returns_nonnull.contains(&s.name))
-            }
+            InstructionData::Call { func_ref, .. } => callee_name(self.module, self.func, func_ref)
+                .is_some_and(|name| self.returns_nonnull.contains(name)),
             _ => false,
         }
     }
