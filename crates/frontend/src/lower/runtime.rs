@@ -319,6 +319,9 @@ enum Raw {
     /// `pare_syscall(a0, a1, a2, a3, number) -> i64`: the system call
     /// (fifth and sixth arguments -1 and 0).
     Syscall,
+    /// `pare_write(fd, bytes, len) -> left`: the `write` loop (see
+    /// [`raw_code`]).
+    Write,
     /// `_start`: the process's entry point.
     Start,
     /// `pare_sigreturn`: a signal handler's return (x86_64 only).
@@ -329,6 +332,7 @@ impl Raw {
     fn name(self) -> &'static str {
         match self {
             Raw::Syscall => "pare_syscall",
+            Raw::Write => "pare_write",
             Raw::Start => "_start",
             Raw::Sigreturn => "pare_sigreturn",
         }
@@ -337,16 +341,24 @@ impl Raw {
     /// The functions `arch` needs.
     fn needed(arch: Arch) -> &'static [Raw] {
         match arch {
-            Arch::Aarch64 => &[Raw::Syscall, Raw::Start],
-            Arch::X86_64 => &[Raw::Syscall, Raw::Start, Raw::Sigreturn],
+            Arch::Aarch64 => &[Raw::Syscall, Raw::Write, Raw::Start],
+            Arch::X86_64 => &[Raw::Syscall, Raw::Write, Raw::Start, Raw::Sigreturn],
         }
     }
 
     fn signature(self, cfg: &LowerConfig) -> ir::Signature {
         let mut sig = ir::Signature::new(cfg.c_call_conv);
-        if self == Raw::Syscall {
-            sig.params = vec![AbiParam::new(types::I64); 5];
-            sig.returns = vec![AbiParam::new(types::I64)];
+        let size = AbiParam::new(types::I64);
+        match self {
+            Raw::Syscall => {
+                sig.params = vec![size; 5];
+                sig.returns = vec![size];
+            }
+            Raw::Write => {
+                sig.params = vec![size, AbiParam::new(cfg.pointer_type), size];
+                sig.returns = vec![size];
+            }
+            Raw::Start | Raw::Sigreturn => {}
         }
         sig
     }
@@ -356,7 +368,7 @@ impl Raw {
     fn linkage(self) -> Linkage {
         match self {
             Raw::Start => Linkage::Export,
-            Raw::Syscall | Raw::Sigreturn => Linkage::Local,
+            Raw::Syscall | Raw::Write | Raw::Sigreturn => Linkage::Local,
         }
     }
 }
@@ -392,6 +404,71 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
             ],
             vec![],
         ),
+        // The `write` loop: writes all `len` (> 0) bytes to `fd`: after a
+        // partial write, the rest; after `EINTR`, again. Returns the
+        // number of bytes left unwritten: 0, unless a write failed or wrote
+        // nothing. Machine code, since the system call leaves every
+        // argument register but the result's as it was: the loop keeps its
+        // state in them, where CLIF would keep it in callee-saved registers
+        // across a call of `pare_syscall`.
+        //
+        //       mov  x3, x0
+        // loop: mov  x0, x3
+        //       mov  x8, #64      (write)
+        //       svc  #0
+        //       cmn  x0, #4       (-EINTR: again)
+        //       b.eq loop
+        //       cmp  x0, #0       (an error, or nothing written: done)
+        //       b.le done
+        //       add  x1, x1, x0
+        //       subs x2, x2, x0
+        //       b.ne loop
+        // done: mov  x0, x2
+        //       ret
+        (Raw::Write, Arch::Aarch64) => (
+            words(&[
+                0xaa00_03e3,
+                0xaa03_03e0,
+                0xd280_0008 | (Sys::Write.number(arch) as u32) << 5,
+                0xd400_0001,
+                0xb100_101f,
+                0x54ff_ff80,
+                0xf100_001f,
+                0x5400_008d,
+                0x8b00_0021,
+                0xeb00_0042,
+                0x54ff_fee1,
+                0xaa02_03e0,
+                0xd65f_03c0,
+            ]),
+            vec![],
+        ),
+        //       mov  r8, rdi
+        // loop: mov  eax, 1       (write)
+        //       mov  rdi, r8
+        //       syscall           (clobbers rcx and r11 only)
+        //       cmp  rax, -4      (-EINTR: again)
+        //       je   loop
+        //       test rax, rax     (an error, or nothing written: done)
+        //       jle  done
+        //       add  rsi, rax
+        //       sub  rdx, rax
+        //       jne  loop
+        // done: mov  rax, rdx
+        //       ret
+        (Raw::Write, Arch::X86_64) => (
+            vec![
+                [0x49, 0x89, 0xf8, 0xb8].as_slice(),
+                &(Sys::Write.number(arch) as u32).to_le_bytes(),
+                &[
+                    0x4c, 0x89, 0xc7, 0x0f, 0x05, 0x48, 0x83, 0xf8, 0xfc, 0x74, 0xf0, 0x48, 0x85,
+                    0xc0, 0x7e, 0x08, 0x48, 0x01, 0xc6, 0x48, 0x29, 0xc2, 0x75, 0xe3, 0x48, 0x89,
+                    0xd0, 0xc3,
+                ],
+            ]
+            .concat(),
+            vec![],
+        ),
         // bl main; bl pare_exit
         (Raw::Start, Arch::Aarch64) => (
             words(&[0x9400_0000, 0x9400_0000]),
@@ -416,8 +493,6 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
 /// The freestanding runtime's local functions of CLIF.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Helper {
-    /// `pare_write(fd, bytes, len) -> left`: the `write` loop.
-    Write,
     /// `pare_out(bytes, len)`: appends to stdout's buffer.
     Out,
     /// `pare_map(len) -> block`: a new mapping; traps when refused.
@@ -425,11 +500,10 @@ enum Helper {
 }
 
 impl Helper {
-    const ALL: [Helper; 3] = [Helper::Write, Helper::Out, Helper::Map];
+    const ALL: [Helper; 2] = [Helper::Out, Helper::Map];
 
     fn name(self) -> &'static str {
         match self {
-            Helper::Write => "pare_write",
             Helper::Out => "pare_out",
             Helper::Map => "pare_map",
         }
@@ -441,11 +515,10 @@ impl Helper {
         // `pare_out` tail-calls itself: `tail`, Cranelift's convention.
         let call_conv = match self {
             Helper::Out => CallConv::Tail,
-            Helper::Write | Helper::Map => cfg.c_call_conv,
+            Helper::Map => cfg.c_call_conv,
         };
         let mut sig = ir::Signature::new(call_conv);
         let (params, returns) = match self {
-            Helper::Write => (vec![size, ptr, size], vec![size]),
             Helper::Out => (vec![ptr, size], vec![]),
             Helper::Map => (vec![size], vec![ptr]),
         };
@@ -716,7 +789,6 @@ fn build_function(
         Entry::Runtime(RuntimeFn::Init) => rt.init(),
         Entry::FaultHandler => rt.on_fault(params[1], params[2]),
         Entry::TrapPath(kind) => rt.tail_call_trap(kind),
-        Entry::Helper(Helper::Write) => rt.write_loop(params[0], params[1], params[2]),
         Entry::Helper(Helper::Out) => rt.out(params[0], params[1]),
         Entry::Helper(Helper::Map) => rt.map(params[0]),
         Entry::C(CFunction::Putchar) => rt.putchar(params[0]),
@@ -776,9 +848,22 @@ impl RtFn<'_, '_> {
         self.call_symbol(sym, args)
     }
 
-    /// Makes system call `call` with up to four `args` (unused arguments
-    /// are zero; see the module doc for the fifth and sixth); returns its
-    /// result (`-errno` on failure).
+    /// Calls `pare_write(fd, bytes, len) -> left` ([`Raw::Write`]).
+    fn call_write(&mut self, args: &[Value]) -> Option<Value> {
+        let sym = self.clif.declare(
+            Raw::Write.name(),
+            SymbolKind::Function(Raw::Write.signature(&self.cfg)),
+            Linkage::Import,
+        );
+        self.call_symbol(sym, args)
+    }
+
+    /// Makes system call `call` with one to four `args`; returns its
+    /// result (`-errno` on failure). The kernel ignores the arguments a
+    /// call does not take: those up to the fourth repeat the last one
+    /// passed, a register already live at the call (a zero constant would
+    /// be one more value, kept in a callee-saved register where it is used
+    /// again after a call). See the module doc for the fifth and sixth.
     fn syscall(&mut self, call: Sys, args: &[Value]) -> Value {
         let sym = self.clif.declare(
             Raw::Syscall.name(),
@@ -786,10 +871,8 @@ impl RtFn<'_, '_> {
             Linkage::Import,
         );
         let mut all = args.to_vec();
-        if all.len() < 4 {
-            let zero = self.b.ins().iconst(types::I64, 0);
-            all.resize(4, zero);
-        }
+        let last = *args.last().expect("a system call takes an argument");
+        all.resize(4, last);
         all.push(self.b.ins().iconst(types::I64, call.number(self.cfg.arch)));
         let result = self.call_symbol(sym, &all);
         result.expect("pare_syscall returns a value")
@@ -892,7 +975,7 @@ impl RtFn<'_, '_> {
             }
             Runtime::Freestanding => {
                 let fd = self.iconst(2);
-                self.call_helper(Helper::Write, &[fd, bytes, len]);
+                self.call_write(&[fd, bytes, len]);
             }
         }
     }
@@ -914,7 +997,7 @@ impl RtFn<'_, '_> {
                 self.b.switch_to_block(write);
                 let fd = self.iconst(1);
                 let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
-                self.call_helper(Helper::Write, &[fd, buffer, len]);
+                self.call_write(&[fd, buffer, len]);
                 self.b.ins().jump(done, &[]);
                 self.b.switch_to_block(done);
             }
@@ -953,7 +1036,7 @@ impl RtFn<'_, '_> {
                 self.b.ins().store(TRUSTED, zero, state, STATE_OUT_LEN);
                 let fd = self.iconst(1);
                 let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
-                let failed = self.call_helper(Helper::Write, &[fd, buffer, len]);
+                let failed = self.call_write(&[fd, buffer, len]);
                 let failed = failed.expect("pare_write returns a value");
                 self.trap_if(failed, TrapKind::WriteError);
                 self.b.ins().jump(done, &[]);
@@ -1431,107 +1514,61 @@ impl RtFn<'_, '_> {
 
     // ---- the freestanding helpers ------------------------------------------
 
-    /// `pare_write(fd, bytes, len) -> left`: writes all `len` (> 0) bytes
-    /// to `fd`: after a partial write, the rest; after `EINTR`, again.
-    /// Returns the number of bytes left unwritten: 0, unless a write failed
-    /// or wrote nothing.
-    fn write_loop(&mut self, fd: Value, bytes: Value, len: Value) {
-        let ptr = self.cfg.pointer_type;
-        let again = self.b.create_block();
-        let at = self.b.append_block_param(again, ptr);
-        let left = self.b.append_block_param(again, types::I64);
-        let done = self.b.create_block();
-        let unwritten = self.b.append_block_param(done, types::I64);
-        self.b.ins().jump(again, &[bytes.into(), len.into()]);
-
-        self.b.switch_to_block(again);
-        let written = self.syscall(Sys::Write, &[fd, at, left]);
-        let progress = self.b.create_block();
-        let no_progress = self.b.create_block();
-        let wrote = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::SignedGreaterThan, written, 0);
-        self.b.ins().brif(wrote, progress, &[], no_progress, &[]);
-
-        self.b.switch_to_block(progress);
-        let at_next = self.b.ins().iadd(at, written);
-        let left_next = self.b.ins().isub(left, written);
-        self.b.ins().brif(
-            left_next,
-            again,
-            &[at_next.into(), left_next.into()],
-            done,
-            &[left_next.into()],
-        );
-
-        self.b.switch_to_block(no_progress);
-        let interrupted = self.b.ins().icmp_imm_s(IntCC::Equal, written, -EINTR);
-        self.b.ins().brif(
-            interrupted,
-            again,
-            &[at.into(), left.into()],
-            done,
-            &[left.into()],
-        );
-
-        self.b.switch_to_block(done);
-        self.b.ins().return_(&[unwritten]);
-    }
-
     /// `pare_out(bytes, len)`: appends `len` bytes to stdout's buffer, a
-    /// byte at a time (output comes in short pieces). What does not fit
-    /// waits for a flush of the full buffer and goes round again: on
+    /// byte at a time (output comes in short pieces), the count of bytes
+    /// buffered kept in a register and stored once. When the buffer is
+    /// full, it is stored, flushed, and the rest goes round again: on
     /// aarch64 by a tail call of itself, so that the flush is no call in a
     /// loop, which the size inliner copies as hot (x86_64 tail calls need
-    /// frame pointers: a loop there). On a terminal, the buffer is then
-    /// written out. Traps `write error on stdout` when a write fails.
+    /// frame pointers: a loop there); only the bytes and the count left live
+    /// across that call. On a terminal, the buffer is then written out.
+    /// Traps `write error on stdout` when a write fails.
     fn out(&mut self, bytes: Value, len: Value) {
-        let start = self.b.create_block();
         let ptr = self.cfg.pointer_type;
-        let bytes_param = self.b.append_block_param(start, ptr);
-        let len_param = self.b.append_block_param(start, types::I64);
+        let start = self.b.create_block();
+        let start_bytes = self.b.append_block_param(start, ptr);
+        let start_len = self.b.append_block_param(start, types::I64);
         self.b.ins().jump(start, &[bytes.into(), len.into()]);
         self.b.switch_to_block(start);
-        let (bytes, len) = (bytes_param, len_param);
         let state = self.state();
         let used = self.b.ins().load(types::I64, TRUSTED, state, STATE_OUT_LEN);
-        let capacity = self.iconst(OUT_BUFFER);
-        let room = self.b.ins().isub(capacity, used);
-        let count = self.b.ins().umin(len, room);
-        let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
-        let dest = self.b.ins().iadd(buffer, used);
 
-        // Copy `count` bytes.
+        // next(at, left, used): `left` bytes at `at` to go, `used` buffered.
         let next = self.b.create_block();
-        let i = self.b.append_block_param(next, types::I64);
-        let copy = self.b.create_block();
-        let copied = self.b.create_block();
-        let zero = self.iconst(0);
-        self.b.ins().jump(next, &[zero.into()]);
-        self.b.switch_to_block(next);
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, count);
-        self.b.ins().brif(more, copy, &[], copied, &[]);
-        self.b.switch_to_block(copy);
-        let from = self.b.ins().iadd(bytes, i);
-        let byte = self.b.ins().load(types::I8, TRUSTED, from, 0);
-        let to = self.b.ins().iadd(dest, i);
-        self.b.ins().store(TRUSTED, byte, to, 0);
-        let i_next = self.b.ins().iadd_imm_u(i, 1);
-        self.b.ins().jump(next, &[i_next.into()]);
+        let at = self.b.append_block_param(next, ptr);
+        let left = self.b.append_block_param(next, types::I64);
+        let used_now = self.b.append_block_param(next, types::I64);
+        let more = self.b.create_block();
+        let put = self.b.create_block();
+        let full = self.b.create_block();
+        let done = self.b.create_block();
+        self.b
+            .ins()
+            .jump(next, &[start_bytes.into(), start_len.into(), used.into()]);
 
-        self.b.switch_to_block(copied);
-        let used_now = self.b.ins().iadd(used, count);
-        self.b.ins().store(TRUSTED, used_now, state, STATE_OUT_LEN);
-        let rest = self.b.create_block();
-        let all = self.b.create_block();
-        let left = self.b.ins().isub(len, count);
-        self.b.ins().brif(left, rest, &[], all, &[]);
+        self.b.switch_to_block(next);
+        self.b.ins().brif(left, more, &[], done, &[]);
+
+        self.b.switch_to_block(more);
+        let is_full = self.b.ins().icmp_imm_u(IntCC::Equal, used_now, OUT_BUFFER);
+        self.b.ins().brif(is_full, full, &[], put, &[]);
+
+        self.b.switch_to_block(put);
+        let byte = self.b.ins().load(types::I8, TRUSTED, at, 0);
+        let to = self.b.ins().iadd(state, used_now);
+        self.b.ins().store(TRUSTED, byte, to, STATE_OUT as i32);
+        let at_next = self.b.ins().iadd_imm_u(at, 1);
+        let left_next = self.b.ins().iadd_imm_s(left, -1);
+        let used_next = self.b.ins().iadd_imm_u(used_now, 1);
+        self.b
+            .ins()
+            .jump(next, &[at_next.into(), left_next.into(), used_next.into()]);
 
         // The buffer is full: write it out, then the rest.
-        self.b.switch_to_block(rest);
+        self.b.switch_to_block(full);
+        self.b.set_cold_block(full);
+        self.b.ins().store(TRUSTED, used_now, state, STATE_OUT_LEN);
         self.call_runtime(RuntimeFn::Flush, &[]);
-        let rest_bytes = self.b.ins().iadd(bytes, count);
         match self.cfg.arch {
             Arch::Aarch64 => {
                 let sym = self.clif.declare(
@@ -1540,26 +1577,27 @@ impl RtFn<'_, '_> {
                     Linkage::Import,
                 );
                 let callee = self.imports.func(self.b.func, self.clif, sym);
-                self.b.ins().return_call(callee, &[rest_bytes, left]);
+                self.b.ins().return_call(callee, &[at, left]);
             }
             Arch::X86_64 => {
-                self.b.ins().jump(start, &[rest_bytes.into(), left.into()]);
+                self.b.ins().jump(start, &[at.into(), left.into()]);
             }
         }
 
-        // On a terminal, output is written at once.
-        self.b.switch_to_block(all);
+        // All buffered. On a terminal, output is written at once.
+        self.b.switch_to_block(done);
+        self.b.ins().store(TRUSTED, used_now, state, STATE_OUT_LEN);
         let terminal = self
             .b
             .ins()
             .load(types::I64, TRUSTED, state, STATE_TERMINAL);
         let flush = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.ins().brif(terminal, flush, &[], done, &[]);
+        let exit = self.b.create_block();
+        self.b.ins().brif(terminal, flush, &[], exit, &[]);
         self.b.switch_to_block(flush);
         self.call_runtime(RuntimeFn::Flush, &[]);
-        self.b.ins().jump(done, &[]);
-        self.b.switch_to_block(done);
+        self.b.ins().jump(exit, &[]);
+        self.b.switch_to_block(exit);
         self.b.ins().return_(&[]);
     }
 
