@@ -27,14 +27,21 @@
 //! # The freestanding flavour ([`Runtime::Freestanding`])
 //!
 //! Every other executable: no C library, no start files, only Linux system
-//! calls, made through `pare_syscall(a0, a1, a2, a3, number) -> i64`, the
-//! one function of machine code per target ([`raw_code`]: `mov x8, x4; mov
+//! calls, made through `pare_syscall(a0, a1, a2, a3, number) -> i64`, a
+//! function of machine code per target ([`raw_code`]: `mov x8, x4; mov
 //! x4, #-1; mov x5, #0; svc #0; ret` on aarch64, `mov rax, r8; mov r10,
 //! rcx; or r8, -1; xor r9d, r9d; syscall; ret` on x86_64), since Cranelift
 //! has no system-call instruction. It passes four arguments, and -1 and 0
 //! as the fifth and sixth: the runtime's calls take at most four, but
 //! `mmap`, whose anonymous mappings want no file (-1) at offset 0 (only
-//! arguments a call passes cost code at its every call site). The process
+//! arguments a call passes cost code at its every call site). The `write`
+//! loop `pare_write(fd, bytes, len) -> left` is machine code too (13
+//! instructions on aarch64): the system call leaves the argument registers
+//! alone, so the loop keeps its state in them, where CLIF calling
+//! `pare_syscall` keeps it in callee-saved registers (32 instructions); so
+//! is the exit, `pare_exit_group(status)` (`mov x8, #94; svc #0`), which
+//! through `pare_syscall` would repeat its one argument in three more
+//! registers and move the number into a fifth at each exit. The process
 //! starts at `_start`, machine code too (it receives the stack the kernel
 //! built, not a call): it calls `main` and passes its status to
 //! `pare_exit` (`bl main; bl pare_exit`; x86_64 `call main; mov edi, eax;
@@ -62,8 +69,8 @@
 //!   for a request is left unused) and maps each request of
 //!   [`LARGE_ALLOCATION`] bytes or more on its own. Memory is never freed
 //!   (docs/LANGUAGE.md).
-//! - **exit** is `exit_group`, after `pare_flush` (`pare_exit`) or the
-//!   unchecked flush (`pare_trap`).
+//! - **exit** is `exit_group` (`pare_exit_group`), after `pare_flush`
+//!   (`pare_exit`) or the unchecked flush (`pare_trap`).
 //! - **C functions**: `putchar`, `getchar`, `abs`, `labs` and `exit`
 //!   ([`CFunction`]), the C functions the reference interpreter
 //!   implements, are defined here with their C meaning, so a program whose
@@ -318,6 +325,8 @@ enum Raw {
     /// `pare_write(fd, bytes, len) -> left`: the `write` loop (see
     /// [`raw_code`]).
     Write,
+    /// `pare_exit_group(status)`: ends the process (see [`raw_code`]).
+    ExitGroup,
     /// `_start`: the process's entry point.
     Start,
     /// `pare_sigreturn`: a signal handler's return (x86_64 only).
@@ -329,6 +338,7 @@ impl Raw {
         match self {
             Raw::Syscall => "pare_syscall",
             Raw::Write => "pare_write",
+            Raw::ExitGroup => "pare_exit_group",
             Raw::Start => "_start",
             Raw::Sigreturn => "pare_sigreturn",
         }
@@ -337,8 +347,14 @@ impl Raw {
     /// The functions `arch` needs.
     fn needed(arch: Arch) -> &'static [Raw] {
         match arch {
-            Arch::Aarch64 => &[Raw::Syscall, Raw::Write, Raw::Start],
-            Arch::X86_64 => &[Raw::Syscall, Raw::Write, Raw::Start, Raw::Sigreturn],
+            Arch::Aarch64 => &[Raw::Syscall, Raw::Write, Raw::ExitGroup, Raw::Start],
+            Arch::X86_64 => &[
+                Raw::Syscall,
+                Raw::Write,
+                Raw::ExitGroup,
+                Raw::Start,
+                Raw::Sigreturn,
+            ],
         }
     }
 
@@ -354,6 +370,8 @@ impl Raw {
                 sig.params = vec![size, AbiParam::new(cfg.pointer_type), size];
                 sig.returns = vec![size];
             }
+            // The kernel reads the status's low 8 bits: an `int` will do.
+            Raw::ExitGroup => sig.params = vec![AbiParam::new(types::I32)],
             Raw::Start | Raw::Sigreturn => {}
         }
         sig
@@ -364,7 +382,7 @@ impl Raw {
     fn linkage(self) -> Linkage {
         match self {
             Raw::Start => Linkage::Export,
-            Raw::Syscall | Raw::Write | Raw::Sigreturn => Linkage::Local,
+            Raw::Syscall | Raw::Write | Raw::ExitGroup | Raw::Sigreturn => Linkage::Local,
         }
     }
 }
@@ -461,6 +479,26 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
                     0xc0, 0x7e, 0x08, 0x48, 0x01, 0xc6, 0x48, 0x29, 0xc2, 0x75, 0xe3, 0x48, 0x89,
                     0xd0, 0xc3,
                 ],
+            ]
+            .concat(),
+            vec![],
+        ),
+        // `exit_group(status)`, without a return: `mov x8, #94; svc #0`
+        // (x86_64 `mov eax, 231; syscall`). Its own function, since through
+        // `pare_syscall` its one argument would be repeated in three more
+        // registers and the number moved into a fifth at each exit.
+        (Raw::ExitGroup, Arch::Aarch64) => (
+            words(&[
+                0xd280_0008 | (Sys::ExitGroup.number(arch) as u32) << 5,
+                0xd400_0001,
+            ]),
+            vec![],
+        ),
+        (Raw::ExitGroup, Arch::X86_64) => (
+            [
+                [0xb8].as_slice(),
+                &(Sys::ExitGroup.number(arch) as u32).to_le_bytes(),
+                &[0x0f, 0x05],
             ]
             .concat(),
             vec![],
@@ -1065,9 +1103,12 @@ impl RtFn<'_, '_> {
                 self.call_libc(Libc::Exit, &[status]);
             }
             Runtime::Freestanding => {
-                // The kernel reads the low 8 bits.
-                let status = self.b.ins().uextend(types::I64, status);
-                self.syscall(Sys::ExitGroup, &[status]);
+                let sym = self.clif.declare(
+                    Raw::ExitGroup.name(),
+                    SymbolKind::Function(Raw::ExitGroup.signature(&self.cfg)),
+                    Linkage::Import,
+                );
+                self.call_symbol(sym, &[status]);
             }
         }
         self.b.ins().trap(NORETURN_TRAP);
@@ -1106,11 +1147,7 @@ impl RtFn<'_, '_> {
 
     /// Writes `x` in decimal and a newline: digits are produced from the
     /// end of a stack buffer from the unsigned magnitude (`0 - x` wraps to
-    /// the right magnitude for `i64::MIN`), then the sign. The divisor 10
-    /// is the newline, read back from the buffer: a `udiv` by a constant
-    /// becomes a multiplication by its inverse (on aarch64 five instructions
-    /// more, the 64-bit constant rebuilt in the loop), by a value one
-    /// instruction, as clang -Oz divides.
+    /// the right magnitude for `i64::MIN`), then the sign.
     fn print_i64(&mut self, x: Value) {
         let ptr = self.cfg.pointer_type;
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
@@ -1127,10 +1164,6 @@ impl RtFn<'_, '_> {
         let negated = self.b.ins().ineg(x);
         let magnitude = self.b.ins().select(negative, negated, x);
         let end = self.iconst(i64::from(DECIMAL_BUFFER - 1));
-        let ten = self
-            .b
-            .ins()
-            .uload8(types::I64, TRUSTED, buf, DECIMAL_BUFFER as i32 - 1);
 
         let digit_loop = self.b.create_block();
         let n = self.b.append_block_param(digit_loop, types::I64);
@@ -1145,6 +1178,7 @@ impl RtFn<'_, '_> {
             .jump(digit_loop, &[magnitude.into(), end.into()]);
 
         self.b.switch_to_block(digit_loop);
+        let ten = self.iconst(10);
         let quotient = self.b.ins().udiv(n, ten);
         let tens = self.b.ins().imul(quotient, ten);
         let remainder = self.b.ins().isub(n, tens);
