@@ -1578,10 +1578,10 @@ impl RtFn<'_, '_> {
         let state = self.state();
         let used = self.b.ins().load(types::I64, TRUSTED, state, STATE_OUT_LEN);
 
-        // next(at, left, used): `left` bytes at `at` to go, `used` buffered.
+        // next(at, used): the bytes from `at` to `end` to go, `used` buffered.
+        let end = self.b.ins().iadd(start_bytes, start_len);
         let next = self.b.create_block();
         let at = self.b.append_block_param(next, ptr);
-        let left = self.b.append_block_param(next, types::I64);
         let used_now = self.b.append_block_param(next, types::I64);
         let more = self.b.create_block();
         let put = self.b.create_block();
@@ -1589,10 +1589,11 @@ impl RtFn<'_, '_> {
         let done = self.b.create_block();
         self.b
             .ins()
-            .jump(next, &[start_bytes.into(), start_len.into(), used.into()]);
+            .jump(next, &[start_bytes.into(), used.into()]);
 
         self.b.switch_to_block(next);
-        self.b.ins().brif(left, more, &[], done, &[]);
+        let unfinished = self.b.ins().icmp(IntCC::NotEqual, at, end);
+        self.b.ins().brif(unfinished, more, &[], done, &[]);
 
         self.b.switch_to_block(more);
         let is_full = self.b.ins().icmp_imm_u(IntCC::Equal, used_now, OUT_BUFFER);
@@ -1603,17 +1604,15 @@ impl RtFn<'_, '_> {
         let to = self.b.ins().iadd(state, used_now);
         self.b.ins().store(TRUSTED, byte, to, STATE_OUT as i32);
         let at_next = self.b.ins().iadd_imm_u(at, 1);
-        let left_next = self.b.ins().iadd_imm_s(left, -1);
         let used_next = self.b.ins().iadd_imm_u(used_now, 1);
-        self.b
-            .ins()
-            .jump(next, &[at_next.into(), left_next.into(), used_next.into()]);
+        self.b.ins().jump(next, &[at_next.into(), used_next.into()]);
 
         // The buffer is full: write it out, then the rest.
         self.b.switch_to_block(full);
         self.b.set_cold_block(full);
         self.b.ins().store(TRUSTED, used_now, state, STATE_OUT_LEN);
         self.call_runtime(RuntimeFn::Flush, &[]);
+        let left = self.b.ins().isub(end, at);
         match self.cfg.arch {
             Arch::Aarch64 => {
                 let sym = self.clif.declare(
