@@ -1565,8 +1565,8 @@ impl RtFn<'_, '_> {
     /// full, it is stored, flushed, and the rest goes round again: on
     /// aarch64 by a tail call of itself, so that the flush is no call in a
     /// loop, which the size inliner copies as hot (x86_64 tail calls need
-    /// frame pointers: a loop there); only the bytes and the count left live
-    /// across that call. On a terminal, the buffer is then written out.
+    /// frame pointers: a loop there); only the position in the bytes and
+    /// their end live across that call. On a terminal, the buffer is then written out.
     /// Traps `write error on stdout` when a write fails.
     fn out(&mut self, bytes: Value, len: Value) {
         let ptr = self.cfg.pointer_type;
@@ -1587,9 +1587,7 @@ impl RtFn<'_, '_> {
         let put = self.b.create_block();
         let full = self.b.create_block();
         let done = self.b.create_block();
-        self.b
-            .ins()
-            .jump(next, &[start_bytes.into(), used.into()]);
+        self.b.ins().jump(next, &[start_bytes.into(), used.into()]);
 
         self.b.switch_to_block(next);
         let unfinished = self.b.ins().icmp(IntCC::NotEqual, at, end);
@@ -1654,7 +1652,8 @@ impl RtFn<'_, '_> {
         // No file, offset 0: the fifth and sixth arguments `pare_syscall` passes.
         let block = self.syscall(Sys::Mmap, &[null, len, prot, flags]);
         // An error is -4095..-1; a mapping is a user-space address, below
-        // 2^63 on both targets: the sign tells them apart (`tbnz` on aarch64).
+        // 2^63 on both targets: the sign tells them apart (a compare with 0,
+        // where -4096 needs a register of its own).
         let failed = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, block, 0);
         self.trap_if(failed, TrapKind::OutOfMemory);
         self.b.ins().return_(&[block]);
