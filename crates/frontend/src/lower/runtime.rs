@@ -471,7 +471,7 @@ fn raw_code(raw: Raw, arch: Arch) -> (Vec<u8>, Vec<RawCall>) {
         // done: mov  rax, rdx
         //       ret
         (Raw::Write, Arch::X86_64) => (
-            vec![
+            [
                 [0x49, 0x89, 0xf8, 0xb8].as_slice(),
                 &(Sys::Write.number(arch) as u32).to_le_bytes(),
                 &[
