@@ -721,3 +721,73 @@ fn freestanding_builds_of_programs_that_call_c_are_refused() {
     assert!(stderr(&o).contains("c.pare:4:1"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("c.pare:5:1"), "{}", stderr(&o));
 }
+
+/// On a terminal the freestanding runtime writes each piece of output at
+/// once (`pare_init` asks the kernel with `ioctl(TCGETS)`): a program that
+/// prints a partial line and then runs on shows it while it runs. Its
+/// stdout here is a pseudo-terminal; with a pipe or a file the line would
+/// wait in the buffer until the program ends, which this one never does
+/// (it is killed once the line has come, or after 60 seconds).
+#[test]
+fn freestanding_output_to_a_terminal_is_written_at_once() {
+    use std::io::Read as _;
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("spin.pare");
+    std::fs::write(
+        &source,
+        "fn main() { print_str(\"ready\"); let mut i = 0; while i >= 0 { i = i + 1; } }\n",
+    )
+    .unwrap();
+    for target in ["aarch64", "x86_64"] {
+        let exe = dir.path().join(format!("spin-{target}"));
+        let o = run(parec()
+            .arg("build")
+            .arg(&source)
+            .args(["-O2", "--target", target, "-o"])
+            .arg(&exe));
+        assert!(o.status.success(), "{target}: {}", stderr(&o));
+        // SAFETY: plain calls of the C library's pseudo-terminal functions;
+        // each descriptor is owned by one `OwnedFd`, and `ptsname_r` writes
+        // at most `name.len()` bytes.
+        let (master, slave) = unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(master >= 0, "posix_openpt");
+            assert_eq!(libc::grantpt(master), 0);
+            assert_eq!(libc::unlockpt(master), 0);
+            let mut name = [0 as libc::c_char; 128];
+            assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+            let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+            assert!(slave >= 0, "open the terminal");
+            (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave))
+        };
+        let mut cmd = match target {
+            "aarch64" => {
+                let mut c = Command::new("qemu-aarch64-static");
+                c.arg(&exe);
+                c
+            }
+            _ => Command::new(&exe),
+        };
+        let mut child = cmd.stdout(slave).spawn().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut master = std::fs::File::from(master);
+            let mut seen = Vec::new();
+            let mut chunk = [0u8; 64];
+            while !seen.ends_with(b"ready") {
+                match master.read(&mut chunk) {
+                    Ok(n) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+                    _ => break,
+                }
+            }
+            let _ = tx.send(seen);
+        });
+        let seen = rx.recv_timeout(std::time::Duration::from_secs(60));
+        let running = child.try_wait().unwrap().is_none();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(seen.as_deref(), Ok(&b"ready"[..]), "{target}");
+        assert!(running, "{target}: the program ended");
+    }
+}
