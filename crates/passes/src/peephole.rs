@@ -86,16 +86,16 @@
 //!
 //! Per function: unless its words show nothing a rule could start at (no
 //! `adrp` relocation under the tiny model, no `tst #0xff`, `uxtb` or `and
-//! #0xff`, no pure word twice), lift it; apply rule 1 and rule 2 in one forward walk
-//! (rule 2 keeps the pure instructions of the current straight run whose
-//! operands are intact); then compute register liveness
-//! ([`crate::machine::liveness`]) and the byte-valued registers (a forward
-//! dataflow: intersection at joins, the entry knows nothing) on the result
-//! and apply rules 3–6 in one more walk (skipped, with both analyses, when
-//! no item could start one); then rule 7 in one more walk, with liveness
-//! on its input (skipped unless some constant's word is followed, within
-//! four words, by a word rule 7 could rewrite for it); lay the items out
-//! again. A
+//! #0xff`, no pure word twice, no constant followed within four words by a
+//! word rule 7 could rewrite for it), lift it; apply rule 1 and rule 2 in
+//! one forward walk (rule 2 keeps the pure instructions of the current
+//! straight run whose operands are intact); then compute register liveness
+//! ([`crate::machine::liveness`]) on the result and apply rule 7 in one
+//! walk (skipped without such a constant); then the byte-valued registers
+//! (a forward dataflow: intersection at joins, the entry knows nothing) and
+//! rules 3–6 in one more walk (skipped, with both analyses, when no item
+//! could start one), on liveness computed again only if rule 7 changed
+//! something; lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
@@ -242,8 +242,18 @@ fn rewrite_function(
     }
     let mut counts = PeepholeStats::default();
     let first = straight_run_rules(&lifted, options, &mut counts);
-    let second = dataflow_rules(&first, decoder, &mut counts);
-    let third = constant_operand_rule(&second, decoder, &mut counts);
+    // Rule 7 and rules 3–6 share the control flow and liveness of `first`
+    // when rule 7 changes nothing (most functions).
+    let mut flow = None;
+    let second = constant_operand_rule(&first, &mut flow, decoder, &mut counts);
+    let second = match second {
+        Some(folded) => {
+            flow = None;
+            folded
+        }
+        None => first,
+    };
+    let third = dataflow_rules(&second, &mut flow, decoder, &mut counts);
     if counts.changes() == 0 {
         return;
     }
@@ -564,8 +574,28 @@ fn pure_word_operands(w: u32) -> Option<PureOperands> {
 // ---------------------------------------------------------------------------
 // Rules 3–5: liveness and byte-valued registers.
 
+/// The control flow and liveness of a lifted function, computed once for
+/// the rules that need them.
+struct Flow {
+    succs: Vec<Vec<usize>>,
+    live: liveness::Liveness,
+}
+
+impl Flow {
+    /// `flow`, computed on `lifted` unless it already was.
+    fn of<'a>(flow: &'a mut Option<Flow>, lifted: &LiftedFunction) -> &'a Flow {
+        flow.get_or_insert_with(|| {
+            let succs = cfg::successor_lists(lifted);
+            let live = liveness::compute_on(lifted, &succs);
+            Flow { succs, live }
+        })
+    }
+}
+
+/// Rules 3–6 on `lifted`, whose [`Flow`] `flow` is (if computed).
 fn dataflow_rules(
     lifted: &LiftedFunction,
+    flow: &mut Option<Flow>,
     decoder: &mut Decoder,
     stats: &mut PeepholeStats,
 ) -> LiftedFunction {
@@ -575,9 +605,8 @@ fn dataflow_rules(
         return lifted.clone();
     }
     let joins = joins(lifted);
-    let succs = cfg::successor_lists(lifted);
-    let live = liveness::compute_on(lifted, &succs);
-    let bytes = byte_valued(lifted, &succs);
+    let Flow { succs, live } = Flow::of(flow, lifted);
+    let bytes = byte_valued(lifted, succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
     let mut i = 0;
     while i < lifted.items.len() {
@@ -1114,9 +1143,10 @@ fn has_constant_candidate(words: &[u32]) -> bool {
 /// deleted and its readers rewritten.
 fn constant_operand_rule(
     lifted: &LiftedFunction,
+    flow: &mut Option<Flow>,
     decoder: &mut Decoder,
     stats: &mut PeepholeStats,
-) -> LiftedFunction {
+) -> Option<LiftedFunction> {
     let words: Vec<u32> = lifted
         .items
         .iter()
@@ -1126,13 +1156,14 @@ fn constant_operand_rule(
         })
         .collect();
     if !has_constant_candidate(&words) {
-        return lifted.clone();
+        return None;
     }
     let joins = joins(lifted);
     // The entry may go (the next item starts the function); a label a
     // branch names may not.
     let targeted = lifted.targeted_labels();
-    let live = liveness::compute(lifted);
+    let live = &Flow::of(flow, lifted).live;
+    let mut folded = 0;
     let mut items = lifted.items.clone();
     let mut deleted = vec![false; items.len()];
     for def in 0..items.len() {
@@ -1153,7 +1184,7 @@ fn constant_operand_rule(
         {
             continue;
         }
-        let Some(rewrites) = constant_readers(&items, def, c, &joins, &live, decoder) else {
+        let Some(rewrites) = constant_readers(&items, def, c, &joins, live, decoder) else {
             continue;
         };
         for (j, word) in rewrites {
@@ -1161,18 +1192,22 @@ fn constant_operand_rule(
         }
         items[def + 1].0 = items[def].0;
         deleted[def] = true;
-        stats.constant_operands += 1;
+        folded += 1;
     }
+    if folded == 0 {
+        return None;
+    }
+    stats.constant_operands += folded;
     let items = items
         .into_iter()
         .zip(deleted)
         .filter(|(_, gone)| !gone)
         .map(|(item, _)| item)
         .collect();
-    LiftedFunction {
+    Some(LiftedFunction {
         items,
         ..lifted.clone()
-    }
+    })
 }
 
 /// The readers of the constant `c` made at item `def`, each with the word
