@@ -489,6 +489,7 @@ fn remarks_add_up_to_every_pass_statistics() {
                         ("compare_branches", peephole.compare_branches),
                         ("byte_extensions", peephole.byte_extensions),
                         ("compare_extensions", peephole.compare_extensions),
+                        ("constant_operands", peephole.constant_operands),
                     ],
                     passed: ("rewritten", peephole.functions),
                     bytes: (peephole.bytes_before, peephole.bytes_after),

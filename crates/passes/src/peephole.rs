@@ -57,18 +57,45 @@
 //!    #0xff`) with `wN` byte-valued and `wD` dead after the compare →
 //!    `cmp wN, …`: Cranelift extends both sides of an 8-bit compare, even
 //!    a byte just loaded.
+//! 7. **Constant operands**: a **constant** is one instruction making a
+//!    value in `xT` (`movz`, `movn`, `orr` of a bitmask immediate with the
+//!    zero register; a 32-bit form zero-extends). Cranelift materializes
+//!    every constant operand in a register, so `mov x15, #-4; cmp x0, x15`,
+//!    `mov x1, #0; str x1, [x0]` and `mov x9, #5; mov x2, x9`. Its
+//!    **readers** are the instructions after it, in its straight run, that
+//!    read `xT`, up to the first after which `xT` is dead or overwritten
+//!    (at most [`LOOK`] items on). When every reader can do without `xT`,
+//!    the constant is deleted and each reader rewritten:
+//!    - `mov xU, xT` → the constant made in `xU` (`mov wU, wT`: its low
+//!      half, by a 32-bit `movz`/`movn`);
+//!    - `add`/`sub`/`adds`/`subs` (shifted register, no shift) with the
+//!      constant as second operand, or either operand of an addition →
+//!      the immediate form (`imm12`, optionally `lsl #12`); a negative
+//!      constant swaps addition and subtraction (`cmp x0, #-4` is `cmn x0,
+//!      #4`: `a + !v + 1` and `a + (-v)` carry and overflow alike for
+//!      `v < 0`; zero keeps its operation);
+//!    - a zero constant read where register 31 is the zero register (the
+//!      value of a store, operands of shifted-register arithmetic and
+//!      logic, conditional selects, two- and three-source data processing)
+//!      → `xzr`.
+//!
+//!    The rewritten word is checked against the decoder: it reads what the
+//!    reader read less `xT`, writes nothing more and overwrites the same.
 //!
 //! # Algorithm
 //!
 //! Per function: unless its words show nothing a rule could start at (no
 //! `adrp` relocation under the tiny model, no `tst #0xff`, `uxtb` or `and
-//! #0xff`, no pure word twice), lift it; apply rule 1 and rule 2 in one forward walk
-//! (rule 2 keeps the pure instructions of the current straight run whose
-//! operands are intact); then compute register liveness
-//! ([`crate::machine::liveness`]) and the byte-valued registers (a forward
-//! dataflow: intersection at joins, the entry knows nothing) on the result
-//! and apply rules 3–6 in one more walk (skipped, with both analyses, when
-//! no item could start one); lay the items out again. A
+//! #0xff`, no pure word twice, no constant followed within four words by a
+//! word rule 7 could rewrite for it), lift it; apply rule 1 and rule 2 in
+//! one forward walk (rule 2 keeps the pure instructions of the current
+//! straight run whose operands are intact); then compute register liveness
+//! ([`crate::machine::liveness`]) on the result and apply rule 7 in one
+//! walk (skipped without such a constant); then the byte-valued registers
+//! (a forward dataflow: intersection at joins, the entry knows nothing) and
+//! rules 3–6 in one more walk (skipped, with both analyses, when no item
+//! could start one), on liveness computed again only if rule 7 changed
+//! something; lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
@@ -79,7 +106,7 @@
 //! - Every register, flag and memory word holds, at every instruction that
 //!   stays, the value it held before, except registers and flags that are
 //!   dead there (rules 3, 4 and 6 leave the flags, `wN` or `wD`
-//!   unwritten).
+//!   unwritten; rule 7 leaves `xT` unwritten where nothing reads it).
 //! - A function never grows; the output depends only on the input.
 //!
 //! # Cost
@@ -117,6 +144,8 @@ pub struct PeepholeStats {
     pub compare_branches: usize,
     pub byte_extensions: usize,
     pub compare_extensions: usize,
+    /// Constants folded into the instructions that read them (rule 7).
+    pub constant_operands: usize,
     /// Functions rewritten.
     pub functions: usize,
     pub bytes_before: u64,
@@ -131,6 +160,7 @@ impl PeepholeStats {
         self.compare_branches += other.compare_branches;
         self.byte_extensions += other.byte_extensions;
         self.compare_extensions += other.compare_extensions;
+        self.constant_operands += other.constant_operands;
         self.functions += other.functions;
         self.bytes_before += other.bytes_before;
         self.bytes_after += other.bytes_after;
@@ -143,6 +173,7 @@ impl PeepholeStats {
             + self.compare_branches
             + self.byte_extensions
             + self.compare_extensions
+            + self.constant_operands
     }
 }
 
@@ -151,14 +182,15 @@ impl fmt::Display for PeepholeStats {
         write!(
             f,
             "{} near addresses, {} repeated computations, {} boolean branches, \
-             {} branches on the compare, {} byte extensions, {} compares of bytes in {} functions; \
-             code {} -> {} bytes",
+             {} branches on the compare, {} byte extensions, {} compares of bytes, \
+             {} constant operands in {} functions; code {} -> {} bytes",
             self.near_addresses,
             self.repeated,
             self.boolean_branches,
             self.compare_branches,
             self.byte_extensions,
             self.compare_extensions,
+            self.constant_operands,
             self.functions,
             self.bytes_before,
             self.bytes_after
@@ -210,11 +242,22 @@ fn rewrite_function(
     }
     let mut counts = PeepholeStats::default();
     let first = straight_run_rules(&lifted, options, &mut counts);
-    let second = dataflow_rules(&first, decoder, &mut counts);
+    // Rule 7 and rules 3–6 share the control flow and liveness of `first`
+    // when rule 7 changes nothing (most functions).
+    let mut flow = None;
+    let second = constant_operand_rule(&first, &mut flow, decoder, &mut counts);
+    let second = match second {
+        Some(folded) => {
+            flow = None;
+            folded
+        }
+        None => first,
+    };
+    let third = dataflow_rules(&second, &mut flow, decoder, &mut counts);
     if counts.changes() == 0 {
         return;
     }
-    match lift::relaid(func, &lifted, &second) {
+    match lift::relaid(func, &lifted, &third) {
         Some(code) => {
             let saved = func.bytes.len() as i64 - code.bytes.len() as i64;
             report
@@ -242,11 +285,16 @@ fn may_apply(func: &MachFunction, options: &PeepholeOptions) -> bool {
     if options.near_symbols && func.relocs.iter().any(|r| r.kind == page) {
         return true;
     }
+    let words: Vec<u32> = func
+        .bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
     let mut pure = std::collections::HashSet::new();
-    func.bytes.chunks_exact(4).any(|w| {
-        let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-        is_dataflow_candidate(w) || (pure_word_operands(w).is_some() && !pure.insert(w))
-    })
+    words
+        .iter()
+        .any(|&w| is_dataflow_candidate(w) || (pure_word_operands(w).is_some() && !pure.insert(w)))
+        || has_constant_candidate(&words)
 }
 
 /// Whether rules 3, 5 or 6 could start at the word `w` (a `tst #0xff`, a
@@ -280,6 +328,11 @@ fn rewritten_remark(function: &str, counts: &PeepholeStats, saved: i64) -> Remar
             "compare_extensions",
             counts.compare_extensions,
             "compares of bytes",
+        ),
+        (
+            "constant_operands",
+            counts.constant_operands,
+            "constant operands",
         ),
     ];
     let reason = rules
@@ -521,8 +574,28 @@ fn pure_word_operands(w: u32) -> Option<PureOperands> {
 // ---------------------------------------------------------------------------
 // Rules 3–5: liveness and byte-valued registers.
 
+/// The control flow and liveness of a lifted function, computed once for
+/// the rules that need them.
+struct Flow {
+    succs: Vec<Vec<usize>>,
+    live: liveness::Liveness,
+}
+
+impl Flow {
+    /// `flow`, computed on `lifted` unless it already was.
+    fn of<'a>(flow: &'a mut Option<Flow>, lifted: &LiftedFunction) -> &'a Flow {
+        flow.get_or_insert_with(|| {
+            let succs = cfg::successor_lists(lifted);
+            let live = liveness::compute_on(lifted, &succs);
+            Flow { succs, live }
+        })
+    }
+}
+
+/// Rules 3–6 on `lifted`, whose [`Flow`] `flow` is (if computed).
 fn dataflow_rules(
     lifted: &LiftedFunction,
+    flow: &mut Option<Flow>,
     decoder: &mut Decoder,
     stats: &mut PeepholeStats,
 ) -> LiftedFunction {
@@ -532,9 +605,8 @@ fn dataflow_rules(
         return lifted.clone();
     }
     let joins = joins(lifted);
-    let succs = cfg::successor_lists(lifted);
-    let live = liveness::compute_on(lifted, &succs);
-    let bytes = byte_valued(lifted, &succs);
+    let Flow { succs, live } = Flow::of(flow, lifted);
+    let bytes = byte_valued(lifted, succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
     let mut i = 0;
     while i < lifted.items.len() {
@@ -885,6 +957,318 @@ fn logical_immediate(w: u32) -> Option<u64> {
     Some(value)
 }
 
+// ---------------------------------------------------------------------------
+// Rule 7: constant operands.
+
+/// A constant one instruction makes (`movz`, `movn`, or `orr` of a bitmask
+/// immediate with the zero register): its register and word, and the
+/// whole 64-bit register value after it (a 32-bit form zero-extends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Constant {
+    reg: u32,
+    word: u32,
+    value: u64,
+}
+
+/// The constant `w` makes, if it is a one-word constant into `x0`–`x30`.
+fn constant_def(w: u32) -> Option<Constant> {
+    let (sf, rd, hw) = (w >> 31, field(w, 0), (w >> 21) & 3);
+    let is_movz = w & 0x7F80_0000 == 0x5280_0000;
+    let is_movn = w & 0x7F80_0000 == 0x1280_0000;
+    let is_orr_zr = w & 0x7F80_03E0 == 0x3200_03E0;
+    // `orr` with rd 31 writes sp; 32-bit moves have no hw of 2 or 3.
+    if rd == 31 {
+        return None;
+    }
+    let value = if (is_movz || is_movn) && (sf == 1 || hw < 2) {
+        let shifted = (((w >> 5) & 0xFFFF) as u64) << (16 * hw);
+        if is_movz {
+            shifted
+        } else {
+            !shifted
+        }
+    } else if is_orr_zr {
+        logical_immediate(w)?
+    } else {
+        return None;
+    };
+    let value = if sf == 1 { value } else { value & 0xFFFF_FFFF };
+    Some(Constant {
+        reg: rd,
+        word: w,
+        value,
+    })
+}
+
+/// The value a reader of width `sf` (bit 31 of its word) sees in the
+/// constant's register, sign-extended to 64 bits.
+fn signed_value(c: Constant, sf: u32) -> i64 {
+    if sf == 1 {
+        c.value as i64
+    } else {
+        c.value as u32 as i32 as i64
+    }
+}
+
+/// The word of `reader`, an instruction that reads the constant `c`'s
+/// register, rewritten not to read it (rule 7), or `None`.
+fn fold_constant(reader: u32, c: Constant) -> Option<u32> {
+    copy_of_constant(reader, c)
+        .or_else(|| immediate_operand(reader, c))
+        .or_else(|| zero_register_operand(reader, c))
+}
+
+/// `mov xU, xT` (`orr` with the zero register, no shift) → the constant
+/// made in `xU`; `mov wU, wT` → the same, when the constant's upper half
+/// is zero, or else its low half made by a 32-bit `movz`/`movn`.
+fn copy_of_constant(r: u32, c: Constant) -> Option<u32> {
+    let (rd, rm) = (field(r, 0), field(r, 16));
+    if r & 0x7FE0_FFE0 != 0x2A00_03E0 || rm != c.reg || rd == 31 {
+        return None;
+    }
+    if r >> 31 == 1 || c.value >> 32 == 0 {
+        return Some(c.word & !31 | rd);
+    }
+    move_wide_32(rd, c.value as u32)
+}
+
+/// `movz wD, #imm` or `movn wD, #imm` making `value`, if one does.
+fn move_wide_32(rd: u32, value: u32) -> Option<u32> {
+    for hw in 0..2 {
+        for (base, v) in [(0x5280_0000, value), (0x1280_0000, !value)] {
+            if v & !(0xFFFF << (16 * hw)) == 0 {
+                return Some(base | hw << 21 | ((v >> (16 * hw)) & 0xFFFF) << 5 | rd);
+            }
+        }
+    }
+    None
+}
+
+/// `add`/`sub`/`adds`/`subs` (shifted register, no shift) reading the
+/// constant as its second operand (or, for an addition, its first) → the
+/// immediate form: `cmp x0, x15` with `x15 = -4` is `cmn x0, #4`. A negative
+/// constant turns an addition into a subtraction of its magnitude and back:
+/// `a - v` and `a + (-v)` set the same flags (the carry of `a + !v + 1` is
+/// that of `a + (-v)` for `v < 0`; `v = 0` keeps its operation). The
+/// immediate forms read register 31 as `sp`, not `xzr`: neither the other
+/// operand nor (without flags) the destination may be 31.
+fn immediate_operand(r: u32, c: Constant) -> Option<u32> {
+    let is_add_sub_shifted = r & 0x1F20_0000 == 0x0B00_0000;
+    let (rd, rn, rm) = (field(r, 0), field(r, 5), field(r, 16));
+    let (sf, op, s) = (r >> 31, (r >> 30) & 1, (r >> 29) & 1);
+    if !is_add_sub_shifted || (r >> 10) & 63 != 0 || (s == 0 && rd == 31) {
+        return None;
+    }
+    let other = if rm == c.reg && rn != c.reg {
+        rn
+    } else if op == 0 && rn == c.reg && rm != c.reg {
+        rm
+    } else {
+        return None;
+    };
+    if other == 31 {
+        return None;
+    }
+    let v = signed_value(c, sf);
+    let min = if sf == 1 { i64::MIN } else { i32::MIN as i64 };
+    let (op, magnitude) = match v {
+        0.. => (op, v as u64),
+        _ if v != min => (op ^ 1, v.unsigned_abs()),
+        _ => return None,
+    };
+    let (imm12, shift) = if magnitude < 4096 {
+        (magnitude as u32, 0)
+    } else if magnitude & 0xFFF == 0 && magnitude >> 12 < 4096 {
+        ((magnitude >> 12) as u32, 1)
+    } else {
+        return None;
+    };
+    Some(sf << 31 | op << 30 | s << 29 | 0x1100_0000 | shift << 22 | imm12 << 10 | other << 5 | rd)
+}
+
+/// A zero constant read where register 31 is the zero register → that
+/// register: the value of a store (`str xzr`), the operands of
+/// `add`/`sub`/logical (shifted register), conditional selects, two- and
+/// three-source data processing. A store whose address the constant is
+/// (base or index) keeps it.
+fn zero_register_operand(r: u32, c: Constant) -> Option<u32> {
+    if c.value != 0 {
+        return None;
+    }
+    let (values, addresses): (&[u32], &[u32]) = match r {
+        // str/strb/strh (unsigned offset): Rt; the base is Rn.
+        _ if r & 0x3FC0_0000 == 0x3900_0000 => (&[0], &[5]),
+        // stur, post- and pre-index (not the unprivileged sttr).
+        _ if r & 0x3FE0_0000 == 0x3800_0000 && (r >> 10) & 3 != 2 => (&[0], &[5]),
+        // str (register offset): Rt; base Rn and index Rm.
+        _ if r & 0x3FE0_0C00 == 0x3820_0800 => (&[0], &[5, 16]),
+        // stp (post-index, offset, pre-index) of 32- or 64-bit registers.
+        _ if r & 0x7E40_0000 == 0x2800_0000 && (1..=3).contains(&((r >> 23) & 7)) => {
+            (&[0, 10], &[5])
+        }
+        // add/sub and logical (shifted register).
+        _ if r & 0x1F20_0000 == 0x0B00_0000 || r & 0x1F00_0000 == 0x0A00_0000 => (&[5, 16], &[]),
+        // Conditional select; two-source data processing.
+        _ if r & 0x3FE0_0800 == 0x1A80_0000 || r & 0x7FE0_0000 == 0x1AC0_0000 => (&[5, 16], &[]),
+        // Three-source data processing (Ra is bits 14:10).
+        _ if r & 0x1F00_0000 == 0x1B00_0000 => (&[5, 10, 16], &[]),
+        _ => return None,
+    };
+    if addresses.iter().any(|&shift| field(r, shift) == c.reg) {
+        return None;
+    }
+    let word = values
+        .iter()
+        .filter(|&&shift| field(r, shift) == c.reg)
+        .fold(r, |word, &shift| word | 31 << shift);
+    (word != r).then_some(word)
+}
+
+/// Whether some one-word constant is read, within the next few words, by
+/// an instruction rule 7 could rewrite: the cheap test that keeps
+/// functions without one from being lifted for the rule.
+fn has_constant_candidate(words: &[u32]) -> bool {
+    words.iter().enumerate().any(|(k, &w)| {
+        constant_def(w).is_some_and(|c| {
+            words[k + 1..]
+                .iter()
+                .take(4)
+                .any(|&r| fold_constant(r, c).is_some())
+        })
+    })
+}
+
+/// Rule 7 on `lifted` (see the module doc): every one-word constant whose
+/// readers, up to the point its register dies, can all do without it is
+/// deleted and its readers rewritten.
+fn constant_operand_rule(
+    lifted: &LiftedFunction,
+    flow: &mut Option<Flow>,
+    decoder: &mut Decoder,
+    stats: &mut PeepholeStats,
+) -> Option<LiftedFunction> {
+    let words: Vec<u32> = lifted
+        .items
+        .iter()
+        .filter_map(|(_, item)| match item {
+            Item::Inst(inst) => Some(inst.word),
+            _ => None,
+        })
+        .collect();
+    if !has_constant_candidate(&words) {
+        return None;
+    }
+    let joins = joins(lifted);
+    // The entry may go (the next item starts the function); a label a
+    // branch names may not.
+    let targeted = lifted.targeted_labels();
+    let live = &Flow::of(flow, lifted).live;
+    let mut folded = 0;
+    let mut items = lifted.items.clone();
+    let mut deleted = vec![false; items.len()];
+    for def in 0..items.len() {
+        let (label, Item::Inst(inst)) = &items[def] else {
+            continue;
+        };
+        let Some(c) = constant_def(inst.word) else {
+            continue;
+        };
+        // The next item takes the constant's label (block starts and the
+        // entry name it): it must be an instruction nothing else enters.
+        let next_is_free =
+            matches!(items.get(def + 1), Some((next, Item::Inst(_))) if !targeted.contains(next));
+        if targeted.contains(label)
+            || !next_is_free
+            || untouchable(inst).is_some()
+            || inst.reloc.is_some()
+        {
+            continue;
+        }
+        let Some(rewrites) = constant_readers(&items, def, c, &joins, live, decoder) else {
+            continue;
+        };
+        for (j, word) in rewrites {
+            items[j].1 = Item::Inst(retyped(&items[j].1, word, decoder));
+        }
+        items[def + 1].0 = items[def].0;
+        deleted[def] = true;
+        folded += 1;
+    }
+    if folded == 0 {
+        return None;
+    }
+    stats.constant_operands += folded;
+    let items = items
+        .into_iter()
+        .zip(deleted)
+        .filter(|(_, gone)| !gone)
+        .map(|(item, _)| item)
+        .collect();
+    Some(LiftedFunction {
+        items,
+        ..lifted.clone()
+    })
+}
+
+/// The readers of the constant `c` made at item `def`, each with the word
+/// that does without it, if every reader can and the register dies within
+/// the straight run after `def` (at most [`LOOK`] items away).
+///
+/// `live` was computed before earlier rewrites of the same walk; those only
+/// stop instructions reading registers, so it over-approximates the
+/// liveness of the current items, which is the safe direction.
+fn constant_readers(
+    items: &[(Label, Item)],
+    def: usize,
+    c: Constant,
+    joins: &BTreeSet<Label>,
+    live: &liveness::Liveness,
+    decoder: &mut Decoder,
+) -> Option<Vec<(usize, u32)>> {
+    let t = x(c.reg);
+    let mut rewrites = Vec::new();
+    if live.live_out[def] & t == 0 {
+        return Some(rewrites);
+    }
+    for (j, (label, item)) in items.iter().enumerate().skip(def + 1).take(LOOK) {
+        let Item::Inst(inst) = item else {
+            return None;
+        };
+        if joins.contains(label) {
+            return None;
+        }
+        if inst.effects.uses & t != 0 {
+            if untouchable(inst).is_some() {
+                return None;
+            }
+            let word = fold_constant(inst.word, c)?;
+            // The rewritten word must read what the reader read, less the
+            // constant, and write what it wrote.
+            // (`defs` also names every register mentioned: compare within.)
+            let (old, new) = (inst.effects, decoder.effects(word));
+            if new.uses & (t | !old.uses) != 0
+                || new.defs & !old.defs != 0
+                || new.kills != old.kills
+            {
+                return None;
+            }
+            rewrites.push((j, word));
+        } else if inst.effects.defs & t != 0 && inst.effects.kills & t == 0 {
+            return None;
+        }
+        if inst.effects.kills & t != 0 || live.live_out[j] & t == 0 {
+            return Some(rewrites);
+        }
+        if inst.form != Form::Plain {
+            return None;
+        }
+    }
+    None
+}
+
+/// How far after a constant rule 7 looks for the point its register dies.
+const LOOK: usize = 16;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1165,5 +1549,70 @@ mod tests {
         let input = [CSET_X7_HS, TST_W7, b_cond(1, 12), b_cond(0, 8), RET, RET];
         let f = rewritten(function(&input), false);
         assert_eq!(words(&f), input.to_vec());
+    }
+    /// `mov x9, #0`, `mov x9, #5`, `mov x15, #-4`, `mov w9, #-1`, `mov x9, #-2`.
+    const MOV_X9_0: u32 = 0xD280_0009;
+    const MOV_X9_5: u32 = 0xD280_00A9;
+    const MOV_X15_M4: u32 = 0x9280_006F;
+    const MOV_W9_M1: u32 = 0x1280_0009;
+    const MOV_X9_M2: u32 = 0x9280_0029;
+
+    fn constant_rule(input: &[u32]) -> (Vec<u32>, usize) {
+        let mut f = function(input);
+        let stats = run_on(&mut f, false);
+        (words(&f), stats.constant_operands)
+    }
+
+    #[test]
+    fn zero_constant_is_stored_as_the_zero_register() {
+        // mov x9, #0; str x9, [x0]; stp x9, x9, [x0, #16]; ret
+        let stp_x9_x9 = 0xA901_2409;
+        let (w, n) = constant_rule(&[MOV_X9_0, 0xF900_0009, stp_x9_x9, RET]);
+        assert_eq!(w, vec![0xF900_001F, 0xA901_7C1F, RET]);
+        assert_eq!(n, 1);
+        // The zero is the store's address: kept.
+        let input = [MOV_X9_0, 0xF900_0120, RET];
+        assert_eq!(constant_rule(&input).0, input.to_vec());
+    }
+
+    #[test]
+    fn compare_with_a_constant_register_takes_the_immediate() {
+        // mov x15, #-4; cmp x0, x15; b.lt +8; ret; ret -> cmn x0, #4
+        let cmp_x0_x15 = 0xEB0F_001F;
+        let (w, _) = constant_rule(&[MOV_X15_M4, cmp_x0_x15, b_cond(0xB, 8), RET, RET]);
+        assert_eq!(w, vec![0xB100_101F, b_cond(0xB, 8), RET, RET]);
+        // mov w9, #-1; add w0, w0, w9 -> sub w0, w0, #1 (the 32-bit view).
+        let (w, _) = constant_rule(&[MOV_W9_M1, 0x0B09_0000, RET]);
+        assert_eq!(w, vec![0x5100_0400, RET]);
+        // The constant is the first operand of a subtraction: kept.
+        let sub_x0_x9_x0 = 0xCB00_0120;
+        let input = [MOV_X9_5, sub_x0_x9_x0, RET];
+        assert_eq!(constant_rule(&input).0, input.to_vec());
+    }
+
+    #[test]
+    fn copies_of_a_constant_make_it_themselves() {
+        // mov x9, #5; mov x0, x9; mov x1, x9; ret -> mov x0, #5; mov x1, #5
+        let (w, n) = constant_rule(&[MOV_X9_5, 0xAA09_03E0, 0xAA09_03E1, RET]);
+        assert_eq!((w, n), (vec![0xD280_00A0, 0xD280_00A1, RET], 1));
+        // mov x9, #-2; mov w0, w9 -> mov w0, #-2 (0xfffffffe, zero-extended).
+        let (w, _) = constant_rule(&[MOV_X9_M2, 0x2A09_03E0, RET]);
+        assert_eq!(w, vec![0x1280_0020, RET]);
+    }
+
+    #[test]
+    fn constant_read_elsewhere_or_at_a_join_stays() {
+        // x9 is read by a multiply after the copy: nothing can go.
+        let mul_x0_x0_x9 = 0x9B09_7C00;
+        let input = [MOV_X9_5, 0xAA09_03E1, mul_x0_x0_x9, RET];
+        assert_eq!(constant_rule(&input).0, input.to_vec());
+        // The copy is a branch target: control reaches it without the constant.
+        let input = [b_cond(0, 8), MOV_X9_5, 0xAA09_03E0, RET];
+        assert_eq!(constant_rule(&input).0, input.to_vec());
+        // Live across a call: kept.
+        let bl = 0x9400_0000;
+        let input = [MOV_X9_0, 0xF900_0009, bl, 0xF900_0409, RET];
+        let (w, _) = constant_rule(&input);
+        assert_eq!(w, input.to_vec());
     }
 }
