@@ -1609,9 +1609,10 @@ mod tests {
         // The copy is a branch target: control reaches it without the constant.
         let input = [b_cond(0, 8), MOV_X9_5, 0xAA09_03E0, RET];
         assert_eq!(constant_rule(&input).0, input.to_vec());
-        // Live across a call: kept.
+        // Live across a call in a callee-saved register: kept.
+        // mov x19, #0; str x19, [x0]; bl; str x19, [x0, #8]; ret
         let bl = 0x9400_0000;
-        let input = [MOV_X9_0, 0xF900_0009, bl, 0xF900_0409, RET];
+        let input = [0xD280_0013, 0xF900_0013, bl, 0xF900_0413, RET];
         let (w, _) = constant_rule(&input);
         assert_eq!(w, input.to_vec());
     }

@@ -49,8 +49,14 @@ const ALL_V: RegSet = ((1u128 << 32) - 1) << 33;
 /// the frame and link registers, the stack pointer. Over-approximated for both
 /// the platform ABI and Cranelift's `tail` convention.
 pub const RETURN_USES: RegSet = x_range(0, 8) | x_range(19, 30) | SP | ALL_V;
-/// What a call may read: arguments (over-approximated) and the stack.
-pub const CALL_USES: RegSet = x_range(0, 15) | SP | ALL_V;
+/// What a call may read: the argument registers and the stack. Both
+/// conventions Cranelift emits here pass integer arguments in `x0`–`x7`
+/// at most (the platform ABI from `x0`, `tail` from `x2`: `x0` and `x1` are
+/// reserved there) and the platform ABI's result area pointer in `x8`;
+/// vector arguments are over-approximated. A call of an outlined function
+/// carries the effects of its body instead (`outline::rewrite`), since an
+/// outlined body may read any register.
+pub const CALL_USES: RegSet = x_range(0, 8) | SP | ALL_V;
 /// What every call certainly clobbers in both conventions.
 pub const CALL_KILLS: RegSet = x_range(0, 17) | LR | NZCV;
 
