@@ -152,10 +152,7 @@ pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> Co
 }
 
 fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut CopyReport) {
-    let has_move = func
-        .bytes
-        .chunks_exact(4)
-        .any(|w| move_registers(u32::from_le_bytes([w[0], w[1], w[2], w[3]])).is_some());
+    let has_move = func.words().any(|w| move_registers(w).is_some());
     if !has_move {
         return;
     }

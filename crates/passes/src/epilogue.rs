@@ -130,11 +130,7 @@ pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> Ep
 }
 
 fn share_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut EpilogueReport) {
-    let returns = func
-        .bytes
-        .chunks_exact(4)
-        .filter(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) == RET)
-        .count();
+    let returns = func.words().filter(|&w| w == RET).count();
     if returns < 2 {
         return;
     }

@@ -285,11 +285,7 @@ fn may_apply(func: &MachFunction, options: &PeepholeOptions) -> bool {
     if options.near_symbols && func.relocs.iter().any(|r| r.kind == page) {
         return true;
     }
-    let words: Vec<u32> = func
-        .bytes
-        .chunks_exact(4)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect();
+    let words: Vec<u32> = func.words().collect();
     let mut pure = std::collections::HashSet::new();
     words
         .iter()
@@ -577,6 +573,8 @@ fn pure_word_operands(w: u32) -> Option<PureOperands> {
 /// The control flow and liveness of a lifted function, computed once for
 /// the rules that need them.
 struct Flow {
+    /// The labels control reaches other than by falling through ([`joins`]).
+    joins: BTreeSet<Label>,
     succs: Vec<Vec<usize>>,
     live: liveness::Liveness,
 }
@@ -587,7 +585,11 @@ impl Flow {
         flow.get_or_insert_with(|| {
             let succs = cfg::successor_lists(lifted);
             let live = liveness::compute_on(lifted, &succs);
-            Flow { succs, live }
+            Flow {
+                joins: joins(lifted),
+                succs,
+                live,
+            }
         })
     }
 }
@@ -604,8 +606,7 @@ fn dataflow_rules(
     if !lifted.items.iter().any(candidate) {
         return lifted.clone();
     }
-    let joins = joins(lifted);
-    let Flow { succs, live } = Flow::of(flow, lifted);
+    let Flow { joins, succs, live } = Flow::of(flow, lifted);
     let bytes = byte_valued(lifted, succs);
     let mut items: Vec<(Label, Item)> = Vec::with_capacity(lifted.items.len());
     let mut i = 0;
@@ -1158,11 +1159,10 @@ fn constant_operand_rule(
     if !has_constant_candidate(&words) {
         return None;
     }
-    let joins = joins(lifted);
     // The entry may go (the next item starts the function); a label a
     // branch names may not.
     let targeted = lifted.targeted_labels();
-    let live = &Flow::of(flow, lifted).live;
+    let Flow { joins, live, .. } = Flow::of(flow, lifted);
     let mut folded = 0;
     let mut items = lifted.items.clone();
     let mut deleted = vec![false; items.len()];
@@ -1184,7 +1184,7 @@ fn constant_operand_rule(
         {
             continue;
         }
-        let Some(rewrites) = constant_readers(&items, def, c, &joins, live, decoder) else {
+        let Some(rewrites) = constant_readers(&items, def, c, joins, live, decoder) else {
             continue;
         };
         for (j, word) in rewrites {

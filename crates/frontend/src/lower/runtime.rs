@@ -882,11 +882,11 @@ impl RtFn<'_, '_> {
         self.call_symbol(sym, args)
     }
 
-    /// Calls `pare_write(fd, bytes, len) -> left` ([`Raw::Write`]).
-    fn call_write(&mut self, args: &[Value]) -> Option<Value> {
+    /// Calls the machine-code function `raw` ([`raw_code`]).
+    fn call_raw(&mut self, raw: Raw, args: &[Value]) -> Option<Value> {
         let sym = self.clif.declare(
-            Raw::Write.name(),
-            SymbolKind::Function(Raw::Write.signature(&self.cfg)),
+            raw.name(),
+            SymbolKind::Function(raw.signature(&self.cfg)),
             Linkage::Import,
         );
         self.call_symbol(sym, args)
@@ -899,16 +899,11 @@ impl RtFn<'_, '_> {
     /// be one more value, kept in a callee-saved register where it is used
     /// again after a call). See the module doc for the fifth and sixth.
     fn syscall(&mut self, call: Sys, args: &[Value]) -> Value {
-        let sym = self.clif.declare(
-            Raw::Syscall.name(),
-            SymbolKind::Function(Raw::Syscall.signature(&self.cfg)),
-            Linkage::Import,
-        );
         let mut all = args.to_vec();
         let last = *args.last().expect("a system call takes an argument");
         all.resize(4, last);
         all.push(self.b.ins().iconst(types::I64, call.number(self.cfg.arch)));
-        let result = self.call_symbol(sym, &all);
+        let result = self.call_raw(Raw::Syscall, &all);
         result.expect("pare_syscall returns a value")
     }
 
@@ -1009,7 +1004,7 @@ impl RtFn<'_, '_> {
             }
             Runtime::Freestanding => {
                 let fd = self.iconst(2);
-                self.call_write(&[fd, bytes, len]);
+                self.call_raw(Raw::Write, &[fd, bytes, len]);
             }
         }
     }
@@ -1031,7 +1026,7 @@ impl RtFn<'_, '_> {
                 self.b.switch_to_block(write);
                 let fd = self.iconst(1);
                 let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
-                self.call_write(&[fd, buffer, len]);
+                self.call_raw(Raw::Write, &[fd, buffer, len]);
                 self.b.ins().jump(done, &[]);
                 self.b.switch_to_block(done);
             }
@@ -1070,7 +1065,7 @@ impl RtFn<'_, '_> {
                 self.b.ins().store(TRUSTED, zero, state, STATE_OUT_LEN);
                 let fd = self.iconst(1);
                 let buffer = self.b.ins().iadd_imm_u(state, STATE_OUT);
-                let failed = self.call_write(&[fd, buffer, len]);
+                let failed = self.call_raw(Raw::Write, &[fd, buffer, len]);
                 let failed = failed.expect("pare_write returns a value");
                 self.trap_if(failed, TrapKind::WriteError);
                 self.b.ins().jump(done, &[]);
@@ -1103,12 +1098,7 @@ impl RtFn<'_, '_> {
                 self.call_libc(Libc::Exit, &[status]);
             }
             Runtime::Freestanding => {
-                let sym = self.clif.declare(
-                    Raw::ExitGroup.name(),
-                    SymbolKind::Function(Raw::ExitGroup.signature(&self.cfg)),
-                    Linkage::Import,
-                );
-                self.call_symbol(sym, &[status]);
+                self.call_raw(Raw::ExitGroup, &[status]);
             }
         }
         self.b.ins().trap(NORETURN_TRAP);

@@ -170,6 +170,13 @@ pub struct MachFunction {
 }
 
 impl MachFunction {
+    /// The instruction words of the function's bytes, in order.
+    pub fn words(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    }
+
     /// The function as laid out by Cranelift (for callers that keep it).
     pub fn emitted(&self) -> Emitted {
         Emitted {
@@ -203,9 +210,6 @@ pub(crate) mod testing {
 
     /// The words of `func`.
     pub fn words(func: &MachFunction) -> Vec<u32> {
-        func.bytes
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect()
+        func.words().collect()
     }
 }
