@@ -12,7 +12,8 @@
 //!    *machine passes* rewrite that code, in order — the peepholes
 //!    ([`MachinePass::Peephole`], with `adr` for symbol addresses when the
 //!    program's [`CodeModel`] allows), copy propagation
-//!    ([`MachinePass::Copyprop`]), one epilogue per function
+//!    ([`MachinePass::Copyprop`]), frame-pointer omission
+//!    ([`MachinePass::Frame`]), one epilogue per function
 //!    ([`MachinePass::Epilogue`]), then the outliner
 //!    ([`MachinePass::Outline`]) against the global prefix tree of an
 //!    earlier round if the build has one ([`OutlineContext`]);
@@ -34,6 +35,7 @@ use parec_passes::cgdata::Section as _;
 use parec_passes::clif_module::{ClifModule, Linkage};
 use parec_passes::copyprop::{self, CopyStats};
 use parec_passes::epilogue::{self, EpilogueStats};
+use parec_passes::frame::{self, FrameStats};
 use parec_passes::heat::HotCode;
 use parec_passes::machine::decode::{Decoded, Decoder};
 use parec_passes::machine::{lift::Emitted, MachFunction};
@@ -179,6 +181,8 @@ pub struct CompiledObject {
     pub peephole: Option<PeepholeStats>,
     /// What copy propagation did, if it ran.
     pub copyprop: Option<CopyStats>,
+    /// What frame-pointer omission did, if it ran.
+    pub frame: Option<FrameStats>,
     /// What the sharing of epilogues did, if it ran.
     pub epilogue: Option<EpilogueStats>,
     /// What the machine outliner did, if it ran.
@@ -303,6 +307,7 @@ pub struct LoweredModule {
     traps: Option<TrapStats>,
     peephole: Option<PeepholeStats>,
     copyprop: Option<CopyStats>,
+    frame: Option<FrameStats>,
     epilogue: Option<EpilogueStats>,
     /// What the machine passes decoded, for the outliner.
     decoded: Decoded,
@@ -403,6 +408,7 @@ pub fn lower_module(
     }
     let mut peephole_stats = None;
     let mut copyprop_stats = None;
+    let mut frame_stats = None;
     let mut epilogue_stats = None;
     // One decoder for the module's machine passes: each decodes mostly the
     // words the one before it decoded.
@@ -422,6 +428,11 @@ pub fn lower_module(
                 let report = copyprop::run_decoding(&mut functions, &mut decoder);
                 remarks.extend(report.remarks);
                 copyprop_stats = Some(report.stats);
+            }
+            MachinePass::Frame => {
+                let report = frame::run_decoding(&mut functions, &mut decoder);
+                remarks.extend(report.remarks);
+                frame_stats = Some(report.stats);
             }
             MachinePass::Epilogue => {
                 let report = epilogue::run_decoding(&mut functions, &mut decoder);
@@ -445,6 +456,7 @@ pub fn lower_module(
         traps: trap_stats,
         peephole: peephole_stats,
         copyprop: copyprop_stats,
+        frame: frame_stats,
         epilogue: epilogue_stats,
         decoded: decoder.into_known(),
         remarks,
@@ -514,6 +526,7 @@ pub fn emit_module(
         traps: lowered.traps.clone(),
         peephole: lowered.peephole.clone(),
         copyprop: lowered.copyprop.clone(),
+        frame: lowered.frame.clone(),
         epilogue: lowered.epilogue.clone(),
         outline: code.outline_stats,
         outline_tree: code.outline_tree,

@@ -20,6 +20,7 @@
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
 //! copyprop aarch64 code, per function  parec_passes::copyprop (moves into their definers)
+//! frame    aarch64 code, per function  parec_passes::frame (frame-pointer omission)
 //! epilogue aarch64 code, per function  parec_passes::epilogue (one epilogue per function)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
@@ -57,7 +58,8 @@
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
 //! and GVN by the speed policy (`inline-speed`, `gvn-speed`), instruction
-//! combining, the peepholes and copy propagation; `-Os` (the default) runs
+//! combining, the peepholes, copy propagation and frame-pointer omission;
+//! `-Os` (the default) runs
 //! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
@@ -567,6 +569,10 @@ pub enum MachinePass {
     /// Machine copy propagation: a move's definer writes its destination
     /// (`parec_passes::copyprop`).
     Copyprop,
+    /// Frame-pointer omission and frame packing: a `mov x29, sp` nothing
+    /// reads goes, `x30` is saved beside an odd callee-saved register
+    /// (`parec_passes::frame`).
+    Frame,
     /// One epilogue per function: returns that repeat another's epilogue
     /// branch to it (`parec_passes::epilogue`).
     Epilogue,
@@ -580,6 +586,7 @@ impl MachinePass {
         match self {
             MachinePass::Peephole => "peephole",
             MachinePass::Copyprop => "copyprop",
+            MachinePass::Frame => "frame",
             MachinePass::Epilogue => "epilogue",
             MachinePass::Outline => "outline",
         }
@@ -590,6 +597,7 @@ impl MachinePass {
         match self {
             MachinePass::Peephole
             | MachinePass::Copyprop
+            | MachinePass::Frame
             | MachinePass::Epilogue
             | MachinePass::Outline => {
                 matches!(arch, target_lexicon::Architecture::Aarch64(_))
@@ -615,6 +623,7 @@ impl Pass {
         Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
+        Pass::Machine(MachinePass::Frame),
         Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
@@ -630,13 +639,17 @@ impl Pass {
     /// without the size guard: measured on bench/, 4.9% fewer bytes and
     /// 2.3% less run time than without it), instruction combining (its
     /// rules replace instructions by fewer, never slower ones), the
-    /// peepholes and copy propagation (fewer instructions are faster too).
+    /// peepholes, copy propagation and frame-pointer omission (fewer
+    /// instructions are faster too; GCC and clang omit the frame pointer
+    /// at `-O2` as well). A `--passes` list without `frame` keeps every
+    /// frame record, for profilers that walk `x29`.
     pub const SPEED: &'static [Pass] = &[
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
         Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
+        Pass::Machine(MachinePass::Frame),
     ];
 
     /// The passes of `-Os`: `-Oz`'s, with GVN by the speed policy (no size
@@ -652,6 +665,7 @@ impl Pass {
         Pass::Clif(ClifPass::Combine),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
+        Pass::Machine(MachinePass::Frame),
         Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
@@ -673,6 +687,7 @@ impl MachinePass {
     const ORDER: &'static [MachinePass] = &[
         MachinePass::Peephole,
         MachinePass::Copyprop,
+        MachinePass::Frame,
         MachinePass::Epilogue,
         MachinePass::Outline,
     ];
@@ -867,7 +882,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, frame, epilogue, outline, \
              inline-speed, gvn-speed"
         );
     }
@@ -914,13 +929,18 @@ mod tests {
             vec![
                 MachinePass::Peephole,
                 MachinePass::Copyprop,
+                MachinePass::Frame,
                 MachinePass::Epilogue,
                 MachinePass::Outline
             ]
         );
         assert_eq!(
             Pipeline::for_level(OptLevel::O2).machine,
-            vec![MachinePass::Peephole, MachinePass::Copyprop]
+            vec![
+                MachinePass::Peephole,
+                MachinePass::Copyprop,
+                MachinePass::Frame
+            ]
         );
     }
 

@@ -18,6 +18,7 @@
 //! | [`traps`] | a module's aarch64 machine code | shared trap paths: a check's `udf` becomes a branch to one program-wide path per kind |
 //! | [`peephole`] | a module's aarch64 machine code | rewrites of what Cranelift's lowering leaves: `adr` for `adrp`+`add` (tiny code model), repeated computations, boolean tests as `cbz`/`cbnz`, branches on the compare, extensions of bytes |
 //! | [`copyprop`] | a module's aarch64 machine code | machine copy propagation: a move's source definer writes its destination, or its one reader reads its source |
+//! | [`frame`] | a module's aarch64 machine code | frame-pointer omission: a `mov x29, sp` nothing reads goes, and `x30` is saved beside an odd callee-saved register instead of `x29` |
 //! | [`epilogue`] | a module's aarch64 machine code | one epilogue per function: a return whose epilogue another return has becomes a branch to it |
 //! | [`outline`] | a module's aarch64 machine code | the machine outliner, local and against a global prefix tree |
 //! | [`cgdata`] | files | the versioned, checksummed container that carries merge summaries and outline trees between build rounds |
@@ -112,6 +113,7 @@ pub mod combine;
 pub mod copyprop;
 pub mod epilogue;
 pub mod fmerge;
+pub mod frame;
 pub mod guard;
 pub mod gvn;
 pub mod heat;
