@@ -2,8 +2,9 @@
 //! on a program written for them (`examples/peepholes.pare`, which the
 //! executor tests also run everywhere): what each rule leaves, that no
 //! function grows, the listing as a snapshot (`snapshots/peephole/`); the
-//! small machine passes after them, copy propagation and one epilogue per
-//! function ("Copy propagation and one epilogue"), on examples they fire on; and
+//! small machine passes after them, copy propagation, frame-pointer
+//! omission and one epilogue per function ("Copy propagation and one
+//! epilogue", "Frame-pointer omission"), on examples they fire on; and
 //! the code model: `auto` picks `adr` for a small program and `adrp` for one
 //! whose data is beyond `adr`'s reach, and `tiny` on such a program is a
 //! link error naming the relocation, never a wrong address.
@@ -196,6 +197,41 @@ fn one_epilogue_per_function() {
     settings.set_snapshot_path(workspace_root().join("snapshots/peephole"));
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("epilogue_fact", text));
+}
+
+#[test]
+fn frame_pointers_are_omitted_and_frames_packed() {
+    // `fact` saves one callee-saved register (x19) beside its frame
+    // record: the record's slot takes x19 and x30. A list without `frame`
+    // keeps every frame record (what a profiler that walks x29 needs).
+    let program = workspace_root().join("examples/recursion.pare");
+    let before = listings_of(&program, "peephole,copyprop", CodeModel::Auto);
+    let after = listings_of(&program, "peephole,copyprop,frame", CodeModel::Auto);
+    let set_ups = |code: &[String]| count(code, "mov x29, sp");
+    let records = |code: &[String]| count(code, "stp x29, x30, [sp, #-0x10]!");
+    for (name, code) in &before {
+        assert_eq!(set_ups(code), records(code), "{name}: {code:#?}");
+    }
+    for (name, code) in &after {
+        assert!(set_ups(code) == 0, "{name}: {code:#?}");
+        assert!(
+            instructions(code) + set_ups(&before[name]) <= instructions(&before[name]),
+            "{name}"
+        );
+    }
+    let fact = &after["recursion::fact"];
+    assert_eq!(records(fact), 0, "{fact:#?}");
+    assert_eq!(count(fact, "stp x19, x30, [sp, #-0x10]!"), 1, "{fact:#?}");
+    assert_eq!(count(fact, "ldp x19, x30, [sp], #0x10"), 2, "{fact:#?}");
+    assert_eq!(instructions(&before["recursion::fact"]) - instructions(fact), 4);
+    let mut text = String::new();
+    for line in fact {
+        text.push_str(&format!("{line}\n"));
+    }
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(workspace_root().join("snapshots/peephole"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| insta::assert_snapshot!("frame_fact", text));
 }
 
 #[test]

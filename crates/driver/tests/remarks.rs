@@ -504,6 +504,19 @@ fn remarks_add_up_to_every_pass_statistics() {
                     }
                 },
                 {
+                    let frame = obj.frame.as_ref().expect("frame pointers were omitted");
+                    MachineCounts {
+                        pass: "frame",
+                        counts: vec![
+                            ("functions", frame.functions),
+                            ("omitted", frame.omitted),
+                            ("packed", frame.packed),
+                        ],
+                        passed: ("packed", frame.packed),
+                        bytes: (frame.bytes_before, frame.bytes_after),
+                    }
+                },
+                {
                     let epilogue = obj.epilogue.as_ref().expect("the epilogues were shared");
                     MachineCounts {
                         pass: "epilogue",
