@@ -83,17 +83,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-merge",
         "group reverted whole",
     ),
-    // Appeared when the prices (measured in Cranelift's bytes, before the
-    // machine passes) met the machine passes' new rewrites (copyprop, one
-    // epilogue per function, checks branching straight to the trap
-    // paths): GVN's own size guard keeps `main`'s rewrite (12 bytes
-    // smaller in Cranelift's bytes, 8 larger in the object), and the end
-    // guard compares with the module before inlining, which is larger.
-    (
-        "examples/exit_code.pare",
-        "-gvn",
-        "prices before machine passes",
-    ),
 ];
 
 /// A build's configuration: a name for the table and the pipeline.

@@ -58,6 +58,10 @@
 //!      a register are refused;
 //!    - neither the odd push nor a restore a branch target.
 //!
+//!    A function without exits (it ends in calls that do not return and
+//!    `udf`, as the runtime's `pare_exit`) has no restore: its prologue
+//!    alone is packed.
+//!
 //!    Then the save and the push become `stp xN, x30, [sp, #-16]!` and
 //!    every `ldr xN, [sp], #16; ldp x29, x30, [sp], #16` becomes `ldp xN,
 //!    x30, [sp], #16`.
@@ -294,9 +298,6 @@ fn pack(func: &LiftedFunction, decoder: &mut Decoder) -> Option<LiftedFunction> 
             return None;
         }
         restores.push(i);
-    }
-    if restores.is_empty() {
-        return None;
     }
     let rewritten = |i: usize| i <= 1 || restores.contains(&i) || restores.contains(&(i + 1));
     for (i, (_, item)) in func.items.iter().enumerate() {
@@ -705,6 +706,15 @@ mod tests {
         let expected: Vec<u32> = before.iter().copied().filter(|&w| w != SET_UP).collect();
         assert_eq!(after, expected);
         assert_eq!((report.stats.omitted, report.stats.packed), (2, 0));
+    }
+
+    #[test]
+    fn a_function_that_never_returns_packs_its_prologue() {
+        let before = [SAVE, SET_UP, SAVE_X19, MOV_X19_X0, BL, MOV_X0_X19, BL, 0x0000_C11F];
+        let (after, report) = framed(&before, &[16, 24]);
+        assert_eq!(after[0], 0xA9BF_7BF3); // stp x19, x30, [sp, #-16]!
+        assert_eq!(after[1..], before[3..]);
+        assert_eq!(report.stats.packed, 1);
     }
 
     #[test]

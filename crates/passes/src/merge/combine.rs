@@ -218,7 +218,9 @@ fn price(
 
 /// aarch64 bytes of a thunk besides its parameters: `b body` for a tail
 /// call; `stp x29, x30, [sp, #-16]!; mov x29, sp; bl body;
-/// ldp x29, x30, [sp], #16; ret` for call-and-return (the C ABI).
+/// ldp x29, x30, [sp], #16; ret` for call-and-return (the C ABI), as
+/// Cranelift emits it (`crate::frame` deletes the `mov` later; pricing
+/// that made bench/ worse: `crate::fmerge::profit`'s `FRAME`).
 pub fn thunk_overhead(call_and_return: bool) -> u64 {
     if call_and_return {
         20
