@@ -2,7 +2,7 @@
 //! nothing reads goes, and where `x29` is then never written, `x30` takes
 //! the frame record's slot beside an odd callee-saved register.
 //!
-//! AAPCS64 (§6.2.3, "The Frame Pointer") lets a platform choose whether
+//! AAPCS64 ("The Frame Pointer") lets a platform choose whether
 //! `x29` must always address a valid frame record; where it need not, `x29`
 //! is an ordinary callee-saved register. parec's code emits no unwind
 //! information (`unwind_info=false`) and its runtime walks no frame chain,
@@ -93,6 +93,15 @@
 //! is one forward pass over the items (each item's depth is set once).
 //! Saves 4 bytes per omitted set-up, and 4 more plus 4 per epilogue where
 //! the frame is packed.
+//!
+//! # Effect
+//!
+//! On bench/ at `-Oz` (one round), 1 `mov x29, sp` is left of 688: in
+//! vm's `main`, whose unconditional jump to a shared trap path is an exit
+//! to liveness (a tail jump reads the callee-saved registers). 218
+//! functions are packed; 435 keep a record, with an even number of saves
+//! or none, where packing would save nothing. The frame role at `-Oz
+//! --two-rounds` went from 19,364 to 14,976 bytes (runtime included).
 
 use std::fmt;
 
