@@ -115,6 +115,7 @@ pub mod fmerge;
 pub mod guard;
 pub mod gvn;
 pub mod heat;
+pub mod ifconv;
 pub mod inline;
 pub mod machine;
 pub mod merge;

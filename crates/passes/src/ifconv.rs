@@ -1,0 +1,559 @@
+//! If-conversion on CLIF: two-way joins become `select`s.
+//!
+//! A front end lowers `if c { a } else { b }` to a branch whose two paths
+//! meet in a block parameter. Cranelift keeps that control flow as it came
+//! (its e-graph rewrites within the data flow; nothing in it turns a CFG
+//! into a `select`), so a clamp or a saturating add costs a compare, a
+//! conditional branch, an unconditional branch around the other arm and
+//! often a move on each edge. This pass executes the arms of small two-way
+//! joins unconditionally and picks the joined values with `select`, which
+//! aarch64 lowers to `cmp` + `csel`: straight-line code, no branch to
+//! mispredict.
+//!
+//! It follows LLVM's SimplifyCFG, `FoldTwoEntryPHINode` and
+//! `SpeculativelyExecuteBB` (`llvm/lib/Transforms/Utils/SimplifyCFG.cpp`),
+//! which fold the same shapes under a cost budget, and the classic
+//! if-conversion of Allen, Kennedy, Porterfield and Warren, "Conversion of
+//! control dependence to data dependence" (POPL 1983), restricted as
+//! LLVM restricts it: only two-way joins of straight-line arms whose
+//! instructions may execute speculatively, so no guard ever predicates an
+//! instruction with an effect (their paper guards every statement of
+//! arbitrary acyclic regions; here a path's effects keep their branch).
+//!
+//! # Notation
+//!
+//! `H` is the block that branches, `brif c, T(..), F(..)`; an *arm* is a
+//! block entered only from `H`, without parameters, whose terminator is
+//! `jump J(..)`; `J` is the join. `t_i` and `f_i` are the values `J`'s `i`-th
+//! parameter receives when `c` is non-zero and when it is zero.
+//!
+//! # Shapes
+//!
+//! - **Diamond**: `T` and `F` are both arms to the same `J`, and `J` has
+//!   exactly these two predecessors.
+//! - **Triangle**: `T` is an arm to `J = F` (or, mirrored, `F` an arm to
+//!   `J = T`), and `J` has exactly the two predecessors `H` and the arm.
+//!
+//! # Algorithm
+//!
+//! For every block `H` in layout order that ends in a shape whose arms hold
+//! only *speculable* instructions (pure and non-trapping: integer and float
+//! arithmetic without division, compares, extensions, constants, `select`;
+//! no memory access, call, division, trapping conversion or `trap`), and
+//! whose cost the [`IfconvOptions`] accept:
+//!
+//! 1. the arms' instructions move, in order, before `H`'s branch;
+//! 2. each parameter of `J` becomes `t_i` when `t_i = f_i` (no select),
+//!    `t_i` when the parameter has no use, and `select c, t_i, f_i`
+//!    otherwise;
+//! 3. the branch and the arms' jumps go, `J`'s instructions are appended to
+//!    `H` and `J`'s parameters become aliases of the values of step 2: `H`,
+//!    the arms and `J` are one block.
+//!
+//! The sweep repeats until nothing changes: an `if` nested in an arm makes
+//! that arm a branch, and once converted the outer shape's arm is straight
+//! line. `J`'s own terminator may start the next shape at `H`.
+//!
+//! # Cost
+//!
+//! In aarch64 instruction words, as Cranelift lowers the shapes
+//! (`filetests/ifconv`, `ifconv_never_grows_aarch64_code`): the branch is a
+//! compare and a `b.cond` when `c` is an `icmp`/`fcmp` (2 words), a
+//! `cbnz` otherwise (1); a diamond's first arm ends in a `b` around the
+//! other (1). Each `select` is a compare and a `csel`/`fcsel` (2: Cranelift
+//! lowers every `select` of an `icmp` with its own `cmp`, and a `select` of
+//! another value with a `cmp #0`). The arms' instructions are emitted either
+//! way, once. So the rewrite changes the size by
+//! `2·selects − branch − [diamond]` words, ignoring the moves the join's
+//! parameters needed on each edge (which it saves): under
+//! [`IfconvOptions::no_larger`] only shapes where this is `≤ 0` convert — a
+//! triangle with one select, a diamond with one. Under
+//! [`IfconvOptions::max_speculated`] the arms together may hold at most that
+//! many instructions, and the join at most that many selects. Selects of
+//! `i128` and vectors, which take several instructions, are not made.
+//!
+//! Levels: `-Os` and `-Oz` use the size policy (no larger, any arm length;
+//! see docs/DESIGN.md, "If-conversion"), `-O2` the speed policy: at most
+//! four speculated instructions and four selects, LLVM's
+//! `two-entry-phi-node-folding-threshold` (4): on an out-of-order aarch64
+//! core four single-cycle operations and a `csel` cost about as much as a
+//! well-predicted branch and far less than a mispredicted one (10-15
+//! cycles).
+//!
+//! # Invariants
+//!
+//! - The output passes Cranelift's verifier and computes what the input
+//!   did: only instructions without effects or traps execute on a path
+//!   that did not execute them before, and every value keeps its
+//!   definition (the arms' values dominate `J` after the move, as `H`
+//!   dominated them before).
+//! - Only CLIF: every rule holds for every type `select` takes (integers,
+//!   floats; conditions of any integer type, non-zero meaning the first
+//!   target, as `brif` reads them).
+//! - Linear per sweep (the control-flow graph is recomputed after each
+//!   conversion: quadratic only in the number of converted shapes of one
+//!   function); sweeps are bounded by the nesting depth of the shapes.
+//!
+//! # Place in the pipeline
+//!
+//! A named pass (`ifconv`, `ifconv-speed`) right after `combine`, the last
+//! CLIF passes: after the mergers, so their hashes and alignments see the
+//! code the front end wrote (converting first would change which bodies
+//! are identical; any program's branches would merge as well as its
+//! selects, but the merge plans of earlier rounds and cgdata were built
+//! from branches), and after `combine`, whose address rule reuses `iadd`s
+//! along chains of blocks that this pass would otherwise join.
+//!
+//! References (docs/DESIGN.md): [IFCONV], [SIMPLIFYCFG].
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::flowgraph::ControlFlowGraph;
+use cranelift_codegen::ir::{
+    Block, Function, Inst, InstBuilder, InstructionData, Opcode, Value, ValueDef,
+};
+use cranelift_codegen::entity::SecondaryMap;
+use std::fmt;
+
+use crate::clif_module::ClifModule;
+use crate::size_model::used_values;
+use crate::remark::Remark;
+
+/// When a shape is converted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IfconvOptions {
+    /// Only when the estimated aarch64 code is no larger (module doc, Cost).
+    pub no_larger: bool,
+    /// At most this many speculated instructions and this many selects.
+    pub max_speculated: Option<usize>,
+}
+
+impl IfconvOptions {
+    /// `-Os` and `-Oz`: never larger, whatever the arms' length.
+    pub const SIZE: IfconvOptions = IfconvOptions {
+        no_larger: true,
+        max_speculated: None,
+    };
+    /// `-O2`: up to four speculated instructions and four selects.
+    pub const SPEED: IfconvOptions = IfconvOptions {
+        no_larger: false,
+        max_speculated: Some(4),
+    };
+}
+
+/// What the pass found and did in a function (or, summed, a module).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IfconvStats {
+    /// Diamonds converted.
+    pub diamonds: u64,
+    /// Triangles converted.
+    pub triangles: u64,
+    /// Selects made.
+    pub selects: u64,
+    /// Instructions that now execute on both paths.
+    pub speculated: u64,
+    /// Shapes left because an arm has an effect, may trap, or the join
+    /// would need a select of a type it cannot have cheaply.
+    pub refused_unsafe: u64,
+    /// Shapes left by the cost rule of the options.
+    pub refused_cost: u64,
+}
+
+impl IfconvStats {
+    pub fn accumulate(&mut self, other: &IfconvStats) {
+        self.diamonds += other.diamonds;
+        self.triangles += other.triangles;
+        self.selects += other.selects;
+        self.speculated += other.speculated;
+        self.refused_unsafe += other.refused_unsafe;
+        self.refused_cost += other.refused_cost;
+    }
+
+    /// The counters by name, as remarks carry them (docs/REMARKS.md).
+    pub fn counters(&self) -> [(&'static str, u64); 6] {
+        [
+            ("diamonds", self.diamonds),
+            ("triangles", self.triangles),
+            ("selects", self.selects),
+            ("speculated", self.speculated),
+            ("refused_unsafe", self.refused_unsafe),
+            ("refused_cost", self.refused_cost),
+        ]
+    }
+
+    /// Shapes converted.
+    pub fn converted(&self) -> u64 {
+        self.diamonds + self.triangles
+    }
+}
+
+impl fmt::Display for IfconvStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} diamonds, {} triangles converted ({} selects, {} instructions speculated), {} refused as unsafe, {} by cost",
+            self.diamonds,
+            self.triangles,
+            self.selects,
+            self.speculated,
+            self.refused_unsafe,
+            self.refused_cost
+        )
+    }
+}
+
+/// What the pass did to a module: its statistics and one remark per
+/// function it changed.
+#[derive(Clone, Debug, Default)]
+pub struct IfconvReport {
+    pub stats: IfconvStats,
+    pub remarks: Vec<Remark>,
+}
+
+/// Converts the shapes of every function of `module`.
+pub fn run_module(module: &mut ClifModule, options: &IfconvOptions) -> IfconvReport {
+    let mut report = IfconvReport::default();
+    for def in &mut module.functions {
+        let stats = run(&mut def.func, options);
+        report.stats.accumulate(&stats);
+        if stats.converted() == 0 {
+            continue;
+        }
+        let name = module
+            .symbols
+            .get(def.symbol as usize)
+            .map_or_else(|| def.func.name.to_string(), |s| s.name.clone());
+        let mut remark = Remark::passed("ifconv", "if-converted", name, stats.to_string())
+            .in_module(&module.name);
+        for (counter, n) in stats.counters() {
+            if n > 0 {
+                remark = remark.count(counter, n);
+            }
+        }
+        report.remarks.push(remark);
+    }
+    report
+}
+
+/// Converts every shape of `func` the options accept (module doc).
+pub fn run(func: &mut Function, options: &IfconvOptions) -> IfconvStats {
+    let mut stats = IfconvStats::default();
+    let mut cfg = ControlFlowGraph::with_function(func);
+    // Refusals are counted in the last sweep only (earlier sweeps see the
+    // same shapes again).
+    loop {
+        let mut changed = false;
+        let mut refused = IfconvStats::default();
+        let blocks: Vec<Block> = func.layout.blocks().collect();
+        let used = used_values(func);
+        for head in blocks {
+            if !func.layout.is_block_inserted(head) {
+                continue;
+            }
+            let Some(shape) = find_shape(func, &cfg, head) else {
+                continue;
+            };
+            match judge(func, &shape, &used, options) {
+                Verdict::Convert(selects) => {
+                    convert(func, &shape, &selects, &mut stats);
+                    cfg.compute(func);
+                    changed = true;
+                }
+                Verdict::Unsafe => refused.refused_unsafe += 1,
+                Verdict::TooCostly => refused.refused_cost += 1,
+            }
+        }
+        if !changed {
+            stats.refused_unsafe = refused.refused_unsafe;
+            stats.refused_cost = refused.refused_cost;
+            break;
+        }
+    }
+    if stats.converted() > 0 {
+        func.dfg.resolve_all_aliases();
+    }
+    stats
+}
+
+/// A diamond or triangle ending at `head` (module doc, Shapes).
+struct Shape {
+    head: Block,
+    branch: Inst,
+    cond: Value,
+    /// The arms, the `then` arm first; one for a triangle.
+    arms: Vec<Block>,
+    join: Block,
+    /// What the join's parameters receive when `cond` is non-zero / zero.
+    then_args: Vec<Value>,
+    else_args: Vec<Value>,
+}
+
+impl Shape {
+    fn is_diamond(&self) -> bool {
+        self.arms.len() == 2
+    }
+}
+
+/// The values a branch passes (`None` if one is not a plain value).
+fn plain_args(func: &Function, call: &cranelift_codegen::ir::BlockCall) -> Option<Vec<Value>> {
+    call.args(&func.dfg.value_lists)
+        .map(|arg| arg.as_value())
+        .collect()
+}
+
+/// `block` as an arm of `head`: entered only from `head`'s branch, without
+/// parameters, ending in a `jump`. Returns the jump's target and arguments.
+fn arm_of(func: &Function, cfg: &ControlFlowGraph, head: Block, block: Block) -> Option<(Block, Vec<Value>)> {
+    if block == head
+        || Some(block) == func.layout.entry_block()
+        || !func.dfg.block_params(block).is_empty()
+    {
+        return None;
+    }
+    let mut preds = cfg.pred_iter(block);
+    match (preds.next(), preds.next()) {
+        (Some(p), None) if p.block == head => {}
+        _ => return None,
+    }
+    let last = func.layout.last_inst(block)?;
+    match &func.dfg.insts[last] {
+        InstructionData::Jump { destination, .. } => {
+            let target = destination.block(&func.dfg.value_lists);
+            Some((target, plain_args(func, destination)?))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `join` has exactly the predecessors `a` and `b`.
+fn joins_exactly(cfg: &ControlFlowGraph, join: Block, a: Block, b: Block) -> bool {
+    let preds: Vec<Block> = cfg.pred_iter(join).map(|p| p.block).collect();
+    preds.len() == 2 && preds.contains(&a) && preds.contains(&b)
+}
+
+fn find_shape(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Shape> {
+    let branch = func.layout.last_inst(head)?;
+    let InstructionData::Brif { arg, blocks, .. } = &func.dfg.insts[branch] else {
+        return None;
+    };
+    let pool = &func.dfg.value_lists;
+    let (t, f) = (blocks[0].block(pool), blocks[1].block(pool));
+    if t == f {
+        return None;
+    }
+    let valid_join = |join: Block| {
+        join != head && Some(join) != func.layout.entry_block() && join != t && join != f
+    };
+    let shape = |arms: Vec<Block>, join: Block, then_args: Vec<Value>, else_args: Vec<Value>| Shape {
+        head,
+        branch,
+        cond: *arg,
+        arms,
+        join,
+        then_args,
+        else_args,
+    };
+    let then_arm = arm_of(func, cfg, head, t);
+    let else_arm = arm_of(func, cfg, head, f);
+    match (then_arm, else_arm) {
+        (Some((jt, at)), Some((jf, af))) if jt == jf => {
+            (valid_join(jt) && joins_exactly(cfg, jt, t, f)).then(|| shape(vec![t, f], jt, at, af))
+        }
+        (Some((jt, at)), _) if jt == f => {
+            let join_ok = f != head && Some(f) != func.layout.entry_block();
+            let af = plain_args(func, &blocks[1])?;
+            (join_ok && joins_exactly(cfg, f, head, t)).then(|| shape(vec![t], f, at, af))
+        }
+        (_, Some((jf, af))) if jf == t => {
+            let join_ok = t != head && Some(t) != func.layout.entry_block();
+            let at = plain_args(func, &blocks[0])?;
+            (join_ok && joins_exactly(cfg, t, head, f)).then(|| shape(vec![f], t, at, af))
+        }
+        _ => None,
+    }
+}
+
+enum Verdict {
+    /// Convert, with a select for each parameter marked.
+    Convert(Vec<bool>),
+    Unsafe,
+    TooCostly,
+}
+
+/// Whether `inst` may execute on a path that did not execute it: no
+/// effect, no trap, and cheap (no division even where it cannot trap).
+fn speculable(func: &Function, inst: Inst) -> bool {
+    use Opcode::*;
+    let opcode = func.dfg.insts[inst].opcode();
+    matches!(
+        opcode,
+        Iconst
+            | F32const
+            | F64const
+            | Iadd
+            | Isub
+            | Ineg
+            | Iabs
+            | Imul
+            | Umulhi
+            | Smulhi
+            | Smin
+            | Smax
+            | Umin
+            | Umax
+            | Band
+            | Bor
+            | Bxor
+            | Bnot
+            | Ishl
+            | Ushr
+            | Sshr
+            | Rotl
+            | Rotr
+            | Clz
+            | Cls
+            | Ctz
+            | Popcnt
+            | Bitrev
+            | Bswap
+            | Bmask
+            | Icmp
+            | Fcmp
+            | Select
+            | Uextend
+            | Sextend
+            | Ireduce
+            | Fadd
+            | Fsub
+            | Fmul
+            | Fneg
+            | Fabs
+            | Fcopysign
+            | Fmin
+            | Fmax
+            | Fpromote
+            | Fdemote
+            | FcvtFromSint
+            | FcvtFromUint
+            | FcvtToSintSat
+            | FcvtToUintSat
+    ) && !func.dfg.inst_results(inst).iter().any(|&v| {
+        let ty = func.dfg.value_type(v);
+        ty.is_vector() || ty.bits() > 64
+    })
+}
+
+/// Words the branch takes: `cmp` + `b.cond` when the condition is a compare
+/// Cranelift lowers into flags, `cbnz` otherwise.
+fn branch_words(func: &Function, cond: Value) -> i64 {
+    let is_compare = match func.dfg.value_def(cond) {
+        ValueDef::Result(inst, _) => matches!(
+            func.dfg.insts[inst].opcode(),
+            Opcode::Icmp | Opcode::Fcmp
+        ),
+        _ => false,
+    };
+    if is_compare {
+        2
+    } else {
+        1
+    }
+}
+
+/// The arms' instructions, without their jumps.
+fn arm_body(func: &Function, arm: Block) -> Vec<Inst> {
+    let last = func.layout.last_inst(arm);
+    func.layout
+        .block_insts(arm)
+        .filter(|&i| Some(i) != last)
+        .collect()
+}
+
+/// Which of the join's parameters need a select (module doc, step 2):
+/// those that receive two values and have a use. `used` may say a value
+/// is used that no longer is (the sweep computed it before its last
+/// conversions), never the other way round: the selects a conversion makes
+/// use only values its branches already passed.
+fn needs_select(func: &Function, shape: &Shape, used: &SecondaryMap<Value, bool>) -> Vec<bool> {
+    let params = func.dfg.block_params(shape.join);
+    (0..shape.then_args.len())
+        .map(|i| shape.then_args[i] != shape.else_args[i] && used[params[i]])
+        .collect()
+}
+
+fn judge(
+    func: &Function,
+    shape: &Shape,
+    used: &SecondaryMap<Value, bool>,
+    options: &IfconvOptions,
+) -> Verdict {
+    let body: Vec<Inst> = shape.arms.iter().flat_map(|&a| arm_body(func, a)).collect();
+    if !body.iter().all(|&i| speculable(func, i)) {
+        return Verdict::Unsafe;
+    }
+    let selects = needs_select(func, shape, used);
+    let params = func.dfg.block_params(shape.join);
+    let wide = params.iter().zip(&selects).any(|(&p, &s)| {
+        let ty = func.dfg.value_type(p);
+        s && (ty.is_vector() || ty.bits() > 64)
+    });
+    if wide {
+        return Verdict::Unsafe;
+    }
+    let n_selects = selects.iter().filter(|&&s| s).count();
+    if options.no_larger {
+        let saved = branch_words(func, shape.cond) + i64::from(shape.is_diamond());
+        if 2 * n_selects as i64 > saved {
+            return Verdict::TooCostly;
+        }
+    }
+    if let Some(cap) = options.max_speculated {
+        if body.len() > cap || n_selects > cap {
+            return Verdict::TooCostly;
+        }
+    }
+    Verdict::Convert(selects)
+}
+
+/// Rewrites `shape` into one straight-line block (module doc, Algorithm).
+fn convert(func: &mut Function, shape: &Shape, selects: &[bool], stats: &mut IfconvStats) {
+    // 1. The arms' instructions move before the branch; the arms go.
+    for &arm in &shape.arms {
+        for inst in arm_body(func, arm) {
+            func.layout.remove_inst(inst);
+            func.layout.insert_inst(inst, shape.branch);
+            stats.speculated += 1;
+        }
+        func.layout.remove_block_and_insts(arm);
+    }
+    // 2. What each of the join's parameters receives.
+    let mut cursor = FuncCursor::new(func).at_inst(shape.branch);
+    let incoming: Vec<Value> = (0..shape.then_args.len())
+        .map(|i| {
+            if selects[i] {
+                stats.selects += 1;
+                cursor
+                    .ins()
+                    .select(shape.cond, shape.then_args[i], shape.else_args[i])
+            } else {
+                shape.then_args[i]
+            }
+        })
+        .collect();
+    // 3. The join becomes the rest of the head.
+    func.layout.remove_inst(shape.branch);
+    let params = func.dfg.detach_block_params(shape.join);
+    for (i, &value) in incoming.iter().enumerate() {
+        let param = params.get(i, &func.dfg.value_lists).expect("one value per parameter");
+        func.dfg.change_to_alias(param, value);
+    }
+    while let Some(inst) = func.layout.first_inst(shape.join) {
+        func.layout.remove_inst(inst);
+        func.layout.append_inst(inst, shape.head);
+    }
+    func.layout.remove_block(shape.join);
+    if shape.is_diamond() {
+        stats.diamonds += 1;
+    } else {
+        stats.triangles += 1;
+    }
+}
