@@ -149,6 +149,9 @@ pub struct IfconvStats {
     pub triangles: u64,
     /// Selects made.
     pub selects: u64,
+    /// Joins of 0/1 values made `bor`/`band` of the condition, or the
+    /// condition itself, instead of selects.
+    pub boolean: u64,
     /// Instructions that now execute on both paths.
     pub speculated: u64,
     /// Shapes left because an arm has an effect, may trap, or the join
@@ -163,17 +166,19 @@ impl IfconvStats {
         self.diamonds += other.diamonds;
         self.triangles += other.triangles;
         self.selects += other.selects;
+        self.boolean += other.boolean;
         self.speculated += other.speculated;
         self.refused_unsafe += other.refused_unsafe;
         self.refused_cost += other.refused_cost;
     }
 
     /// The counters by name, as remarks carry them (docs/REMARKS.md).
-    pub fn counters(&self) -> [(&'static str, u64); 6] {
+    pub fn counters(&self) -> [(&'static str, u64); 7] {
         [
             ("diamonds", self.diamonds),
             ("triangles", self.triangles),
             ("selects", self.selects),
+            ("boolean", self.boolean),
             ("speculated", self.speculated),
             ("refused_unsafe", self.refused_unsafe),
             ("refused_cost", self.refused_cost),
@@ -190,10 +195,11 @@ impl fmt::Display for IfconvStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} diamonds, {} triangles converted ({} selects, {} instructions speculated), {} refused as unsafe, {} by cost",
+            "{} diamonds, {} triangles converted ({} selects, {} boolean joins, {} instructions speculated), {} refused as unsafe, {} by cost",
             self.diamonds,
             self.triangles,
             self.selects,
+            self.boolean,
             self.speculated,
             self.refused_unsafe,
             self.refused_cost
@@ -202,7 +208,7 @@ impl fmt::Display for IfconvStats {
 }
 
 /// What the pass did to a module: its statistics and one remark per
-/// function it changed.
+/// function with a shape (converted: passed; all refused: missed).
 #[derive(Clone, Debug, Default)]
 pub struct IfconvReport {
     pub stats: IfconvStats,
@@ -215,15 +221,19 @@ pub fn run_module(module: &mut ClifModule, options: &IfconvOptions) -> IfconvRep
     for def in &mut module.functions {
         let stats = run(&mut def.func, options);
         report.stats.accumulate(&stats);
-        if stats.converted() == 0 {
+        if stats == IfconvStats::default() {
             continue;
         }
         let name = module
             .symbols
             .get(def.symbol as usize)
             .map_or_else(|| def.func.name.to_string(), |s| s.name.clone());
-        let mut remark = Remark::passed("ifconv", "if-converted", name, stats.to_string())
-            .in_module(&module.name);
+        let remark = if stats.converted() > 0 {
+            Remark::passed("ifconv", "if-converted", name, stats.to_string())
+        } else {
+            Remark::missed("ifconv", "not-if-converted", name, stats.to_string())
+        };
+        let mut remark = remark.in_module(&module.name);
         for (counter, n) in stats.counters() {
             if n > 0 {
                 remark = remark.count(counter, n);
@@ -245,16 +255,19 @@ pub fn run(func: &mut Function, options: &IfconvOptions) -> IfconvStats {
         let mut refused = IfconvStats::default();
         let blocks: Vec<Block> = func.layout.blocks().collect();
         let used = used_values(func);
+        let reachable = reachable_blocks(func, &cfg);
         for head in blocks {
-            if !func.layout.is_block_inserted(head) {
+            // Unreachable code is left alone: a cycle of unreachable
+            // blocks could make a join feed itself.
+            if !func.layout.is_block_inserted(head) || !reachable[head] {
                 continue;
             }
             let Some(shape) = find_shape(func, &cfg, head) else {
                 continue;
             };
             match judge(func, &shape, &used, options) {
-                Verdict::Convert(selects) => {
-                    convert(func, &shape, &selects, &mut stats);
+                Verdict::Convert(incoming) => {
+                    convert(func, &shape, &incoming, &mut stats);
                     cfg.compute(func);
                     changed = true;
                 }
@@ -272,6 +285,21 @@ pub fn run(func: &mut Function, options: &IfconvOptions) -> IfconvStats {
         func.dfg.resolve_all_aliases();
     }
     stats
+}
+
+/// The blocks reachable from the entry block. Conversions keep the set:
+/// they merge reachable blocks into reachable blocks.
+fn reachable_blocks(func: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Block, bool> {
+    let mut reachable = SecondaryMap::new();
+    let mut stack: Vec<Block> = func.layout.entry_block().into_iter().collect();
+    while let Some(block) = stack.pop() {
+        if reachable[block] {
+            continue;
+        }
+        reachable[block] = true;
+        stack.extend(cfg.succ_iter(block).filter(|&s| !reachable[s]));
+    }
+    reachable
 }
 
 /// A diamond or triangle ending at `head` (module doc, Shapes).
@@ -293,10 +321,11 @@ impl Shape {
     }
 }
 
-/// The values a branch passes (`None` if one is not a plain value).
+/// The values a branch passes, aliases resolved (`None` if one is not a
+/// plain value).
 fn plain_args(func: &Function, call: &cranelift_codegen::ir::BlockCall) -> Option<Vec<Value>> {
     call.args(&func.dfg.value_lists)
-        .map(|arg| arg.as_value())
+        .map(|arg| Some(func.dfg.resolve_aliases(arg.as_value()?)))
         .collect()
 }
 
@@ -346,7 +375,7 @@ fn find_shape(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Sh
     let shape = |arms: Vec<Block>, join: Block, then_args: Vec<Value>, else_args: Vec<Value>| Shape {
         head,
         branch,
-        cond: *arg,
+        cond: func.dfg.resolve_aliases(*arg),
         arms,
         join,
         then_args,
@@ -373,8 +402,8 @@ fn find_shape(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Sh
 }
 
 enum Verdict {
-    /// Convert, with a select for each parameter marked.
-    Convert(Vec<bool>),
+    /// Convert, each parameter of the join receiving what is said.
+    Convert(Vec<Incoming>),
     Unsafe,
     TooCostly,
 }
@@ -468,16 +497,103 @@ fn arm_body(func: &Function, arm: Block) -> Vec<Inst> {
         .collect()
 }
 
-/// Which of the join's parameters need a select (module doc, step 2):
-/// those that receive two values and have a use. `used` may say a value
-/// is used that no longer is (the sweep computed it before its last
-/// conversions), never the other way round: the selects a conversion makes
-/// use only values its branches already passed.
-fn needs_select(func: &Function, shape: &Shape, used: &SecondaryMap<Value, bool>) -> Vec<bool> {
+/// What a parameter of the join becomes (module doc, step 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Incoming {
+    /// The `then` value: both edges pass it, or the parameter has no use.
+    Then,
+    /// `cond` itself: the edges pass 1 and 0, and `cond` is a 0/1 value
+    /// of the parameter's type.
+    Cond,
+    /// `bor cond, f`: the `then` edge passes 1 (or `cond`), both are 0/1
+    /// values.
+    Or,
+    /// `band cond, t`: the `else` edge passes 0 (or `cond`), both are 0/1
+    /// values.
+    And,
+    /// `select cond, t, f`.
+    Select,
+}
+
+/// The constant `value` is, if an `iconst` defines it.
+fn constant(func: &Function, value: Value) -> Option<i64> {
+    let value = func.dfg.resolve_aliases(value);
+    let inst = func.dfg.value_def(value).inst()?;
+    match func.dfg.insts[inst] {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm.bits()),
+        _ => None,
+    }
+}
+
+/// Whether `value` is always 0 or 1: a compare, the constant 0 or 1, or
+/// `band`/`bor`/`bxor` of such values (what `&&` and `||` join into once
+/// converted), looked through to a small depth.
+fn is_boolean(func: &Function, value: Value, depth: u32) -> bool {
+    let value = func.dfg.resolve_aliases(value);
+    if matches!(constant(func, value), Some(0 | 1)) {
+        return true;
+    }
+    let Some(inst) = func.dfg.value_def(value).inst() else {
+        return false;
+    };
+    match func.dfg.insts[inst].opcode() {
+        Opcode::Icmp | Opcode::Fcmp => true,
+        Opcode::Band | Opcode::Bor | Opcode::Bxor if depth > 0 => func
+            .dfg
+            .inst_args(inst)
+            .iter()
+            .all(|&a| is_boolean(func, a, depth - 1)),
+        _ => false,
+    }
+}
+
+/// What each of the join's parameters becomes. `used` may say a value is
+/// used that no longer is (the sweep computed it before its last
+/// conversions), never the other way round: what a conversion makes uses
+/// only values its branches already passed.
+fn incoming(func: &Function, shape: &Shape, used: &SecondaryMap<Value, bool>) -> Vec<Incoming> {
     let params = func.dfg.block_params(shape.join);
+    let cond_type = func.dfg.value_type(shape.cond);
+    let boolean_cond = is_boolean(func, shape.cond, 4);
     (0..shape.then_args.len())
-        .map(|i| shape.then_args[i] != shape.else_args[i] && used[params[i]])
+        .map(|i| {
+            let (t, f) = (shape.then_args[i], shape.else_args[i]);
+            if t == f || !used[params[i]] {
+                return Incoming::Then;
+            }
+            if !boolean_cond || func.dfg.value_type(params[i]) != cond_type {
+                return Incoming::Select;
+            }
+            // `cond` is 1 on the `then` edge and 0 on the other.
+            let then_one = t == shape.cond || constant(func, t) == Some(1);
+            let else_zero = f == shape.cond || constant(func, f) == Some(0);
+            match (then_one, else_zero) {
+                (true, true) => Incoming::Cond,
+                (true, false) if is_boolean(func, f, 4) => Incoming::Or,
+                (false, true) if is_boolean(func, t, 4) => Incoming::And,
+                _ => Incoming::Select,
+            }
+        })
         .collect()
+}
+
+/// Words of what `incoming` makes (module doc, Cost): a select is a
+/// compare and a `csel`; `cond` as a value costs a `cset` when it was a
+/// compare only the branch read; `bor`/`band` one word more.
+fn incoming_words(incoming: &[Incoming], compare_cond: bool) -> i64 {
+    let cset = i64::from(compare_cond);
+    incoming
+        .iter()
+        .map(|k| match k {
+            Incoming::Then => 0,
+            Incoming::Cond => cset,
+            Incoming::Or | Incoming::And => 1 + cset,
+            Incoming::Select => 2,
+        })
+        .sum()
 }
 
 fn judge(
@@ -490,32 +606,33 @@ fn judge(
     if !body.iter().all(|&i| speculable(func, i)) {
         return Verdict::Unsafe;
     }
-    let selects = needs_select(func, shape, used);
+    let incoming = incoming(func, shape, used);
     let params = func.dfg.block_params(shape.join);
-    let wide = params.iter().zip(&selects).any(|(&p, &s)| {
+    let wide = params.iter().zip(&incoming).any(|(&p, &k)| {
         let ty = func.dfg.value_type(p);
-        s && (ty.is_vector() || ty.bits() > 64)
+        k == Incoming::Select && (ty.is_vector() || ty.bits() > 64)
     });
     if wide {
         return Verdict::Unsafe;
     }
-    let n_selects = selects.iter().filter(|&&s| s).count();
     if options.no_larger {
-        let saved = branch_words(func, shape.cond) + i64::from(shape.is_diamond());
-        if 2 * n_selects as i64 > saved {
+        let branch = branch_words(func, shape.cond);
+        let saved = branch + i64::from(shape.is_diamond());
+        if incoming_words(&incoming, branch == 2) > saved {
             return Verdict::TooCostly;
         }
     }
     if let Some(cap) = options.max_speculated {
-        if body.len() > cap || n_selects > cap {
+        let made = incoming.iter().filter(|&&k| k != Incoming::Then).count();
+        if body.len() > cap || made > cap {
             return Verdict::TooCostly;
         }
     }
-    Verdict::Convert(selects)
+    Verdict::Convert(incoming)
 }
 
 /// Rewrites `shape` into one straight-line block (module doc, Algorithm).
-fn convert(func: &mut Function, shape: &Shape, selects: &[bool], stats: &mut IfconvStats) {
+fn convert(func: &mut Function, shape: &Shape, incoming: &[Incoming], stats: &mut IfconvStats) {
     // 1. The arms' instructions move before the branch; the arms go.
     for &arm in &shape.arms {
         for inst in arm_body(func, arm) {
@@ -527,22 +644,29 @@ fn convert(func: &mut Function, shape: &Shape, selects: &[bool], stats: &mut Ifc
     }
     // 2. What each of the join's parameters receives.
     let mut cursor = FuncCursor::new(func).at_inst(shape.branch);
-    let incoming: Vec<Value> = (0..shape.then_args.len())
-        .map(|i| {
-            if selects[i] {
-                stats.selects += 1;
-                cursor
-                    .ins()
-                    .select(shape.cond, shape.then_args[i], shape.else_args[i])
-            } else {
-                shape.then_args[i]
+    let (c, t, f) = (shape.cond, &shape.then_args, &shape.else_args);
+    let values: Vec<Value> = incoming
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            match kind {
+                Incoming::Then => {}
+                Incoming::Select => stats.selects += 1,
+                _ => stats.boolean += 1,
+            }
+            match kind {
+                Incoming::Then => t[i],
+                Incoming::Cond => c,
+                Incoming::Or => cursor.ins().bor(c, f[i]),
+                Incoming::And => cursor.ins().band(c, t[i]),
+                Incoming::Select => cursor.ins().select(c, t[i], f[i]),
             }
         })
         .collect();
     // 3. The join becomes the rest of the head.
     func.layout.remove_inst(shape.branch);
     let params = func.dfg.detach_block_params(shape.join);
-    for (i, &value) in incoming.iter().enumerate() {
+    for (i, &value) in values.iter().enumerate() {
         let param = params.get(i, &func.dfg.value_lists).expect("one value per parameter");
         func.dfg.change_to_alias(param, value);
     }
