@@ -214,7 +214,11 @@ impl ClifPass {
                     Policy::Size => IfconvOptions::SIZE,
                     Policy::Speed => IfconvOptions::SPEED,
                 };
-                let report = ifconv::run_module(module, &options);
+                let measure = match policy {
+                    Policy::Size => measuring_isa(module, isa),
+                    Policy::Speed => MeasuringIsa::Own(None),
+                };
+                let report = ifconv::run_module(module, &options, measure.get());
                 PassOutcome {
                     stats: PassStats::Ifconv(report.stats),
                     remarks: report.remarks,

@@ -45,7 +45,13 @@
 //! 1. the arms' instructions move, in order, before `H`'s branch;
 //! 2. each parameter of `J` becomes `t_i` when `t_i = f_i` (no select),
 //!    `t_i` when the parameter has no use, and `select c, t_i, f_i`
-//!    otherwise;
+//!    otherwise — except for *boolean joins*, where `c`, `t_i` and `f_i`
+//!    are 0/1 values of one type (compares, the constants 0 and 1, and
+//!    `band`/`bor`/`bxor` of such): `t_i = 1` (or `c`) and `f_i = 0` (or
+//!    `c`) is `c` itself, `t_i = 1` (or `c`) is `bor c, f_i`, `f_i = 0` (or
+//!    `c`) is `band c, t_i`. These are Pare's `a || b` and `a && b`, which
+//!    the front end lowers to triangles: a chain of `||` becomes a chain
+//!    of `bor`s, each link's condition the previous `bor`;
 //! 3. the branch and the arms' jumps go, `J`'s instructions are appended to
 //!    `H` and `J`'s parameters become aliases of the values of step 2: `H`,
 //!    the arms and `J` are one block.
@@ -62,14 +68,19 @@
 //! `cbnz` otherwise (1); a diamond's first arm ends in a `b` around the
 //! other (1). Each `select` is a compare and a `csel`/`fcsel` (2: Cranelift
 //! lowers every `select` of an `icmp` with its own `cmp`, and a `select` of
-//! another value with a `cmp #0`). The arms' instructions are emitted either
-//! way, once. So the rewrite changes the size by
-//! `2·selects − branch − [diamond]` words, ignoring the moves the join's
-//! parameters needed on each edge (which it saves): under
+//! another value with a `cmp #0`); a boolean join's `bor`/`band` is 1, plus
+//! a `cset` when `c` is a compare that only the branch read (`c` itself:
+//! only the `cset`). The arms' instructions are emitted either way, once.
+//! So the rewrite changes the size by `joins − branch − [diamond]` words,
+//! ignoring the moves the join's parameters needed on each edge (which it
+//! saves, so the estimate errs on the side of refusing: a triangle with two
+//! selects, 28 → 24 bytes in `filetests/ifconv/cost.clif`, stays): under
 //! [`IfconvOptions::no_larger`] only shapes where this is `≤ 0` convert — a
-//! triangle with one select, a diamond with one. Under
+//! triangle or a diamond with one select, any link of an `||` or `&&`
+//! chain. Under
 //! [`IfconvOptions::max_speculated`] the arms together may hold at most that
-//! many instructions, and the join at most that many selects. Selects of
+//! many instructions, and the join at most that many selects and boolean
+//! joins. Selects of
 //! `i128` and vectors, which take several instructions, are not made.
 //!
 //! Levels: `-Os` and `-Oz` use the size policy (no larger, any arm length;
@@ -112,9 +123,11 @@ use cranelift_codegen::ir::{
     Block, Function, Inst, InstBuilder, InstructionData, Opcode, Value, ValueDef,
 };
 use cranelift_codegen::entity::SecondaryMap;
+use cranelift_codegen::isa::TargetIsa;
 use std::fmt;
 
 use crate::clif_module::ClifModule;
+use crate::code_cache::code_size;
 use crate::size_model::used_values;
 use crate::remark::Remark;
 
@@ -123,6 +136,9 @@ use crate::remark::Remark;
 pub struct IfconvOptions {
     /// Only when the estimated aarch64 code is no larger (module doc, Cost).
     pub no_larger: bool,
+    /// Only when the estimated aarch64 code is smaller (what
+    /// [`run_measured`] falls back to).
+    pub smaller: bool,
     /// At most this many speculated instructions and this many selects.
     pub max_speculated: Option<usize>,
 }
@@ -131,11 +147,13 @@ impl IfconvOptions {
     /// `-Os` and `-Oz`: never larger, whatever the arms' length.
     pub const SIZE: IfconvOptions = IfconvOptions {
         no_larger: true,
+        smaller: false,
         max_speculated: None,
     };
     /// `-O2`: up to four speculated instructions and four selects.
     pub const SPEED: IfconvOptions = IfconvOptions {
         no_larger: false,
+        smaller: false,
         max_speculated: Some(4),
     };
 }
@@ -154,6 +172,11 @@ pub struct IfconvStats {
     pub boolean: u64,
     /// Instructions that now execute on both paths.
     pub speculated: u64,
+    /// Of the shapes converted, those estimated at no change in size.
+    pub neutral: u64,
+    /// Functions whose conversions [`run_measured`] undid in part or in
+    /// whole because Cranelift's code for them grew.
+    pub measured_back: u64,
     /// Shapes left because an arm has an effect, may trap, or the join
     /// would need a select of a type it cannot have cheaply.
     pub refused_unsafe: u64,
@@ -168,18 +191,22 @@ impl IfconvStats {
         self.selects += other.selects;
         self.boolean += other.boolean;
         self.speculated += other.speculated;
+        self.neutral += other.neutral;
+        self.measured_back += other.measured_back;
         self.refused_unsafe += other.refused_unsafe;
         self.refused_cost += other.refused_cost;
     }
 
     /// The counters by name, as remarks carry them (docs/REMARKS.md).
-    pub fn counters(&self) -> [(&'static str, u64); 7] {
+    pub fn counters(&self) -> [(&'static str, u64); 9] {
         [
             ("diamonds", self.diamonds),
             ("triangles", self.triangles),
             ("selects", self.selects),
             ("boolean", self.boolean),
             ("speculated", self.speculated),
+            ("neutral", self.neutral),
+            ("measured_back", self.measured_back),
             ("refused_unsafe", self.refused_unsafe),
             ("refused_cost", self.refused_cost),
         ]
@@ -195,14 +222,16 @@ impl fmt::Display for IfconvStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} diamonds, {} triangles converted ({} selects, {} boolean joins, {} instructions speculated), {} refused as unsafe, {} by cost",
+            "{} diamonds, {} triangles converted ({} selects, {} boolean joins, {} instructions speculated, {} estimated neutral), {} refused as unsafe, {} by cost, {} functions measured back",
             self.diamonds,
             self.triangles,
             self.selects,
             self.boolean,
             self.speculated,
+            self.neutral,
             self.refused_unsafe,
-            self.refused_cost
+            self.refused_cost,
+            self.measured_back
         )
     }
 }
@@ -216,10 +245,19 @@ pub struct IfconvReport {
 }
 
 /// Converts the shapes of every function of `module`.
-pub fn run_module(module: &mut ClifModule, options: &IfconvOptions) -> IfconvReport {
+/// With `measure`, the size policy checks its neutral conversions in
+/// Cranelift's bytes for that ISA ([`run_measured`]).
+pub fn run_module(
+    module: &mut ClifModule,
+    options: &IfconvOptions,
+    measure: Option<&dyn TargetIsa>,
+) -> IfconvReport {
     let mut report = IfconvReport::default();
     for def in &mut module.functions {
-        let stats = run(&mut def.func, options);
+        let stats = match measure {
+            Some(isa) if *options == IfconvOptions::SIZE => run_measured(&mut def.func, isa),
+            _ => run(&mut def.func, options),
+        };
         report.stats.accumulate(&stats);
         if stats == IfconvStats::default() {
             continue;
@@ -266,8 +304,9 @@ pub fn run(func: &mut Function, options: &IfconvOptions) -> IfconvStats {
                 continue;
             };
             match judge(func, &shape, &used, options) {
-                Verdict::Convert(incoming) => {
-                    convert(func, &shape, &incoming, &mut stats);
+                Verdict::Convert(conversion) => {
+                    stats.neutral += u64::from(conversion.neutral);
+                    convert(func, &shape, &conversion.incoming, &mut stats);
                     cfg.compute(func);
                     changed = true;
                 }
@@ -300,6 +339,40 @@ fn reachable_blocks(func: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Blo
         stack.extend(cfg.succ_iter(block).filter(|&s| !reachable[s]));
     }
     reachable
+}
+
+/// [`run`] by the size policy, checked in Cranelift's bytes for `isa`:
+/// when a conversion estimated neutral happened and the function's code
+/// grew, only the conversions estimated smaller are made, and none if the
+/// code still grows (module doc, Cost).
+pub fn run_measured(func: &mut Function, isa: &dyn TargetIsa) -> IfconvStats {
+    let original = func.clone();
+    let stats = run(func, &IfconvOptions::SIZE);
+    if stats.neutral == 0 {
+        return stats;
+    }
+    let Some(before) = code_size(&original, isa, None) else {
+        return stats;
+    };
+    if code_size(func, isa, None).is_some_and(|after| after <= before) {
+        return stats;
+    }
+    *func = original.clone();
+    let smaller = IfconvOptions {
+        smaller: true,
+        ..IfconvOptions::SIZE
+    };
+    let mut fallback = run(func, &smaller);
+    if fallback.converted() > 0 && !code_size(func, isa, None).is_some_and(|after| after <= before) {
+        *func = original;
+        fallback = IfconvStats {
+            refused_unsafe: stats.refused_unsafe,
+            refused_cost: stats.refused_cost + stats.converted(),
+            ..IfconvStats::default()
+        };
+    }
+    fallback.measured_back = 1;
+    fallback
 }
 
 /// A diamond or triangle ending at `head` (module doc, Shapes).
@@ -401,9 +474,16 @@ fn find_shape(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Sh
     }
 }
 
+/// How a shape is converted.
+struct Conversion {
+    /// What each parameter of the join receives.
+    incoming: Vec<Incoming>,
+    /// Whether the estimate is no change in size (module doc, Cost).
+    neutral: bool,
+}
+
 enum Verdict {
-    /// Convert, each parameter of the join receiving what is said.
-    Convert(Vec<Incoming>),
+    Convert(Conversion),
     Unsafe,
     TooCostly,
 }
@@ -615,12 +695,11 @@ fn judge(
     if wide {
         return Verdict::Unsafe;
     }
-    if options.no_larger {
-        let branch = branch_words(func, shape.cond);
-        let saved = branch + i64::from(shape.is_diamond());
-        if incoming_words(&incoming, branch == 2) > saved {
-            return Verdict::TooCostly;
-        }
+    let branch = branch_words(func, shape.cond);
+    let saved = branch + i64::from(shape.is_diamond());
+    let change = incoming_words(&incoming, branch == 2) - saved;
+    if (options.no_larger && change > 0) || (options.smaller && change >= 0) {
+        return Verdict::TooCostly;
     }
     if let Some(cap) = options.max_speculated {
         let made = incoming.iter().filter(|&&k| k != Incoming::Then).count();
@@ -628,7 +707,10 @@ fn judge(
             return Verdict::TooCostly;
         }
     }
-    Verdict::Convert(incoming)
+    Verdict::Convert(Conversion {
+        incoming,
+        neutral: change == 0,
+    })
 }
 
 /// Rewrites `shape` into one straight-line block (module doc, Algorithm).
