@@ -77,7 +77,16 @@
 //! selects, 28 → 24 bytes in `filetests/ifconv/cost.clif`, stays): under
 //! [`IfconvOptions::no_larger`] only shapes where this is `≤ 0` convert — a
 //! triangle or a diamond with one select, any link of an `||` or `&&`
-//! chain. Under
+//! chain. A diamond one of whose arms is empty costs no `b` (Cranelift
+//! threads the empty arm's edge to the join). A shape estimated at `≤ 0`
+//! may still grow the code: its arms' values and the value they replace
+//! are now live at once, and register allocation may need a move
+//! elsewhere (bench/matrix's `det_mod`, +4 bytes, and bench/backtrack's
+//! `solve`, +8). So with a target ISA ([`run_measured`], what the pipeline
+//! runs) a function with a conversion is compiled before and after; if it
+//! grew, only the conversions estimated smaller are made (if some were
+//! estimated *neutral*, at `0`), and none if it still grows. Only
+//! functions with a conversion are compiled, at most three times. Under
 //! [`IfconvOptions::max_speculated`] the arms together may hold at most that
 //! many instructions, and the join at most that many selects and boolean
 //! joins. Selects of
@@ -342,13 +351,13 @@ fn reachable_blocks(func: &Function, cfg: &ControlFlowGraph) -> SecondaryMap<Blo
 }
 
 /// [`run`] by the size policy, checked in Cranelift's bytes for `isa`:
-/// when a conversion estimated neutral happened and the function's code
-/// grew, only the conversions estimated smaller are made, and none if the
-/// code still grows (module doc, Cost).
+/// when the function's code grew, only the conversions estimated smaller
+/// are made (if some were estimated neutral), and none if the code still
+/// grows (module doc, Cost).
 pub fn run_measured(func: &mut Function, isa: &dyn TargetIsa) -> IfconvStats {
     let original = func.clone();
     let stats = run(func, &IfconvOptions::SIZE);
-    if stats.neutral == 0 {
+    if stats.converted() == 0 {
         return stats;
     }
     let Some(before) = code_size(&original, isa, None) else {
@@ -362,7 +371,11 @@ pub fn run_measured(func: &mut Function, isa: &dyn TargetIsa) -> IfconvStats {
         smaller: true,
         ..IfconvOptions::SIZE
     };
-    let mut fallback = run(func, &smaller);
+    let mut fallback = if stats.neutral > 0 {
+        run(func, &smaller)
+    } else {
+        IfconvStats::default()
+    };
     if fallback.converted() > 0 && !code_size(func, isa, None).is_some_and(|after| after <= before) {
         *func = original;
         fallback = IfconvStats {
@@ -696,7 +709,10 @@ fn judge(
         return Verdict::Unsafe;
     }
     let branch = branch_words(func, shape.cond);
-    let saved = branch + i64::from(shape.is_diamond());
+    // A diamond's `b` around the other arm: not when an arm is empty, whose
+    // edge Cranelift threads straight to the join (it is a triangle then).
+    let around = shape.is_diamond() && shape.arms.iter().all(|&a| !arm_body(func, a).is_empty());
+    let saved = branch + i64::from(around);
     let change = incoming_words(&incoming, branch == 2) - saved;
     if (options.no_larger && change > 0) || (options.smaller && change >= 0) {
         return Verdict::TooCostly;
