@@ -127,18 +127,18 @@
 //! References (docs/DESIGN.md): [IFCONV], [SIMPLIFYCFG].
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{
     Block, Function, Inst, InstBuilder, InstructionData, Opcode, Value, ValueDef,
 };
-use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::isa::TargetIsa;
 use std::fmt;
 
 use crate::clif_module::ClifModule;
 use crate::code_cache::code_size;
-use crate::size_model::used_values;
 use crate::remark::Remark;
+use crate::size_model::used_values;
 
 /// When a shape is converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -376,7 +376,7 @@ pub fn run_measured(func: &mut Function, isa: &dyn TargetIsa) -> IfconvStats {
     } else {
         IfconvStats::default()
     };
-    if fallback.converted() > 0 && !code_size(func, isa, None).is_some_and(|after| after <= before) {
+    if fallback.converted() > 0 && code_size(func, isa, None).is_none_or(|after| after > before) {
         *func = original;
         fallback = IfconvStats {
             refused_unsafe: stats.refused_unsafe,
@@ -417,7 +417,12 @@ fn plain_args(func: &Function, call: &cranelift_codegen::ir::BlockCall) -> Optio
 
 /// `block` as an arm of `head`: entered only from `head`'s branch, without
 /// parameters, ending in a `jump`. Returns the jump's target and arguments.
-fn arm_of(func: &Function, cfg: &ControlFlowGraph, head: Block, block: Block) -> Option<(Block, Vec<Value>)> {
+fn arm_of(
+    func: &Function,
+    cfg: &ControlFlowGraph,
+    head: Block,
+    block: Block,
+) -> Option<(Block, Vec<Value>)> {
     if block == head
         || Some(block) == func.layout.entry_block()
         || !func.dfg.block_params(block).is_empty()
@@ -458,15 +463,16 @@ fn find_shape(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Sh
     let valid_join = |join: Block| {
         join != head && Some(join) != func.layout.entry_block() && join != t && join != f
     };
-    let shape = |arms: Vec<Block>, join: Block, then_args: Vec<Value>, else_args: Vec<Value>| Shape {
-        head,
-        branch,
-        cond: func.dfg.resolve_aliases(*arg),
-        arms,
-        join,
-        then_args,
-        else_args,
-    };
+    let shape =
+        |arms: Vec<Block>, join: Block, then_args: Vec<Value>, else_args: Vec<Value>| Shape {
+            head,
+            branch,
+            cond: func.dfg.resolve_aliases(*arg),
+            arms,
+            join,
+            then_args,
+            else_args,
+        };
     let then_arm = arm_of(func, cfg, head, t);
     let else_arm = arm_of(func, cfg, head, f);
     match (then_arm, else_arm) {
@@ -568,10 +574,9 @@ fn speculable(func: &Function, inst: Inst) -> bool {
 /// Cranelift lowers into flags, `cbnz` otherwise.
 fn branch_words(func: &Function, cond: Value) -> i64 {
     let is_compare = match func.dfg.value_def(cond) {
-        ValueDef::Result(inst, _) => matches!(
-            func.dfg.insts[inst].opcode(),
-            Opcode::Icmp | Opcode::Fcmp
-        ),
+        ValueDef::Result(inst, _) => {
+            matches!(func.dfg.insts[inst].opcode(), Opcode::Icmp | Opcode::Fcmp)
+        }
         _ => false,
     };
     if is_compare {
@@ -765,7 +770,9 @@ fn convert(func: &mut Function, shape: &Shape, incoming: &[Incoming], stats: &mu
     func.layout.remove_inst(shape.branch);
     let params = func.dfg.detach_block_params(shape.join);
     for (i, &value) in values.iter().enumerate() {
-        let param = params.get(i, &func.dfg.value_lists).expect("one value per parameter");
+        let param = params
+            .get(i, &func.dfg.value_lists)
+            .expect("one value per parameter");
         func.dfg.change_to_alias(param, value);
     }
     while let Some(inst) = func.layout.first_inst(shape.join) {

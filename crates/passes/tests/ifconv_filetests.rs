@@ -6,16 +6,17 @@
 //! without the size policy: none may grow.
 
 use cranelift_codegen::ir::Function;
-use cranelift_codegen::isa::{self, TargetIsa};
-use cranelift_codegen::settings::{self, Configurable};
-use cranelift_codegen::{verify_function, Context};
+use cranelift_codegen::settings;
+use cranelift_codegen::verify_function;
 use parec_passes::ifconv::{self, IfconvOptions, IfconvStats};
 
 mod support;
-use support::{interpret, load_function_cases, workspace};
+use support::{aarch64_at, code_size, interpret, load_function_cases, workspace};
 
-const POLICIES: [(&str, IfconvOptions); 2] =
-    [("size", IfconvOptions::SIZE), ("speed", IfconvOptions::SPEED)];
+const POLICIES: [(&str, IfconvOptions); 2] = [
+    ("size", IfconvOptions::SIZE),
+    ("speed", IfconvOptions::SPEED),
+];
 
 fn converted(func: &Function, options: &IfconvOptions) -> (Function, IfconvStats) {
     let mut f = func.clone();
@@ -48,14 +49,20 @@ fn ifconv_filetests() {
                 if again.display().to_string() != f.display().to_string()
                     || again_stats.converted() > 0
                 {
-                    failures.push(format!("{}: not idempotent on {} ({policy})", case.name, f.name));
+                    failures.push(format!(
+                        "{}: not idempotent on {} ({policy})",
+                        case.name, f.name
+                    ));
                 }
                 snapshot.push_str(&format!("; {policy}: {stats}\n{}\n", f.display()));
             }
             for command in &case.runs {
                 for (when, funcs) in [("before", &case.funcs), ("after", &after)] {
                     if let Err(e) = command.run(|name, args| interpret(funcs, name, args)) {
-                        failures.push(format!("{}: `{command}` {when} ifconv ({policy}): {e}", case.name));
+                        failures.push(format!(
+                            "{}: `{command}` {when} ifconv ({policy}): {e}",
+                            case.name
+                        ));
                     }
                 }
             }
@@ -72,17 +79,15 @@ fn ifconv_filetests() {
     // Both shapes convert, and each refusal happens, under each policy.
     let [size, speed] = totals;
     for total in [size, speed] {
-        assert!(total.diamonds > 0 && total.triangles > 0 && total.refused_unsafe >= 4, "{total}");
+        assert!(
+            total.diamonds > 0 && total.triangles > 0 && total.refused_unsafe >= 4,
+            "{total}"
+        );
     }
-    assert!(size.refused_cost >= 2 && speed.refused_cost >= 1, "{size} / {speed}");
-}
-
-fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
-    let mut ctx = Context::for_function(func.clone());
-    ctx.compile(isa, &mut Default::default())
-        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
-        .code_buffer()
-        .len()
+    assert!(
+        size.refused_cost >= 2 && speed.refused_cost >= 1,
+        "{size} / {speed}"
+    );
 }
 
 /// aarch64 bytes of every filetest function, Cranelift alone and after
@@ -92,12 +97,7 @@ fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
 fn ifconv_never_grows_aarch64_code() {
     let mut grew = Vec::new();
     for level in ["speed", "speed_and_size"] {
-        let mut b = settings::builder();
-        b.set("opt_level", level).unwrap();
-        let isa = isa::lookup_by_name("aarch64")
-            .unwrap()
-            .finish(settings::Flags::new(b))
-            .unwrap();
+        let isa = aarch64_at(level);
         let (mut before, mut after, mut speed) = (0, 0, 0);
         for case in load_function_cases("ifconv") {
             for func in &case.funcs {
@@ -105,9 +105,15 @@ fn ifconv_never_grows_aarch64_code() {
                 let (s, _) = converted(func, &IfconvOptions::SPEED);
                 let (b, a) = (code_size(&*isa, func), code_size(&*isa, &f));
                 let sp = code_size(&*isa, &s);
-                println!("{}:{} at {level}: {b} -> size {a}, speed {sp}", case.name, func.name);
+                println!(
+                    "{}:{} at {level}: {b} -> size {a}, speed {sp}",
+                    case.name, func.name
+                );
                 if a > b {
-                    grew.push(format!("{}:{} at {level}: {b} -> {a}", case.name, func.name));
+                    grew.push(format!(
+                        "{}:{} at {level}: {b} -> {a}",
+                        case.name, func.name
+                    ));
                 }
                 before += b;
                 after += a;
