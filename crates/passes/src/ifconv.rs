@@ -83,7 +83,9 @@
 //! are now live at once, and register allocation may need a move
 //! elsewhere (bench/matrix's `det_mod`, +4 bytes, and bench/backtrack's
 //! `solve`, +8). So with a target ISA ([`run_measured`], what the pipeline
-//! runs) a function with a conversion is compiled before and after; if it
+//! runs at `-Oz`, the level that measures; at `-Os` the compilations cost
+//! 12% of its compile time on bench/ and the estimate decides alone) a
+//! function with a conversion is compiled before and after; if it
 //! grew, only the conversions estimated smaller are made (if some were
 //! estimated *neutral*, at `0`), and none if it still grows. Only
 //! functions with a conversion are compiled, at most three times. Under
@@ -92,9 +94,9 @@
 //! joins. Selects of
 //! `i128` and vectors, which take several instructions, are not made.
 //!
-//! Levels: `-Os` and `-Oz` use the size policy (no larger, any arm length;
-//! see docs/DESIGN.md, "If-conversion"), `-O2` the speed policy: at most
-//! four speculated instructions and four selects, LLVM's
+//! Levels: `-Os` and `-Oz` use the size policy (no larger, any arm length,
+//! measured at `-Oz`; see docs/DESIGN.md, "If-conversion"), `-O2` the
+//! speed policy: at most four speculated instructions and four selects, LLVM's
 //! `two-entry-phi-node-folding-threshold` (4): on an out-of-order aarch64
 //! core four single-cycle operations and a `csel` cost about as much as a
 //! well-predicted branch and far less than a mispredicted one (10-15
