@@ -16,6 +16,7 @@
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
+//! ifconv   CLIF, per function          parec_passes::ifconv (two-way joins into selects)
 //! (gvn)    CLIF, per module            parec_passes::gvn::run_nonnull_params (crate::build)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
@@ -56,10 +57,10 @@
 //!   ([`PassOutcome::remarks`], `CompiledObject::remarks` for machine
 //!   passes), in module order (docs/REMARKS.md).
 //!
-//! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining
-//! and GVN by the speed policy (`inline-speed`, `gvn-speed`), instruction
-//! combining, the peepholes, copy propagation and frame-pointer omission;
-//! `-Os` (the default) runs
+//! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining,
+//! GVN and if-conversion by the speed policy (`inline-speed`, `gvn-speed`,
+//! `ifconv-speed`), instruction combining, the peepholes, copy
+//! propagation and frame-pointer omission; `-Os` (the default) runs
 //! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
 //! compared to, is `-O2` with an empty pass list (`--passes ''`).
@@ -80,6 +81,7 @@ use parec_passes::fmerge::{self, FmergeOptions, FmergeStats, FmergeTimes};
 use parec_passes::guard::{self, GuardStats};
 use parec_passes::gvn::{self, GvnStats};
 use parec_passes::heat::HotCode;
+use parec_passes::ifconv::{self, IfconvOptions, IfconvStats};
 use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats};
 use parec_passes::price::{self, PriceOptions};
@@ -104,6 +106,11 @@ pub enum ClifPass {
     /// into memory offsets, narrow logical shifts, rotates, extending
     /// loads; the rules Cranelift's e-graph lacks. Never grows the CLIF.
     Combine,
+    /// If-conversion (`parec_passes::ifconv`): diamonds and triangles whose
+    /// arms may run speculatively become `select`s; the size policy only
+    /// where the code is no larger, the speed policy for arms of at most
+    /// four instructions.
+    Ifconv(Policy),
     /// Stable-hash global function merging (`parec_passes::merge`). Its plan
     /// comes from the build mode: local, round 1, or cgdata.
     Merge,
@@ -153,6 +160,8 @@ impl ClifPass {
             ClifPass::Gvn(Policy::Size) => "gvn",
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
             ClifPass::Combine => "combine",
+            ClifPass::Ifconv(Policy::Size) => "ifconv",
+            ClifPass::Ifconv(Policy::Speed) => "ifconv-speed",
             ClifPass::Merge => "merge",
             ClifPass::Fmerge => "fmerge",
             ClifPass::Guard => "guard",
@@ -198,6 +207,23 @@ impl ClifPass {
                 let report = combine::run_module(module);
                 PassOutcome {
                     stats: PassStats::Combine(report.stats),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Ifconv(policy) => {
+                let options = match policy {
+                    Policy::Size => IfconvOptions::SIZE,
+                    Policy::Speed => IfconvOptions::SPEED,
+                };
+                // Measured where the level measures (`-Oz`; at `-Os` the
+                // compilations cost 12% of its compile time on bench/).
+                let measure = match policy {
+                    Policy::Size if view.level.guards() => measuring_isa(module, isa),
+                    _ => MeasuringIsa::Own(None),
+                };
+                let report = ifconv::run_module(module, &options, measure.get());
+                PassOutcome {
+                    stats: PassStats::Ifconv(report.stats),
                     remarks: report.remarks,
                 }
             }
@@ -491,6 +517,7 @@ impl PassOutcome {
             ClifPass::Inline(_) => PassStats::Inline(InlineStats::default()),
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
             ClifPass::Combine => PassStats::Combine(CombineStats::default()),
+            ClifPass::Ifconv(_) => PassStats::Ifconv(IfconvStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
             ClifPass::Guard => PassStats::Guard(GuardStats::default()),
@@ -518,6 +545,7 @@ pub enum PassStats {
     Inline(InlineStats),
     Gvn(GvnStats),
     Combine(CombineStats),
+    Ifconv(IfconvStats),
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
     Fmerge(FmergeStats, FmergeTimes),
@@ -532,6 +560,7 @@ impl PassStats {
             (PassStats::Inline(a), PassStats::Inline(b)) => a.accumulate(&b),
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
             (PassStats::Combine(a), PassStats::Combine(b)) => a.accumulate(&b),
+            (PassStats::Ifconv(a), PassStats::Ifconv(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
             (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
                 a.accumulate(&b);
@@ -551,6 +580,7 @@ impl fmt::Display for PassStats {
             PassStats::Inline(s) => write!(f, "{s}"),
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Combine(s) => write!(f, "{s}"),
+            PassStats::Ifconv(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
             PassStats::Guard(s) => write!(f, "{s}"),
@@ -621,6 +651,7 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Ifconv(Policy::Size)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
@@ -638,7 +669,8 @@ impl Pass {
     /// The passes of `-O2`: inlining and GVN by the speed policy (GVN
     /// without the size guard: measured on bench/, 4.9% fewer bytes and
     /// 2.3% less run time than without it), instruction combining (its
-    /// rules replace instructions by fewer, never slower ones), the
+    /// rules replace instructions by fewer, never slower ones),
+    /// if-conversion of short arms (no branch to mispredict), the
     /// peepholes, copy propagation and frame-pointer omission (fewer
     /// instructions are faster too; GCC and clang omit the frame pointer
     /// at `-O2` as well). A `--passes` list without `frame` keeps every
@@ -647,6 +679,7 @@ impl Pass {
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Ifconv(Policy::Speed)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
@@ -663,6 +696,7 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Ifconv(Policy::Size)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
@@ -882,8 +916,8 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, frame, epilogue, outline, \
-             inline-speed, gvn-speed"
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, \
+             inline-speed, gvn-speed, ifconv-speed"
         );
     }
 
@@ -903,9 +937,10 @@ mod tests {
             vec![
                 ClifPass::Inline(Policy::Speed),
                 ClifPass::Gvn(Policy::Speed),
-                ClifPass::Combine
+                ClifPass::Combine,
+                ClifPass::Ifconv(Policy::Speed)
             ],
-            "-O2 inlines, numbers values for speed and combines"
+            "-O2 inlines, numbers values for speed, combines and if-converts"
         );
         let oz = Pipeline::for_level(OptLevel::Oz);
         assert_eq!(
@@ -915,7 +950,8 @@ mod tests {
                 ClifPass::Gvn(Policy::Size),
                 ClifPass::Merge,
                 ClifPass::Fmerge,
-                ClifPass::Combine
+                ClifPass::Combine,
+                ClifPass::Ifconv(Policy::Size)
             ]
         );
         assert!(oz.merges_after(ClifPass::Inline(Policy::Size)));

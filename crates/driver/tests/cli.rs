@@ -302,7 +302,7 @@ fn opt_rejects_unknown_passes() {
     // A bad flag: clap's status and message.
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed\n"),
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed, ifconv-speed\n"),
         "{}",
         stderr(&o)
     );
@@ -348,6 +348,24 @@ fn opt_runs_gvn_on_every_filetest() {
     }
     let count = outputs.len();
     assert!(count >= 40, "only {count} GVN filetests");
+}
+
+#[test]
+fn opt_runs_ifconv_on_its_filetests() {
+    let mut converted = 0;
+    for (path, err) in opt_on_filetests("ifconv", "ifconv") {
+        assert!(err.contains("run command(s) agree"), "{err}");
+        let stats = err
+            .lines()
+            .find(|l| l.starts_with("ifconv: "))
+            .unwrap_or_else(|| panic!("{}: no ifconv statistics", path.display()));
+        converted += stats
+            .split(' ')
+            .nth(1)
+            .and_then(|w| w.parse::<u64>().ok())
+            .expect("diamonds first");
+    }
+    assert!(converted > 0, "ifconv converted none of its filetests");
 }
 
 #[test]
@@ -510,7 +528,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed, ifconv-speed"),
         "stderr: {}",
         stderr(&o)
     );

@@ -223,7 +223,10 @@ fn frame_pointers_are_omitted_and_frames_packed() {
     assert_eq!(records(fact), 0, "{fact:#?}");
     assert_eq!(count(fact, "stp x19, x30, [sp, #-0x10]!"), 1, "{fact:#?}");
     assert_eq!(count(fact, "ldp x19, x30, [sp], #0x10"), 2, "{fact:#?}");
-    assert_eq!(instructions(&before["recursion::fact"]) - instructions(fact), 4);
+    assert_eq!(
+        instructions(&before["recursion::fact"]) - instructions(fact),
+        4
+    );
     let mut text = String::new();
     for line in fact {
         text.push_str(&format!("{line}\n"));

@@ -218,7 +218,10 @@ fn rewrite_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut
         Some(code) if code.bytes.len() < func.bytes.len() => {
             let saved = func.bytes.len() - code.bytes.len();
             let (decision, reason) = if packed.is_some() {
-                ("packed", "frame pointer omitted, x30 saved beside the odd register")
+                (
+                    "packed",
+                    "frame pointer omitted, x30 saved beside the odd register",
+                )
             } else {
                 ("omitted", "frame pointer omitted")
             };
@@ -330,11 +333,13 @@ fn pack(func: &LiftedFunction, decoder: &mut Decoder) -> Option<LiftedFunction> 
     };
     for (i, (label, item)) in func.items.iter().enumerate() {
         match i {
-            0 => out.items.push((*label, with_word(item, push_with_lr(n), decoder))),
+            0 => out
+                .items
+                .push((*label, with_word(item, push_with_lr(n), decoder))),
             1 => {}
-            _ if restores.contains(&(i + 1)) => {
-                out.items.push((*label, with_word(item, pop_with_lr(n), decoder)))
-            }
+            _ if restores.contains(&(i + 1)) => out
+                .items
+                .push((*label, with_word(item, pop_with_lr(n), decoder))),
             _ if restores.contains(&i) => {}
             _ => out.items.push((*label, item.clone())),
         }
@@ -720,7 +725,16 @@ mod tests {
 
     #[test]
     fn a_function_that_never_returns_packs_its_prologue() {
-        let before = [SAVE, SET_UP, SAVE_X19, MOV_X19_X0, BL, MOV_X0_X19, BL, 0x0000_C11F];
+        let before = [
+            SAVE,
+            SET_UP,
+            SAVE_X19,
+            MOV_X19_X0,
+            BL,
+            MOV_X0_X19,
+            BL,
+            0x0000_C11F,
+        ];
         let (after, report) = framed(&before, &[16, 24]);
         assert_eq!(after[0], 0xA9BF_7BF3); // stp x19, x30, [sp, #-16]!
         assert_eq!(after[1..], before[3..]);

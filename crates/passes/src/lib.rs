@@ -117,6 +117,7 @@ pub mod frame;
 pub mod guard;
 pub mod gvn;
 pub mod heat;
+pub mod ifconv;
 pub mod inline;
 pub mod machine;
 pub mod merge;

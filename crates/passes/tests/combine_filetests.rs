@@ -5,13 +5,12 @@
 //! every function for aarch64 with and without the pass: none may grow.
 
 use cranelift_codegen::ir::Function;
-use cranelift_codegen::isa::{self, TargetIsa};
-use cranelift_codegen::settings::{self, Configurable};
-use cranelift_codegen::{verify_function, Context};
+use cranelift_codegen::settings;
+use cranelift_codegen::verify_function;
 use parec_passes::combine::{self, CombineStats};
 
 mod support;
-use support::{interpret, load_function_cases, workspace};
+use support::{aarch64_at, code_size, interpret, load_function_cases, workspace};
 
 fn combined(func: &Function) -> (Function, CombineStats) {
     let mut f = func.clone();
@@ -67,26 +66,13 @@ fn combine_filetests() {
     assert!(total.shifts_narrowed > 0 && total.rotates > 0 && total.loads_extended > 0);
 }
 
-fn code_size(isa: &dyn TargetIsa, func: &Function) -> usize {
-    let mut ctx = Context::for_function(func.clone());
-    ctx.compile(isa, &mut Default::default())
-        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
-        .code_buffer()
-        .len()
-}
-
 /// aarch64 bytes of every filetest function, Cranelift alone and after
 /// combine, at the two optimization levels parec uses; no function grows.
 #[test]
 fn combine_never_grows_aarch64_code() {
     let mut grew = Vec::new();
     for level in ["speed", "speed_and_size"] {
-        let mut b = settings::builder();
-        b.set("opt_level", level).unwrap();
-        let isa = isa::lookup_by_name("aarch64")
-            .unwrap()
-            .finish(settings::Flags::new(b))
-            .unwrap();
+        let isa = aarch64_at(level);
         let (mut before, mut after) = (0, 0);
         for case in load_function_cases("combine") {
             for func in &case.funcs {

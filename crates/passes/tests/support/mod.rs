@@ -249,6 +249,27 @@ pub fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
         .unwrap()
 }
 
+/// The aarch64 ISA at Cranelift's `opt_level` `level` (`speed` or
+/// `speed_and_size`, the two parec uses).
+pub fn aarch64_at(level: &str) -> cranelift_codegen::isa::OwnedTargetIsa {
+    use cranelift_codegen::settings::Configurable;
+    let mut flags = settings::builder();
+    flags.set("opt_level", level).unwrap();
+    cranelift_codegen::isa::lookup_by_name("aarch64")
+        .unwrap()
+        .finish(settings::Flags::new(flags))
+        .unwrap()
+}
+
+/// Bytes of the machine code `isa` emits for `func` (it must compile).
+pub fn code_size(isa: &dyn cranelift_codegen::isa::TargetIsa, func: &Function) -> usize {
+    let mut ctx = cranelift_codegen::Context::for_function(func.clone());
+    ctx.compile(isa, &mut Default::default())
+        .unwrap_or_else(|e| panic!("{}: {e:?}", func.name))
+        .code_buffer()
+        .len()
+}
+
 /// The cases of `filetests/<dir>`, each one module, with every function a
 /// run line calls exported (the module's entry points).
 pub fn load_module_cases(dir: &str) -> Vec<Case> {
