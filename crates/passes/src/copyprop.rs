@@ -87,7 +87,7 @@ use std::fmt;
 use crate::machine::decode::{self, x, x_range, Decoder, Effects, Form, RegSet, NZCV};
 use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
 use crate::machine::liveness;
-use crate::machine::MachFunction;
+use crate::machine::{self, MachFunction};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
@@ -143,11 +143,11 @@ pub fn run(functions: &mut [MachFunction]) -> CopyReport {
 /// passes decoded (`crate::machine::decode::Decoded`).
 pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> CopyReport {
     let mut report = CopyReport::default();
-    for func in functions.iter_mut() {
-        report.stats.bytes_before += func.bytes.len() as u64;
-        propagate_function(func, decoder, &mut report);
-        report.stats.bytes_after += func.bytes.len() as u64;
-    }
+    let bytes = machine::rewrite_each(functions, |func| {
+        propagate_function(func, decoder, &mut report)
+    });
+    report.stats.bytes_before = bytes.before;
+    report.stats.bytes_after = bytes.after;
     report
 }
 

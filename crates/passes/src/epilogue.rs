@@ -59,7 +59,7 @@ use std::fmt;
 use crate::machine::decode::{Decoder, Form};
 use crate::machine::frame;
 use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::machine::MachFunction;
+use crate::machine::{self, MachFunction};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
@@ -121,11 +121,9 @@ pub fn run(functions: &mut [MachFunction]) -> EpilogueReport {
 /// passes decoded (`crate::machine::decode::Decoded`).
 pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> EpilogueReport {
     let mut report = EpilogueReport::default();
-    for func in functions.iter_mut() {
-        report.stats.bytes_before += func.bytes.len() as u64;
-        share_function(func, decoder, &mut report);
-        report.stats.bytes_after += func.bytes.len() as u64;
-    }
+    let bytes = machine::rewrite_each(functions, |func| share_function(func, decoder, &mut report));
+    report.stats.bytes_before = bytes.before;
+    report.stats.bytes_after = bytes.after;
     report
 }
 

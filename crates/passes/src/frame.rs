@@ -108,7 +108,7 @@ use std::fmt;
 
 use crate::machine::decode::{Decoder, Form, FP, SP};
 use crate::machine::lift::{self, Inst, Item, LiftedFunction};
-use crate::machine::{cfg, liveness, MachFunction};
+use crate::machine::{self, cfg, liveness, MachFunction};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
@@ -192,11 +192,11 @@ pub fn run(functions: &mut [MachFunction]) -> FrameReport {
 /// passes decoded (`crate::machine::decode::Decoded`).
 pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> FrameReport {
     let mut report = FrameReport::default();
-    for func in functions.iter_mut() {
-        report.stats.bytes_before += func.bytes.len() as u64;
-        rewrite_function(func, decoder, &mut report);
-        report.stats.bytes_after += func.bytes.len() as u64;
-    }
+    let bytes = machine::rewrite_each(functions, |func| {
+        rewrite_function(func, decoder, &mut report)
+    });
+    report.stats.bytes_before = bytes.before;
+    report.stats.bytes_after = bytes.after;
     report
 }
 

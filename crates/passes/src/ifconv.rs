@@ -140,7 +140,7 @@ use std::fmt;
 use crate::clif_module::ClifModule;
 use crate::code_cache::code_size;
 use crate::remark::Remark;
-use crate::size_model::used_values;
+use crate::size_model::{self, used_values};
 
 /// When a shape is converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -615,17 +615,9 @@ enum Incoming {
     Select,
 }
 
-/// The constant `value` is, if an `iconst` defines it.
+/// The constant `value` is, if an `iconst` defines it (aliases resolved).
 fn constant(func: &Function, value: Value) -> Option<i64> {
-    let value = func.dfg.resolve_aliases(value);
-    let inst = func.dfg.value_def(value).inst()?;
-    match func.dfg.insts[inst] {
-        InstructionData::UnaryImm {
-            opcode: Opcode::Iconst,
-            imm,
-        } => Some(imm.bits()),
-        _ => None,
-    }
+    size_model::constant(func, func.dfg.resolve_aliases(value))
 }
 
 /// Whether `value` is always 0 or 1: a compare, the constant 0 or 1, or

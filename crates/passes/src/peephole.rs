@@ -123,7 +123,7 @@ use cranelift_codegen::binemit::Reloc;
 
 use crate::machine::decode::{x, Decoder, Form, RegSet, NZCV, SP};
 use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
-use crate::machine::{cfg, liveness};
+use crate::machine::{self, cfg, liveness};
 use crate::machine::{MachFunction, MachReloc, RelocKind};
 use crate::remark::Remark;
 
@@ -219,11 +219,11 @@ pub fn run_decoding(
     decoder: &mut Decoder,
 ) -> PeepholeReport {
     let mut report = PeepholeReport::default();
-    for func in functions.iter_mut() {
-        report.stats.bytes_before += func.bytes.len() as u64;
-        rewrite_function(func, options, decoder, &mut report);
-        report.stats.bytes_after += func.bytes.len() as u64;
-    }
+    let bytes = machine::rewrite_each(functions, |func| {
+        rewrite_function(func, options, decoder, &mut report)
+    });
+    report.stats.bytes_before = bytes.before;
+    report.stats.bytes_after = bytes.after;
     report
 }
 

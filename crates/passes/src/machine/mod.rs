@@ -151,6 +151,29 @@ pub enum RelocTarget {
     FunctionOffset(u32),
 }
 
+/// A module's code bytes before and after a machine pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodeBytes {
+    pub before: u64,
+    pub after: u64,
+}
+
+/// Runs a machine pass's `rewrite` on every function of a module, in
+/// order, and counts the code bytes before and after: the loop each
+/// machine pass's `run_decoding` is.
+pub fn rewrite_each(
+    functions: &mut [MachFunction],
+    mut rewrite: impl FnMut(&mut MachFunction),
+) -> CodeBytes {
+    let mut bytes = CodeBytes::default();
+    for func in functions.iter_mut() {
+        bytes.before += func.bytes.len() as u64;
+        rewrite(func);
+        bytes.after += func.bytes.len() as u64;
+    }
+    bytes
+}
+
 /// One compiled function, as Cranelift emitted it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MachFunction {
