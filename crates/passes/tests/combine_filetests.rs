@@ -5,24 +5,13 @@
 //! every function for aarch64 with and without the pass: none may grow.
 
 use cranelift_codegen::ir::Function;
-use cranelift_codegen::settings;
-use cranelift_codegen::verify_function;
 use parec_passes::combine::{self, CombineStats};
 
 mod support;
-use support::{aarch64_at, code_size, interpret, load_function_cases, workspace};
+use support::{aarch64_at, code_size, interpret, load_function_cases, run_verified, workspace};
 
 fn combined(func: &Function) -> (Function, CombineStats) {
-    let mut f = func.clone();
-    let stats = combine::run(&mut f);
-    if let Err(errors) = verify_function(&f, &settings::Flags::new(settings::builder())) {
-        panic!(
-            "verifier errors after combine on {}:\n{errors}\n{}",
-            func.name,
-            f.display()
-        );
-    }
-    (f, stats)
+    run_verified(func, "combine", combine::run)
 }
 
 #[test]

@@ -19,7 +19,7 @@ use parec_passes::heat::HotCode;
 
 mod support;
 use support::{
-    expectations, interpret, load_function_cases, load_module_cases, run_differences,
+    expectations, interpret, load_function_cases, load_module_cases, run_differences, run_verified,
     snapshot_pass, to_testcase_functions, verify_all, workspace,
 };
 
@@ -28,16 +28,7 @@ fn flags() -> settings::Flags {
 }
 
 fn optimize(func: &Function) -> (Function, gvn::GvnStats) {
-    let mut f = func.clone();
-    let stats = gvn::run(&mut f);
-    if let Err(errors) = verify_function(&f, &flags()) {
-        panic!(
-            "verifier errors after GVN on {}:\n{errors}\n{}",
-            func.name,
-            f.display()
-        );
-    }
-    (f, stats)
+    run_verified(func, "GVN", gvn::run)
 }
 
 #[test]

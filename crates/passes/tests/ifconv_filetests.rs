@@ -6,12 +6,10 @@
 //! without the size policy: none may grow.
 
 use cranelift_codegen::ir::Function;
-use cranelift_codegen::settings;
-use cranelift_codegen::verify_function;
 use parec_passes::ifconv::{self, IfconvOptions, IfconvStats};
 
 mod support;
-use support::{aarch64_at, code_size, interpret, load_function_cases, workspace};
+use support::{aarch64_at, code_size, interpret, load_function_cases, run_verified, workspace};
 
 const POLICIES: [(&str, IfconvOptions); 2] = [
     ("size", IfconvOptions::SIZE),
@@ -19,16 +17,7 @@ const POLICIES: [(&str, IfconvOptions); 2] = [
 ];
 
 fn converted(func: &Function, options: &IfconvOptions) -> (Function, IfconvStats) {
-    let mut f = func.clone();
-    let stats = ifconv::run(&mut f, options);
-    if let Err(errors) = verify_function(&f, &settings::Flags::new(settings::builder())) {
-        panic!(
-            "verifier errors after ifconv on {}:\n{errors}\n{}",
-            func.name,
-            f.display()
-        );
-    }
-    (f, stats)
+    run_verified(func, "ifconv", |f| ifconv::run(f, options))
 }
 
 #[test]

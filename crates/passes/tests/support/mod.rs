@@ -225,6 +225,25 @@ pub fn to_testcase_functions(module: &ClifModule) -> Vec<Function> {
         .collect()
 }
 
+/// `func` after `pass`, run on a copy, with what the pass returned; panics
+/// (naming the pass `name`) if the result fails Cranelift's verifier.
+pub fn run_verified<S>(
+    func: &Function,
+    name: &str,
+    pass: impl FnOnce(&mut Function) -> S,
+) -> (Function, S) {
+    let mut f = func.clone();
+    let stats = pass(&mut f);
+    if let Err(errors) = verify_function(&f, &settings::Flags::new(settings::builder())) {
+        panic!(
+            "verifier errors after {name} on {}:\n{errors}\n{}",
+            func.name,
+            f.display()
+        );
+    }
+    (f, stats)
+}
+
 pub fn verify_all(module: &ClifModule, context: &str) {
     let flags = settings::Flags::new(settings::builder());
     for def in &module.functions {
