@@ -565,7 +565,7 @@ fn apply(opcode: Opcode, a: i64, b: i64, bits: u32) -> Option<i64> {
         (Opcode::Isub, _) => a.wrapping_sub(b),
         (Opcode::Imul, _) => a.wrapping_mul(b),
         (Opcode::Band, _) => a & b,
-        (Opcode::Ishl, _) => ((ua as u64) << shift) as i64,
+        (Opcode::Ishl, _) => (ua << shift) as i64,
         (Opcode::Ushr, _) => (ua >> shift) as i64,
         (Opcode::Sshr, _) => sa >> shift,
         (Opcode::Umulhi, 32) => ((ua * ub) >> 32) as i64,
