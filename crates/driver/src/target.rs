@@ -33,8 +33,9 @@ pub enum OptLevel {
     /// ([`crate::pipeline::Pass::SIZE_AT_SPEED`]).
     #[default]
     Os,
-    /// The smallest code: Cranelift `opt_level=speed`, all of parec's size
-    /// passes.
+    /// The smallest code: Cranelift `opt_level=speed_and_size` (which
+    /// keeps divisions by constants: `parec_passes::divisions`), all of
+    /// parec's size passes.
     Oz,
 }
 
@@ -46,7 +47,8 @@ impl OptLevel {
     pub fn cranelift_opt_level(self) -> &'static str {
         match self {
             OptLevel::O0 => "none",
-            OptLevel::O2 | OptLevel::Os | OptLevel::Oz => "speed",
+            OptLevel::O2 | OptLevel::Os => "speed",
+            OptLevel::Oz => "speed_and_size",
         }
     }
 

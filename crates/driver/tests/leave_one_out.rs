@@ -41,16 +41,6 @@ const RUNTIME: &str = "pare_runtime";
 /// Leave-one-out builds known to be more than 1% smaller than `-Oz`:
 /// program, configuration (as in the table), and why.
 const KNOWN: &[(&str, &str, &str)] = &[
-    // GVN folds the constants that tell generic instances apart: the
-    // seven merged bodies of `sched::simulate<…, k>` are identical without
-    // GVN and fold into one 588-byte copy; after it (`k = 1` folds
-    // branches the others keep) two copies remain, of 488 and 580 bytes.
-    // GVN runs before merging and does not know what merging will fold.
-    (
-        "bench/pipeline/main.pare",
-        "-gvn",
-        "GVN splits a merge group",
-    ),
     // GVN's per-function guard keeps a rewrite whose growth the later
     // passes do not win back (pricing GVN's close calls in the object's
     // bytes, branch loo2, fixes it but costs 8-17% of -Oz's compile time:
@@ -119,16 +109,16 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-inline",
         "prices before machine passes",
     ),
-    // Appeared with if-conversion: left out of line, `heap_permute`'s
-    // diamond becomes a select (212 -> 188 bytes); inlined into `solve`,
-    // the shapes it leaves grow `solve` when converted, so `ifconv`
-    // measures them back (0 bytes). The inliner's prices (measured in
-    // Cranelift's bytes before `ifconv`) do not know that `ifconv` follows.
-    (
-        "bench/backtrack/main.pare",
-        "-inline",
-        "prices before ifconv",
-    ),
+    // Appeared when `-Oz` kept divisions by constants: four checksum
+    // loops (`% 65521` each), each called once. The prices pair them for
+    // fmerge (merging saves 56 bytes, inlining each 8 + 20), priced one
+    // callee at a time; inlined one after another into `main`, they share
+    // its frame and constants and save 20 + 28 + 20 + 52 bytes (the last
+    // 36 bytes for a 88-byte loop): 268 bytes inlined against 312 merged.
+    // With the multiplications by the reciprocal each inlined loop kept
+    // its own 5-instruction expansion and merging won. The price missing:
+    // inlining a family into one caller together.
+    ("filetests/sizes/family.pare", "-fmerge", "inlined together"),
 ];
 
 /// A build's configuration: a name for the table and the pipeline.

@@ -40,6 +40,11 @@
 //! - A failed compilation is not stored (the next attempt fails the same
 //!   way, and reports its error).
 //!
+//! Under `opt_level=speed_and_size` (`-Oz`), a function with divisions by
+//! constants is optimized before the lookup and keyed as optimized, for an
+//! ISA without the mid-end ([`crate::divisions`]): for it, the mid-end runs
+//! on every compilation, hit or miss.
+//!
 //! Cranelift's own users of this mechanism (Wasmtime's incremental cache)
 //! keep entries across processes; parec keeps them for one build, where the
 //! repeated compilations are.
@@ -55,6 +60,8 @@ use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_codegen::CompileError;
 use cranelift_codegen::{CompiledCode, Context};
+
+use crate::divisions;
 
 /// Compiled code by key, for one build (see the module doc).
 #[derive(Default)]
@@ -114,8 +121,21 @@ impl CodeCache {
 }
 
 /// Compiles `ctx.func` for `isa` like [`Context::compile`]: through `cache`
-/// when there is one.
+/// when there is one. Under `opt_level=speed_and_size`, a function with
+/// divisions by constants keeps them ([`divisions`]).
 pub fn compile<'c>(
+    ctx: &'c mut Context,
+    isa: &dyn TargetIsa,
+    cache: Option<&CodeCache>,
+) -> Result<&'c CompiledCode, CompileError<'c>> {
+    if divisions::kept_by(isa) && divisions::has_constant_division(&ctx.func) {
+        return compile_keeping_divisions(ctx, isa, cache);
+    }
+    compile_as_is(ctx, isa, cache)
+}
+
+/// [`compile`] without looking at divisions.
+fn compile_as_is<'c>(
     ctx: &'c mut Context,
     isa: &dyn TargetIsa,
     cache: Option<&CodeCache>,
@@ -123,6 +143,26 @@ pub fn compile<'c>(
     match cache {
         Some(cache) => cache.compile(ctx, isa),
         None => ctx.compile(isa, &mut ControlPlane::default()),
+    }
+}
+
+/// [`compile`] of a function whose divisions by constants are kept: the
+/// mid-end first, the divisions restored, then the lowering by `isa`
+/// without its mid-end ([`divisions`]'s algorithm). The cache's key is
+/// then the optimized function's.
+fn compile_keeping_divisions<'c>(
+    ctx: &'c mut Context,
+    isa: &dyn TargetIsa,
+    cache: Option<&CodeCache>,
+) -> Result<&'c CompiledCode, CompileError<'c>> {
+    let lowering = divisions::optimize_keeping_divisions(ctx, isa)
+        .and_then(|_| divisions::without_mid_end(isa));
+    match lowering {
+        Ok(lowering) => compile_as_is(ctx, &*lowering, cache),
+        Err(inner) => Err(CompileError {
+            inner,
+            func: &ctx.func,
+        }),
     }
 }
 

@@ -111,6 +111,7 @@ pub mod clif_module;
 pub mod code_cache;
 pub mod combine;
 pub mod copyprop;
+pub mod divisions;
 pub mod epilogue;
 pub mod fmerge;
 pub mod frame;
