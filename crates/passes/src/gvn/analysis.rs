@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 
 use super::cfg::{CfgInfo, EdgeId};
 use super::expr::{is_const_type, masked, sext, term_order, Args, Key, Place, Term};
-use super::predicates::{Affine, Cover, Relation};
+use super::predicates::{Affine, Cover, Relation, MAX_COEFFICIENT};
 use super::simplify::{self, Context};
 use super::GvnOptions;
 use super::MAX_PASSES;
@@ -64,6 +64,14 @@ const MAX_EQ_SCOPES: usize = 16;
 /// How deep [`Analyzer::lower_bound`] looks through the operations that make a
 /// value.
 const MAX_SIGN_DEPTH: u32 = 4;
+
+/// How many links [`Analyzer::decide`] follows through chains of relations
+/// and inductions ([`Analyzer::below_by_chain`]).
+const MAX_CHAIN: u32 = 2;
+
+/// How many block parameters [`Analyzer::nonzero_phi`] assumes non-zero at
+/// most while proving one.
+const MAX_NONZERO_PHIS: usize = 8;
 
 /// A full-width value in memory: (offset, type, term).
 type WideValue = (i32, Type, Term);
@@ -299,6 +307,13 @@ impl<'a> Analyzer<'a> {
     /// (`Some(false)`) in `block`, from the relations of dominating branches
     /// ([`super::predicates`]).
     fn decide(&self, cc: IntCC, a: Term, b: Term, block: Block) -> Option<bool> {
+        self.decide_at(cc, a, b, block, MAX_CHAIN)
+    }
+
+    /// [`Self::decide`], following at most `chain` links of a chain
+    /// `a < m < b` ([`Self::below_by_chain`]) or of an induction
+    /// ([`Self::below_by_countdown`]).
+    fn decide_at(&self, cc: IntCC, a: Term, b: Term, block: Block, chain: u32) -> Option<bool> {
         if matches!(cc, IntCC::Equal | IntCC::NotEqual) {
             let zero = |t: Term| matches!(t, Term::Const(_, 0));
             let other = if zero(b) { a } else { b };
@@ -307,6 +322,8 @@ impl<'a> Analyzer<'a> {
             }
         }
         let wants_unsigned = !matches!(cc, IntCC::Equal | IntCC::NotEqual) && cc.unsigned() == cc;
+        let zero_test = matches!(cc, IntCC::Equal | IntCC::NotEqual)
+            && (matches!(a, Term::Const(_, 0)) || matches!(b, Term::Const(_, 0)));
         for s in self.scopes(block) {
             for &rel in &self.rels[s] {
                 if (rel.a, rel.b) != (a, b) && (rel.a, rel.b) != (b, a) {
@@ -324,6 +341,12 @@ impl<'a> Analyzer<'a> {
                 }
             }
         }
+        if zero_test {
+            let other = if matches!(a, Term::Const(_, 0)) { b } else { a };
+            if self.nonzero_phi(other) {
+                return Some(cc == IntCC::NotEqual);
+            }
+        }
         if wants_unsigned {
             // `a <u b` or `b >u a` through a decrement of a bounded value.
             let (less, more) = match cc {
@@ -331,8 +354,10 @@ impl<'a> Analyzer<'a> {
                 IntCC::UnsignedGreaterThan | IntCC::UnsignedLessThanOrEqual => (b, a),
                 _ => return None,
             };
-            if self.below_by_decrement(less, more, block)
+            if self.below_by_decrement(less, more, block, chain)
                 || self.below_by_affine_bound(less, more, block)
+                || (chain > 0 && self.below_by_chain(less, more, block, chain - 1))
+                || (chain > 0 && self.below_by_countdown(less, more, block, chain - 1))
             {
                 let known = Relation {
                     cc: IntCC::UnsignedLessThan,
@@ -376,6 +401,96 @@ impl<'a> Analyzer<'a> {
             InstructionData::Call { func_ref, .. } => self.nonnull_callees.contains(&func_ref),
             _ => false,
         }
+    }
+
+    /// Whether `t`, the class of a block parameter, is never zero: every
+    /// value a reachable edge passes to it is non-zero at the end of the
+    /// edge — a constant, an address by construction, a value the relations
+    /// of the edge's source block or the edge's own branch say is non-zero,
+    /// or another such parameter (module doc, "Non-null parameters"). The
+    /// parameters are assumed non-zero while their edges are looked at (the
+    /// greatest fixed point: by induction on the steps of an execution, no
+    /// parameter of the set is the first to receive zero), at most
+    /// [`MAX_NONZERO_PHIS`] of them: a reference a loop carries, or swaps
+    /// with another (`prev`/`cur` rows), or that one arm of an `if`
+    /// replaces by a fresh one.
+    fn nonzero_phi(&self, t: Term) -> bool {
+        let mut assumed: SmallVec<[Term; MAX_NONZERO_PHIS]> = SmallVec::new();
+        self.nonzero_phi_assuming(t, &mut assumed)
+    }
+
+    fn nonzero_phi_assuming(
+        &self,
+        t: Term,
+        assumed: &mut SmallVec<[Term; MAX_NONZERO_PHIS]>,
+    ) -> bool {
+        if assumed.contains(&t) {
+            return true;
+        }
+        let Term::Val(v) = t else { return false };
+        let ValueDef::Param(block, index) = self.func.dfg.value_def(v) else {
+            return false;
+        };
+        if Some(block) == self.func.layout.entry_block() || assumed.len() >= MAX_NONZERO_PHIS {
+            return false;
+        }
+        let zero = Term::constant(self.func.dfg.value_type(v), 0);
+        assumed.push(t);
+        self.cfg.incoming[block]
+            .iter()
+            .filter(|&&edge| self.edge_reachable[edge])
+            .all(|&edge| {
+                // An argument that is not a plain value says nothing.
+                let Some(arg) = self.cfg.edge_arg(self.func, edge, index) else {
+                    return false;
+                };
+                let from = self.cfg.edges[edge].from;
+                match self.term_in(arg, from) {
+                    // Not evaluated yet: ignored, as by the join (optimistic).
+                    Term::Bottom => true,
+                    Term::Const(_, k) => k != 0,
+                    a => {
+                        self.nonzero_by_construction(a)
+                            || self.edge_says_nonzero(a, zero, edge)
+                            || self.scopes(from).any(|s| {
+                                self.rels[s]
+                                    .iter()
+                                    .any(|r| r.decides(IntCC::NotEqual, a, zero) == Some(true))
+                            })
+                            || self.nonzero_phi_assuming(a, assumed)
+                    }
+                }
+            })
+    }
+
+    /// Whether taking `edge` says `a ≠ 0`: the true edge of `brif a`, or
+    /// an edge of `brif (icmp cc x y)` whose relation (its complement on the
+    /// false edge) implies `a ≠ 0`.
+    fn edge_says_nonzero(&self, a: Term, zero: Term, edge: EdgeId) -> bool {
+        let e = self.cfg.edges[edge];
+        let InstructionData::Brif { arg, .. } = self.func.dfg.insts[e.inst] else {
+            return false;
+        };
+        let on_true = e.slot == 0;
+        let cond = self.term_in(arg, e.from);
+        if cond == a {
+            return on_true;
+        }
+        let Some(Key::Op {
+            data: InstructionData::IntCompare { cond: cc, .. },
+            args,
+            ..
+        }) = self.key_of(cond)
+        else {
+            return false;
+        };
+        let cc = if on_true { *cc } else { cc.complement() };
+        let relation = Relation {
+            cc,
+            a: args[0],
+            b: args[1],
+        };
+        relation.decides(IntCC::NotEqual, a, zero) == Some(true)
     }
 
     /// Whether `t`, as a signed integer, is known to be non-negative.
@@ -526,7 +641,7 @@ impl<'a> Analyzer<'a> {
     /// Whether `a <u b` follows from `a = x - k` (`k > 0`, no wrap: `a ≥ 0`)
     /// and `x <u b` known in `block`: then `0 ≤ a < x < b`. This is how
     /// `xs[i - 1]` in a loop `for i in 1..len(xs)` needs no bounds check.
-    fn below_by_decrement(&self, a: Term, b: Term, block: Block) -> bool {
+    fn below_by_decrement(&self, a: Term, b: Term, block: Block, chain: u32) -> bool {
         let Term::Val(v) = a else { return false };
         let ValueDef::Result(inst, 0) = self.func.dfg.value_def(v) else {
             return false;
@@ -539,7 +654,128 @@ impl<'a> Analyzer<'a> {
         };
         step < 0
             && self.nonneg(a)
-            && self.decide(IntCC::UnsignedLessThan, x, b, block) == Some(true)
+            && self.decide_at(IntCC::UnsignedLessThan, x, b, block, chain) == Some(true)
+    }
+
+    /// Whether `a <u b` follows from a relation `a < m` or `a ≤ m` known in
+    /// `block` (signed with `a ≥ 0`, or unsigned) and `m <u b`: then
+    /// `0 ≤ a ≤ m < b` — `xs[j]` for `j < i` where `i < len(xs)` (a
+    /// triangular loop), `xs[0]` where `0 < i < len(xs)`. `chain` bounds the
+    /// links followed to decide `m <u b`.
+    fn below_by_chain(&self, a: Term, b: Term, block: Block, chain: u32) -> bool {
+        let nonneg = self.nonneg_in(a, block);
+        self.scopes(block).any(|s| {
+            self.rels[s].iter().any(|&r| {
+                let r = if r.b == a { r.swapped() } else { r };
+                let ordered = match r.cc {
+                    IntCC::SignedLessThan | IntCC::SignedLessThanOrEqual => nonneg,
+                    IntCC::UnsignedLessThan | IntCC::UnsignedLessThanOrEqual => true,
+                    _ => false,
+                };
+                ordered
+                    && r.a == a
+                    && r.b != b
+                    && self.decide_at(IntCC::UnsignedLessThan, r.b, b, block, chain) == Some(true)
+            })
+        })
+    }
+
+    /// Whether `p <u n` holds in `block` for a loop counter `p` (a block
+    /// parameter) that counts down from below `n`, where `p ≥ 0` is known:
+    /// `xs[i]` in `let mut i = len(xs) - 1; while i >= 0 { …; i -= 1 }`.
+    ///
+    /// The invariant at the loop header is `p <u n ∨ p <s 0`, over the
+    /// type's wrapping arithmetic, with `n` defined before the header (one
+    /// value throughout the loop). Each value a reachable edge passes keeps
+    /// it: `n + k` for a constant `k < 0` (below `n` when `n ≥ |k|`
+    /// unsigned, negative when it wraps), a value known below `n` at the
+    /// edge's source, a negative constant, `p` itself, and `p - c` for a
+    /// constant `0 ≤ c ≤ 2^62` where `p ≥ 0` is known at the edge's source
+    /// (then `p <u n`, and `p - c` does not wrap: it is at most `p`, or
+    /// negative). With `p ≥ 0` in `block`, the invariant gives `p <u n`.
+    fn below_by_countdown(&self, p: Term, n: Term, block: Block, chain: u32) -> bool {
+        let Term::Val(v) = p else { return false };
+        let ValueDef::Param(header, index) = self.func.dfg.value_def(v) else {
+            return false;
+        };
+        if Some(header) == self.func.layout.entry_block()
+            || !self.defined_before(n, header)
+            || !self.nonneg_in(p, block)
+        {
+            return false;
+        }
+        self.cfg.incoming[header]
+            .iter()
+            .filter(|&&edge| self.edge_reachable[edge])
+            .all(|&edge| {
+                let Some(arg) = self.cfg.edge_arg(self.func, edge, index) else {
+                    return false;
+                };
+                let from = self.cfg.edges[edge].from;
+                let a = self.term_in(arg, from);
+                // Read from the instruction, not the key table: a back
+                // edge's value may not be numbered yet in this pass.
+                let step = match self.func.dfg.value_def(arg) {
+                    ValueDef::Result(inst, 0) => self
+                        .func
+                        .layout
+                        .inst_block(inst)
+                        .and_then(|b| self.constant_step(inst, b)),
+                    _ => None,
+                };
+                match (a, step) {
+                    (Term::Bottom, _) => true,
+                    _ if a == p => true,
+                    (Term::Const(ty, k), _) if sext(ty, k) < 0 => true,
+                    (_, Some((base, k))) if base == n && k < 0 => true,
+                    (_, Some((base, k)))
+                        if base == p && (-MAX_COEFFICIENT..=0).contains(&i128::from(k)) =>
+                    {
+                        self.nonneg_in(p, from)
+                    }
+                    _ => self.decide_at(IntCC::UnsignedLessThan, a, n, from, chain) == Some(true),
+                }
+            })
+    }
+
+    /// Whether `t` is a constant or a value defined in a block that strictly
+    /// dominates `header` (so one value on every iteration of its loop).
+    fn defined_before(&self, t: Term, header: Block) -> bool {
+        let Term::Val(v) = t else {
+            return matches!(t, Term::Const(..));
+        };
+        let def_block = match self.func.dfg.value_def(v) {
+            ValueDef::Param(b, _) => Some(b),
+            ValueDef::Result(inst, _) => self.func.layout.inst_block(inst),
+            _ => None,
+        };
+        def_block.is_some_and(|b| {
+            b != header && self.cfg.domtree.dominates(b, header, &self.func.layout)
+        })
+    }
+
+    /// A signed lower bound of `t` in `block`: [`Self::lower_bound`], or a
+    /// constant `t` is known above there (`t >s c`, `t ≥s c`).
+    fn lower_bound_in(&self, t: Term, block: Block) -> Option<i64> {
+        let from_relations = self.scopes(block).flat_map(|s| {
+            self.rels[s].iter().filter_map(move |&r| {
+                let r = if r.b == t { r.swapped() } else { r };
+                let Term::Const(ty, c) = r.b else { return None };
+                let c = sext(ty, c);
+                match r.cc {
+                    _ if r.a != t => None,
+                    IntCC::SignedGreaterThan => c.checked_add(1),
+                    IntCC::SignedGreaterThanOrEqual => Some(c),
+                    _ => None,
+                }
+            })
+        });
+        self.lower_bound(t).into_iter().chain(from_relations).max()
+    }
+
+    /// Whether `t` is known non-negative in `block`.
+    fn nonneg_in(&self, t: Term, block: Block) -> bool {
+        self.lower_bound_in(t, block).is_some_and(|low| low >= 0)
     }
 
     /// Whether `idx <u n` follows from reading `idx` as `a·x + b` and a

@@ -92,7 +92,18 @@
 //! A comparison a known relation implies or refutes is a constant, and a
 //! `brif` on a value known non-zero takes only its true edge: a check
 //! dominated by the same check, and a bounds check `i >=u n` inside a loop
-//! whose test is `i <s n` and whose counter counts up from 0, fold.
+//! whose test is `i <s n` and whose counter counts up from 0, fold; so do
+//! checks proved through a chain `j < i < n` or a counter counting down
+//! from `n - 1` ([`predicates`], "Chains and counting down").
+//!
+//! Non-null block parameters: a block parameter is non-zero when every
+//! value a reachable edge passes to it is — a constant, an address by
+//! construction, a value known non-zero at the end of the edge's source
+//! block or on the edge itself (`brif p`'s true edge), or another such
+//! parameter, assumed non-zero meanwhile (the greatest fixed point over at
+//! most 8 parameters, as LLVM's `isKnownNonZero` looks through φs): the
+//! null checks of a reference a loop carries or swaps (`lcs`'s `prev` and
+//! `cur` rows) or an `if` replaces by a fresh one fold.
 //!
 //! Non-null parameters ([`nonnull_params`]): an entry parameter that every
 //! call site of the function passes non-null (a module-local function whose

@@ -35,6 +35,24 @@
 //! below (unsigned): `xs[i - 1]` for `i` from 1. This is the part of
 //! [ABCD]'s proof that `for` and counting `while` loops need.
 //!
+//! # Chains and counting down
+//!
+//! Two more of ABCD's shapes, each a short path in its inequality graph:
+//!
+//! - A **chain** `a < m` (or `a ≤ m`; signed with `a ≥ 0`, or unsigned)
+//!   known in the block, and `m <u n` decided in turn, give `a <u n`:
+//!   `xs[j]` for `j < i` under `i < len(xs)` (a triangular loop), `xs[0]`
+//!   under `0 < i < len(xs)`. At most `MAX_CHAIN` links are followed.
+//! - A **count-down** loop counter `p` (`let mut i = len(xs) - 1; while
+//!   i >= 0 { xs[i]; i -= 1 }`) keeps `p <u n ∨ p <s 0` at its header, with
+//!   `n` defined before the loop: `n + k` (`k < 0`) is below `n`, or wraps
+//!   to a negative value when `n <u |k|`; `p - c` (`0 ≤ c ≤ 2^62`) computed
+//!   where `p ≥ 0` is at most `p`, or negative, and cannot wrap. Where the
+//!   loop test says `p ≥ 0` (`p >s c` or `p ≥s c` for a constant `c ≥ 0`
+//!   read as a lower bound in that block), `p <u n` follows. The invariant
+//!   is over the wrapping arithmetic, so nothing is assumed of `n` (a
+//!   length is never negative, but CLIF does not say so).
+//!
 //! # Affine indices
 //!
 //! ABCD's difference constraints (`x ≤ y + c`) do not cover strided
@@ -63,7 +81,9 @@
 //!
 //! A query walks at most `MAX_EQ_SCOPES` dominating blocks, each with one
 //! relation; a lower bound looks at most `MAX_SIGN_DEPTH` definitions deep and
-//! through one loop header (each of its incoming edges). So deciding a
+//! through one loop header (each of its incoming edges). A chain or a
+//! count-down decides at most `MAX_CHAIN` comparisons in turn, each
+//! walking the same scopes (or a header's edges). So deciding a
 //! comparison costs a constant times a loop header's predecessor count, and
 //! a GVN pass stays linear in practice.
 
@@ -123,7 +143,7 @@ fn as_unsigned(cc: IntCC) -> IntCC {
 
 impl Relation {
     /// `self` with its operands swapped (`a < b` is `b > a`).
-    fn swapped(self) -> Relation {
+    pub fn swapped(self) -> Relation {
         Relation {
             cc: self.cc.swap_args(),
             a: self.b,
