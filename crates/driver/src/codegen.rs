@@ -29,10 +29,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context as _, Result};
+use cranelift_codegen::ir;
+use cranelift_codegen::isa::CallConv;
 use cranelift_module::{default_libcall_names, FuncId, Module as _};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 use parec_passes::cgdata::Section as _;
-use parec_passes::clif_module::{ClifModule, Linkage};
+use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind};
 use parec_passes::copyprop::{self, CopyStats};
 use parec_passes::epilogue::{self, EpilogueStats};
 use parec_passes::frame::{self, FrameStats};
@@ -43,6 +45,7 @@ use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
 use parec_passes::remark::{self, Remark};
+use parec_passes::sibcall::{self, SibcallOptions, SibcallStats};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
 
 use crate::clif_to_module::{
@@ -183,6 +186,8 @@ pub struct CompiledObject {
     pub copyprop: Option<CopyStats>,
     /// What frame-pointer omission did, if it ran.
     pub frame: Option<FrameStats>,
+    /// What the sibling-call pass did, if it ran.
+    pub sibcall: Option<SibcallStats>,
     /// What the sharing of epilogues did, if it ran.
     pub epilogue: Option<EpilogueStats>,
     /// What the machine outliner did, if it ran.
@@ -308,6 +313,7 @@ pub struct LoweredModule {
     peephole: Option<PeepholeStats>,
     copyprop: Option<CopyStats>,
     frame: Option<FrameStats>,
+    sibcall: Option<SibcallStats>,
     epilogue: Option<EpilogueStats>,
     /// What the machine passes decoded, for the outliner.
     decoded: Decoded,
@@ -409,6 +415,7 @@ pub fn lower_module(
     let mut peephole_stats = None;
     let mut copyprop_stats = None;
     let mut frame_stats = None;
+    let mut sibcall_stats = None;
     let mut epilogue_stats = None;
     // One decoder for the module's machine passes: each decodes mostly the
     // words the one before it decoded.
@@ -434,6 +441,13 @@ pub fn lower_module(
                 remarks.extend(report.remarks);
                 frame_stats = Some(report.stats);
             }
+            MachinePass::Sibcall => {
+                let mut options = sibcall_options(module, &targets);
+                options.shared_epilogues = opts.machine.contains(&MachinePass::Epilogue);
+                let report = sibcall::run_decoding(&mut functions, &options, &mut decoder);
+                remarks.extend(report.remarks);
+                sibcall_stats = Some(report.stats);
+            }
             MachinePass::Epilogue => {
                 let report = epilogue::run_decoding(&mut functions, &mut decoder);
                 remarks.extend(report.remarks);
@@ -457,11 +471,52 @@ pub fn lower_module(
         peephole: peephole_stats,
         copyprop: copyprop_stats,
         frame: frame_stats,
+        sibcall: sibcall_stats,
         epilogue: epilogue_stats,
         decoded: decoder.into_known(),
         remarks,
         times,
     })
+}
+
+/// What the sibling-call pass needs to know of `module`: the relocation
+/// targets of the functions whose arguments and results all travel in
+/// registers ([`register_args`]).
+fn sibcall_options(module: &ClifModule, targets: &RelocTargets) -> SibcallOptions {
+    let register_args = module
+        .symbols
+        .iter()
+        .filter(|sym| matches!(&sym.kind, SymbolKind::Function(sig) if register_args(sig)))
+        .filter_map(|sym| targets.by_name(&sym.name))
+        .collect();
+    SibcallOptions {
+        register_args,
+        shared_epilogues: false,
+    }
+}
+
+/// Whether a callee of signature `sig` takes every argument and returns
+/// every result in registers on aarch64 (AAPCS64: `x0`–`x7` and `v0`–`v7`;
+/// Cranelift's `tail` convention starts at `x2`), so that a caller may jump
+/// to it after popping its own frame: no argument on the stack, no result
+/// area the caller's frame holds.
+fn register_args(sig: &ir::Signature) -> bool {
+    let first_x = match sig.call_conv {
+        CallConv::Tail => 2,
+        CallConv::SystemV | CallConv::AppleAarch64 => 0,
+        _ => return false,
+    };
+    let fits = |params: &[ir::AbiParam], first_x: usize| {
+        let scalar = |p: &&ir::AbiParam| {
+            p.purpose == ir::ArgumentPurpose::Normal
+                && (p.value_type.is_int() || p.value_type.is_float())
+                && p.value_type.bits() <= 64
+        };
+        let ints = params.iter().filter(|p| p.value_type.is_int()).count();
+        let floats = params.iter().filter(|p| p.value_type.is_float()).count();
+        params.iter().all(|p| scalar(&p)) && first_x + ints <= 8 && floats <= 8
+    };
+    fits(&sig.params, first_x) && fits(&sig.returns, 0)
 }
 
 /// The rest of step 2 — the outliner, against `context` — and step 3, from
@@ -527,6 +582,7 @@ pub fn emit_module(
         peephole: lowered.peephole.clone(),
         copyprop: lowered.copyprop.clone(),
         frame: lowered.frame.clone(),
+        sibcall: lowered.sibcall.clone(),
         epilogue: lowered.epilogue.clone(),
         outline: code.outline_stats,
         outline_tree: code.outline_tree,

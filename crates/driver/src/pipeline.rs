@@ -22,6 +22,7 @@
 //! peephole aarch64 code, per function  parec_passes::peephole (its code model: crate::codegen)
 //! copyprop aarch64 code, per function  parec_passes::copyprop (moves into their definers)
 //! frame    aarch64 code, per function  parec_passes::frame (frame-pointer omission)
+//! sibcall  aarch64 code, per function  parec_passes::sibcall (returned calls become jumps)
 //! epilogue aarch64 code, per function  parec_passes::epilogue (one epilogue per function)
 //! outline  aarch64 code, per module    parec_passes::outline (its tree: crate::build)
 //! ```
@@ -603,6 +604,10 @@ pub enum MachinePass {
     /// reads goes, `x30` is saved beside an odd callee-saved register
     /// (`parec_passes::frame`).
     Frame,
+    /// Sibling calls: a call whose result is returned becomes a jump after
+    /// the epilogue, and a frame only it needed goes
+    /// (`parec_passes::sibcall`).
+    Sibcall,
     /// One epilogue per function: returns that repeat another's epilogue
     /// branch to it (`parec_passes::epilogue`).
     Epilogue,
@@ -617,6 +622,7 @@ impl MachinePass {
             MachinePass::Peephole => "peephole",
             MachinePass::Copyprop => "copyprop",
             MachinePass::Frame => "frame",
+            MachinePass::Sibcall => "sibcall",
             MachinePass::Epilogue => "epilogue",
             MachinePass::Outline => "outline",
         }
@@ -628,6 +634,7 @@ impl MachinePass {
             MachinePass::Peephole
             | MachinePass::Copyprop
             | MachinePass::Frame
+            | MachinePass::Sibcall
             | MachinePass::Epilogue
             | MachinePass::Outline => {
                 matches!(arch, target_lexicon::Architecture::Aarch64(_))
@@ -655,6 +662,7 @@ impl Pass {
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
+        Pass::Machine(MachinePass::Sibcall),
         Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
@@ -683,6 +691,7 @@ impl Pass {
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
+        Pass::Machine(MachinePass::Sibcall),
     ];
 
     /// The passes of `-Os`: `-Oz`'s, with GVN by the speed policy (no size
@@ -700,6 +709,7 @@ impl Pass {
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
         Pass::Machine(MachinePass::Frame),
+        Pass::Machine(MachinePass::Sibcall),
         Pass::Machine(MachinePass::Epilogue),
         Pass::Machine(MachinePass::Outline),
     ];
@@ -722,6 +732,7 @@ impl MachinePass {
         MachinePass::Peephole,
         MachinePass::Copyprop,
         MachinePass::Frame,
+        MachinePass::Sibcall,
         MachinePass::Epilogue,
         MachinePass::Outline,
     ];
@@ -916,7 +927,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, \
              inline-speed, gvn-speed, ifconv-speed"
         );
     }
@@ -966,6 +977,7 @@ mod tests {
                 MachinePass::Peephole,
                 MachinePass::Copyprop,
                 MachinePass::Frame,
+                MachinePass::Sibcall,
                 MachinePass::Epilogue,
                 MachinePass::Outline
             ]
@@ -975,7 +987,8 @@ mod tests {
             vec![
                 MachinePass::Peephole,
                 MachinePass::Copyprop,
-                MachinePass::Frame
+                MachinePass::Frame,
+                MachinePass::Sibcall
             ]
         );
     }

@@ -367,6 +367,7 @@ pub fn merge_options(isa: Option<&dyn TargetIsa>) -> MergeOptions {
     if let Some(isa) = isa {
         options.tail_calls = isa.triple().architecture != Architecture::X86_64
             || isa.flags().preserve_frame_pointers();
+        options.sibling_calls = matches!(isa.triple().architecture, Architecture::Aarch64(_));
     }
     options
 }
@@ -466,6 +467,7 @@ pub fn fmerge_options(isa: Option<&dyn TargetIsa>, level: OptLevel) -> FmergeOpt
     let number = |name: &str| var(name).and_then(|v| v.parse::<i64>().ok());
     let mut options = FmergeOptions {
         tail_calls: merge_options(isa).tail_calls,
+        sibling_calls: merge_options(isa).sibling_calls,
         loops_untested: level.size_at_speed(),
         // Region-level dispatch is what lets -Os merge instances without
         // testing the identifier in their loops. At -Oz, where any test

@@ -302,7 +302,7 @@ fn opt_rejects_unknown_passes() {
     // A bad flag: clap's status and message.
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed, ifconv-speed\n"),
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed\n"),
         "{}",
         stderr(&o)
     );
@@ -528,7 +528,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, epilogue, outline, inline-speed, gvn-speed, ifconv-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed"),
         "stderr: {}",
         stderr(&o)
     );

@@ -127,6 +127,7 @@ pub mod peephole;
 pub mod price;
 pub mod profile;
 pub mod remark;
+pub mod sibcall;
 pub mod size_model;
 pub mod traps;
 pub mod whole_program;

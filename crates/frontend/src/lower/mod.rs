@@ -8,11 +8,19 @@
 //! once, for the JIT.
 //!
 //! Conventions (see `docs/LANGUAGE.md` and `docs/DESIGN.md`):
-//! - Pare functions use `CallConv::Tail`; `main` and `extern fn`s use the
-//!   platform C convention ([`LowerConfig::c_call_conv`]); `main` is
-//!   `() -> i32` whatever its Pare result type. C-ABI parameters and results
+//! - Pare functions, `main` and `extern fn`s use the platform C convention
+//!   ([`LowerConfig::c_call_conv`]): a call between Pare code and the
+//!   runtime or C, or `f(g(x))`, finds its arguments where the results and
+//!   arguments of the other side already are. (Cranelift's `tail`, the one
+//!   convention with `return_call`, passes the first argument in `x2` on
+//!   aarch64; only runtime functions that tail-call keep it. Pare has no
+//!   tail calls of its own, and the machine pass `parec_passes::sibcall`
+//!   makes a returned call a jump.) `main` is `() -> i32` whatever its Pare
+//!   result type. Parameters and results of `main` and `extern fn`s
 //!   narrower than 64 bits carry `sext` (i32) / `uext` (u8, bool) so either
-//!   side may rely on the register being extended.
+//!   side may rely on the register being extended; those of Pare functions
+//!   carry none (both sides are Cranelift's, which reads only the bits of
+//!   the type).
 //! - Types: `i64` → `I64`, `i32` → `I32`, `u8`/`bool` → `I8` (bools are 0 or
 //!   1), references → the pointer type; unit has no CLIF value.
 //! - Data layout as in [`tir`]: arrays and strings are `{ len: i64, elems }`
@@ -379,7 +387,9 @@ fn c_abi_param(ty: &Ty, cfg: &LowerConfig) -> Option<AbiParam> {
     })
 }
 
-/// The signature of a Pare function: `tail`, or the C `() -> i32` of `main`.
+/// The signature of a Pare function: the platform C convention with the
+/// arguments as they are (no extension attributes), or the C `() -> i32`
+/// of `main`.
 pub(crate) fn func_signature(f: &tir::Func, cfg: &LowerConfig) -> ir::Signature {
     if f.is_main {
         let mut sig = ir::Signature::new(cfg.c_call_conv);
@@ -388,7 +398,7 @@ pub(crate) fn func_signature(f: &tir::Func, cfg: &LowerConfig) -> ir::Signature 
         sig.returns.push(AbiParam::new(types::I32));
         return sig;
     }
-    let mut sig = ir::Signature::new(CallConv::Tail);
+    let mut sig = ir::Signature::new(cfg.c_call_conv);
     sig.params.extend(
         f.params()
             .iter()

@@ -96,8 +96,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cranelift_codegen::ir::{ArgumentPurpose, Function, GlobalValueData, InstructionData, Opcode};
-use cranelift_codegen::isa::TargetIsa;
+use cranelift_codegen::ir::{
+    ArgumentPurpose, Function, GlobalValueData, InstructionData, Opcode, Signature,
+};
+use cranelift_codegen::isa::{CallConv, TargetIsa};
 use cranelift_codegen::settings;
 use hashbrown::HashMap;
 
@@ -163,6 +165,10 @@ pub struct FmergeOptions {
     /// Thunks of tail-convention functions may `return_call` `M` (see
     /// `merge::MergeOptions::tail_calls`).
     pub tail_calls: bool,
+    /// A C-convention thunk's call and return become a jump in the machine
+    /// code (`merge::MergeOptions::sibling_calls`): such thunks are priced
+    /// as the tail-calling thunk they become ([`price_as_jump`]).
+    pub sibling_calls: bool,
     /// Functions not to touch: the hook for hot code (profile or static
     /// hotness), where a merge's dispatch branches would cost time.
     pub exclude: BTreeSet<String>,
@@ -216,6 +222,7 @@ impl Default for FmergeOptions {
             measure_budget: MeasureBudget::default(),
             screen_aligned: false,
             tail_calls: true,
+            sibling_calls: true,
             exclude: BTreeSet::new(),
             heat: Arc::default(),
             regions: true,
@@ -629,13 +636,52 @@ impl From<String> for NoPlan {
     }
 }
 
+/// What a thunk that calls and returns (`thunk`, of `original` under the
+/// C convention) costs once the machine pass `crate::sibcall` has made its
+/// call a jump and deleted its frame: the same thunk under the `tail`
+/// convention, which `return_call`s `M` (its arguments are placed as the
+/// C thunk places them, two registers up). `None` when `thunk` tail-calls
+/// already or its results differ from `M`'s (it adapts them after the
+/// call, so the call stays a call).
+fn price_as_jump(
+    original: &Function,
+    merged: &Signature,
+    merged_symbol: u32,
+    positions: &[usize],
+    side: usize,
+    thunk: &Function,
+) -> Option<Function> {
+    let calls = thunk
+        .layout
+        .blocks()
+        .flat_map(|b| thunk.layout.block_insts(b))
+        .any(|i| thunk.dfg.insts[i].opcode() == Opcode::Call);
+    if !calls || original.signature.call_conv != merged.call_conv {
+        return None;
+    }
+    let tail = |sig: &Signature| Signature {
+        call_conv: CallConv::Tail,
+        ..sig.clone()
+    };
+    let stub = Function::with_name_signature(original.name.clone(), tail(&original.signature));
+    let priced = rewrite::build_thunk(&stub, &tail(merged), merged_symbol, positions, side, true);
+    let tail_calls = priced
+        .layout
+        .blocks()
+        .flat_map(|b| priced.layout.block_insts(b))
+        .any(|i| priced.dfg.insts[i].opcode() == Opcode::ReturnCall);
+    tail_calls.then_some(priced)
+}
+
 /// How one side of a planned merge is kept.
 enum SidePlan {
-    Thunk(Box<Function>),
-    /// Deleted; these callers are rewritten (function index, new body).
-    Deleted {
-        sites: usize,
+    /// A thunk; and the thunk it is priced as ([`price_as_jump`]).
+    Thunk {
+        thunk: Box<Function>,
+        priced: Box<Function>,
     },
+    /// Deleted; these callers are rewritten (function index, new body).
+    Deleted { sites: usize },
 }
 
 /// A merge ready to commit.
@@ -962,7 +1008,19 @@ impl<'m> Pass<'m> {
                 k,
                 self.options.tail_calls,
             );
-            let thunk_cost = profit::estimate(&thunk);
+            let priced = match self.options.sibling_calls {
+                true => price_as_jump(
+                    &def.func,
+                    &merged.func.signature,
+                    merged_symbol,
+                    &merged.positions[k],
+                    k,
+                    &thunk,
+                ),
+                false => None,
+            }
+            .unwrap_or_else(|| thunk.clone());
+            let thunk_cost = profit::estimate(&priced);
             let redirect = self.redirect(
                 def.symbol,
                 &def.func,
@@ -985,7 +1043,10 @@ impl<'m> Pass<'m> {
                 }
                 _ => {
                     epsilon += thunk_cost;
-                    sides.push(SidePlan::Thunk(Box::new(thunk)));
+                    sides.push(SidePlan::Thunk {
+                        thunk: Box::new(thunk),
+                        priced: Box::new(priced),
+                    });
                 }
             }
         }
@@ -993,14 +1054,14 @@ impl<'m> Pass<'m> {
         let thunks: i64 = sides
             .iter()
             .map(|side| match side {
-                SidePlan::Thunk(thunk) => size_model::function_bytes(thunk),
+                SidePlan::Thunk { priced, .. } => size_model::function_bytes(priced),
                 SidePlan::Deleted { .. } => 0,
             })
             .sum();
         let redirected: usize = sides
             .iter()
             .map(|side| match side {
-                SidePlan::Thunk(_) => 0,
+                SidePlan::Thunk { .. } => 0,
                 SidePlan::Deleted { sites } => *sites,
             })
             .sum();
@@ -1221,8 +1282,8 @@ impl<'m> Pass<'m> {
         let mut saved =
             self.size_of(ia)? + self.size_of(ib)? - profit::measure(&plan.merged.func, isa, cache)?;
         for side in &plan.sides {
-            if let SidePlan::Thunk(thunk) = side {
-                saved -= profit::measure(thunk, isa, cache)?;
+            if let SidePlan::Thunk { priced, .. } = side {
+                saved -= profit::measure(priced, isa, cache)?;
             }
         }
         for (caller, func) in &plan.callers {
@@ -1247,7 +1308,7 @@ impl<'m> Pass<'m> {
             self.sizes.remove(&index);
             self.estimates.remove(&index);
             match side {
-                SidePlan::Thunk(thunk) => {
+                SidePlan::Thunk { thunk, .. } => {
                     self.module.functions[index].func = *thunk;
                     self.report.stats.thunks += 1;
                     kept.push("thunk");

@@ -183,7 +183,12 @@ fn price(
     let mut tuples: Vec<Vec<u64>> = Vec::new();
     let mut size_thunk = 0u64;
     let c_abi = members[0].c_abi;
-    let call_thunk = c_abi || !opts.tail_calls;
+    // A C-convention thunk calls and returns in CLIF; the machine pass
+    // `crate::sibcall` makes that a jump where it runs.
+    let call_thunk = match c_abi {
+        true => !opts.sibling_calls,
+        false => !opts.tail_calls,
+    };
     for m in members {
         let tuple: Vec<u64> = params
             .iter()

@@ -108,6 +108,10 @@ pub struct MergeOptions {
     /// body. Cranelift's x86-64 tail calls need frame pointers; without
     /// them thunks call and return, like C-ABI thunks.
     pub tail_calls: bool,
+    /// Whether the call and return of a C-convention thunk become a jump
+    /// to the body in the machine code (the machine pass
+    /// `crate::sibcall`, aarch64): such thunks are priced as tail calls.
+    pub sibling_calls: bool,
     /// Testing: every function gets the same hash, so only the shape check
     /// and the rewrite's own checks keep groups apart.
     pub force_collisions: bool,
@@ -138,6 +142,7 @@ impl Default for MergeOptions {
             max_params: 8,
             pointer_type: types::I64,
             tail_calls: true,
+            sibling_calls: true,
             force_collisions: false,
             heat: Arc::default(),
             loop_callee_insts: 0,
@@ -400,7 +405,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         }
     }
     if opts.elide_thunks {
-        for (name, fate) in thunks::elide(module, &thunks) {
+        for (name, fate) in thunks::elide(module, &thunks, opts.sibling_calls) {
             if matches!(fate, thunks::ThunkFate::Elided { .. }) {
                 report.stats.thunks_elided += 1;
             }

@@ -78,8 +78,10 @@ pub struct ThunkCost {
 
 impl ThunkCost {
     /// The cost of `thunk`, a function [`super::rewrite`] built: its
-    /// constants, and a `return_call` (tail) or a call and return.
-    pub fn of(thunk: &Function) -> ThunkCost {
+    /// constants, and a `return_call` (tail) or a call and return — a jump
+    /// too with `sibling_calls` (`super::MergeOptions::sibling_calls`: the
+    /// thunk's results are the body's, so its call becomes a jump).
+    pub fn of(thunk: &Function, sibling_calls: bool) -> ThunkCost {
         let mut materialise = 0;
         let mut tail = false;
         for block in thunk.layout.blocks() {
@@ -99,6 +101,10 @@ impl ThunkCost {
                         opcode: Opcode::ReturnCall,
                         ..
                     } => tail = true,
+                    InstructionData::Call {
+                        opcode: Opcode::Call,
+                        ..
+                    } => tail |= sibling_calls,
                     _ => {}
                 }
             }
@@ -119,14 +125,18 @@ impl ThunkCost {
 /// Deletes the thunks among `thunks` (indices into `module.functions`, in
 /// ascending order) whose callers all call their body more cheaply; returns
 /// each thunk's name and fate, in order.
-pub fn elide(module: &mut ClifModule, thunks: &[usize]) -> Vec<(String, ThunkFate)> {
+pub fn elide(
+    module: &mut ClifModule,
+    thunks: &[usize],
+    sibling_calls: bool,
+) -> Vec<(String, ThunkFate)> {
     let mut graph = CallGraph::new(module);
     let mut fates = Vec::with_capacity(thunks.len());
     let mut deleted = Vec::new();
     for &t in thunks {
         let symbol = module.functions[t].symbol;
         let name = module.symbols[symbol as usize].name.clone();
-        let fate = decide(module, &graph, t);
+        let fate = decide(module, &graph, t, sibling_calls);
         let fate = match fate {
             ThunkFate::Elided { sites, saved } => {
                 match redirect_callers(module, &mut graph, t) {
@@ -157,7 +167,7 @@ pub fn elide(module: &mut ClifModule, thunks: &[usize]) -> Vec<(String, ThunkFat
 }
 
 /// Whether thunk `t` should go (module doc), from the graph as it is now.
-fn decide(module: &ClifModule, graph: &CallGraph, t: usize) -> ThunkFate {
+fn decide(module: &ClifModule, graph: &CallGraph, t: usize, sibling_calls: bool) -> ThunkFate {
     let symbol = module.functions[t].symbol;
     if module.symbols[symbol as usize].linkage != Linkage::Local {
         return ThunkFate::Kept("exported: other objects may call it".into());
@@ -166,7 +176,7 @@ fn decide(module: &ClifModule, graph: &CallGraph, t: usize) -> ThunkFate {
         return ThunkFate::Kept("its address is taken".into());
     }
     let sites = graph.call_sites(symbol).len();
-    let cost = ThunkCost::of(&module.functions[t].func);
+    let cost = ThunkCost::of(&module.functions[t].func, sibling_calls);
     let saved = cost.saving(sites);
     match saved >= 0 {
         true => ThunkFate::Elided { sites, saved },

@@ -203,7 +203,14 @@ pub fn generate(pair: &Pair) -> Result<Merged, String> {
         ));
     }
     let widened = [0, 1].map(|k| return_types(&funcs[k].signature) != returns);
-    let mut signature = Signature::new(CallConv::Tail);
+    // `M` takes its members' convention, so their thunks and their callers
+    // pass arguments where `M` expects them (a pair of different
+    // conventions gets Cranelift's own).
+    let call_conv = match funcs[0].signature.call_conv {
+        conv if conv == funcs[1].signature.call_conv => conv,
+        _ => CallConv::Tail,
+    };
+    let mut signature = Signature::new(call_conv);
     signature
         .params
         .extend(param_types.iter().map(|&t| AbiParam::new(t)));
@@ -235,7 +242,7 @@ pub fn generate(pair: &Pair) -> Result<Merged, String> {
         );
         gen.builder.seal_all_blocks();
         gen.builder.finalize(TargetFrontendConfig {
-            default_call_conv: CallConv::Tail,
+            default_call_conv: call_conv,
             pointer_width: target_lexicon::PointerWidth::U64,
             page_size_align_log2: 12,
         });
