@@ -130,8 +130,8 @@ pub fn build_thunk(
     // `return_call` needs the `tail` convention on both sides (Cranelift's
     // `supports_tail_calls`); a C-convention thunk calls and returns, which
     // the machine pass `crate::sibcall` makes a jump.
-    let tail = original.signature.call_conv == merged.call_conv
-        && merged.call_conv.supports_tail_calls();
+    let tail =
+        original.signature.call_conv == merged.call_conv && merged.call_conv.supports_tail_calls();
     if tail_calls && same_returns && tail {
         pos.ins().return_call(callee, &args);
         return thunk;
