@@ -28,8 +28,9 @@
 //!
 //! # Algorithm
 //!
-//! [`compile`] runs in three steps on a function with constant divisions
-//! (others compile as usual):
+//! [`optimize_keeping_divisions`] runs three steps on a function with
+//! constant divisions (others compile as usual), which
+//! [`crate::code_cache::compile`] then lowers:
 //! 1. **Record** each constant division: its result, numerator, divisor and
 //!    signedness ([`record`]).
 //! 2. **Optimize**: Cranelift's mid-end ([`Context::optimize`]). It removes
@@ -43,9 +44,10 @@
 //!    probe values (0, ±1, the extremes, multiples of `d` and their
 //!    neighbours). Its defining instruction is then rewritten in place into
 //!    `q = op' x, d` (`op'` the division of the record's signedness): every
-//!    use of the quotient now reads the division, the remainder lowers to
-//!    division and `msub`, and the rest of the expansion has no uses left
-//!    (code generation does not lower unused pure instructions).
+//!    use of the quotient now reads the division, a remainder's `q·d`
+//!    multiplies by the division's own constant and lowers with it to
+//!    division and `msub`, and the rest of the expansion, now unused, is
+//!    removed.
 //!
 //! The function is then lowered with the same ISA but `opt_level=none`
 //! ([`without_mid_end`]), so that the mid-end does not expand the restored
