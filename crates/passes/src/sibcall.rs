@@ -2,13 +2,13 @@
 //! it is becomes a jump after the epilogue, and a frame only that call
 //! needed goes.
 //!
-//! Pare functions use the platform C convention (docs/DESIGN.md, "Calling
-//! conventions"), which Cranelift 0.135 gives no `return_call`: only its
-//! `tail` convention has tail calls, and that convention passes the first
-//! argument in `x2`, so every call between Pare code and the runtime or C,
-//! and every `f(g(x))`, moved arguments. So a function ending in `return
-//! f(...)` — the merging passes' thunks above all (`call M; return`) —
-//! calls, and Cranelift gives it a frame for the call:
+//! Pare functions use the platform C convention (docs/DESIGN.md, "Sibling
+//! calls"), which Cranelift 0.135 gives no `return_call`: only its `tail`
+//! convention has tail calls, and that convention passes the first
+//! argument (and returns the first result) in `x2`, so every call between
+//! Pare code and the runtime or C moved arguments. So a function ending in
+//! `return f(...)` — the merging passes' thunks above all (`call M;
+//! return`) — calls, and Cranelift gives it a frame for the call:
 //!
 //! ```text
 //! stp x29, x30, [sp, #-16]!    ; frame record
