@@ -93,8 +93,14 @@ fn each_rule_fires_and_no_function_grows() {
     // `is_ident` the boolean tests go (`tst w0, #0xff; b.ne` → `cbnz`); its
     // repeated compares stay under the C convention, where the argument and
     // the result share x0 and the compares read two copies of the byte.
-    assert!(count(&tiny_all, "cmp ") < count(&plain_all, "cmp "), "{tiny:#?}");
-    assert!(count(&tiny_all, "#0xff") < count(&plain_all, "#0xff"), "{tiny:#?}");
+    assert!(
+        count(&tiny_all, "cmp ") < count(&plain_all, "cmp "),
+        "{tiny:#?}"
+    );
+    assert!(
+        count(&tiny_all, "#0xff") < count(&plain_all, "#0xff"),
+        "{tiny:#?}"
+    );
     let (before, after) = (&plain["peepholes::is_ident"], &tiny["peepholes::is_ident"]);
     assert!(count(after, "#0xff") < count(before, "#0xff"), "{after:#?}");
     // Rule 3 on a loaded boolean: `if flags[i]` tests the byte directly.
