@@ -83,6 +83,8 @@ use cranelift_codegen::isa::{self, OwnedTargetIsa, TargetIsa};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{CodegenError, CodegenResult, Context};
 
+use crate::size_model;
+
 /// One constant division of the function before the mid-end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConstantDivision {
@@ -144,17 +146,7 @@ fn constant_division(func: &ir::Function, inst: ir::Inst) -> Option<ConstantDivi
 
 /// The constant `v` is defined as, extended from `ty`'s width by `signed`.
 fn iconst_value(func: &ir::Function, v: Value, ty: Type, signed: bool) -> Option<i64> {
-    let ValueDef::Result(def, _) = func.dfg.value_def(func.dfg.resolve_aliases(v)) else {
-        return None;
-    };
-    let InstructionData::UnaryImm {
-        opcode: Opcode::Iconst,
-        imm,
-    } = func.dfg.insts[def]
-    else {
-        return None;
-    };
-    Some(extend(imm.bits(), ty, signed))
+    size_model::constant(func, func.dfg.resolve_aliases(v)).map(|bits| extend(bits, ty, signed))
 }
 
 /// `bits` read as a `ty` value, extended to 64 bits.
