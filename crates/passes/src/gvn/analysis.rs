@@ -436,31 +436,27 @@ impl<'a> Analyzer<'a> {
         }
         let zero = Term::constant(self.func.dfg.value_type(v), 0);
         assumed.push(t);
-        self.cfg.incoming[block]
-            .iter()
-            .filter(|&&edge| self.edge_reachable[edge])
-            .all(|&edge| {
-                // An argument that is not a plain value says nothing.
-                let Some(arg) = self.cfg.edge_arg(self.func, edge, index) else {
-                    return false;
-                };
-                let from = self.cfg.edges[edge].from;
-                match self.term_in(arg, from) {
-                    // Not evaluated yet: ignored, as by the join (optimistic).
-                    Term::Bottom => true,
-                    Term::Const(_, k) => k != 0,
-                    a => {
-                        self.nonzero_by_construction(a)
-                            || self.edge_says_nonzero(a, zero, edge)
-                            || self.scopes(from).any(|s| {
-                                self.rels[s]
-                                    .iter()
-                                    .any(|r| r.decides(IntCC::NotEqual, a, zero) == Some(true))
-                            })
-                            || self.nonzero_phi_assuming(a, assumed)
-                    }
+        self.reachable_args(block, index).all(|(edge, arg, from)| {
+            // An argument that is not a plain value says nothing.
+            let Some(arg) = arg else {
+                return false;
+            };
+            match self.term_in(arg, from) {
+                // Not evaluated yet: ignored, as by the join (optimistic).
+                Term::Bottom => true,
+                Term::Const(_, k) => k != 0,
+                a => {
+                    self.nonzero_by_construction(a)
+                        || self.edge_says_nonzero(a, zero, edge)
+                        || self.scopes(from).any(|s| {
+                            self.rels[s]
+                                .iter()
+                                .any(|r| r.decides(IntCC::NotEqual, a, zero) == Some(true))
+                        })
+                        || self.nonzero_phi_assuming(a, assumed)
                 }
-            })
+            }
+        })
     }
 
     /// Whether taking `edge` says `a ≠ 0`: the true edge of `brif a`, or
@@ -704,38 +700,34 @@ impl<'a> Analyzer<'a> {
         {
             return false;
         }
-        self.cfg.incoming[header]
-            .iter()
-            .filter(|&&edge| self.edge_reachable[edge])
-            .all(|&edge| {
-                let Some(arg) = self.cfg.edge_arg(self.func, edge, index) else {
-                    return false;
-                };
-                let from = self.cfg.edges[edge].from;
-                let a = self.term_in(arg, from);
-                // Read from the instruction, not the key table: a back
-                // edge's value may not be numbered yet in this pass.
-                let step = match self.func.dfg.value_def(arg) {
-                    ValueDef::Result(inst, 0) => self
-                        .func
-                        .layout
-                        .inst_block(inst)
-                        .and_then(|b| self.constant_step(inst, b)),
-                    _ => None,
-                };
-                match (a, step) {
-                    (Term::Bottom, _) => true,
-                    _ if a == p => true,
-                    (Term::Const(ty, k), _) if sext(ty, k) < 0 => true,
-                    (_, Some((base, k))) if base == n && k < 0 => true,
-                    (_, Some((base, k)))
-                        if base == p && (-MAX_COEFFICIENT..=0).contains(&i128::from(k)) =>
-                    {
-                        self.nonneg_in(p, from)
-                    }
-                    _ => self.decide_at(IntCC::UnsignedLessThan, a, n, from, chain) == Some(true),
+        self.reachable_args(header, index).all(|(_, arg, from)| {
+            let Some(arg) = arg else {
+                return false;
+            };
+            let a = self.term_in(arg, from);
+            // Read from the instruction, not the key table: a back
+            // edge's value may not be numbered yet in this pass.
+            let step = match self.func.dfg.value_def(arg) {
+                ValueDef::Result(inst, 0) => self
+                    .func
+                    .layout
+                    .inst_block(inst)
+                    .and_then(|b| self.constant_step(inst, b)),
+                _ => None,
+            };
+            match (a, step) {
+                (Term::Bottom, _) => true,
+                _ if a == p => true,
+                (Term::Const(ty, k), _) if sext(ty, k) < 0 => true,
+                (_, Some((base, k))) if base == n && k < 0 => true,
+                (_, Some((base, k)))
+                    if base == p && (-MAX_COEFFICIENT..=0).contains(&i128::from(k)) =>
+                {
+                    self.nonneg_in(p, from)
                 }
-            })
+                _ => self.decide_at(IntCC::UnsignedLessThan, a, n, from, chain) == Some(true),
+            }
+        })
     }
 
     /// Whether `t` is a constant or a value defined in a block that strictly
@@ -1057,6 +1049,23 @@ impl<'a> Analyzer<'a> {
             };
             self.set(param, t);
         }
+    }
+
+    /// The reachable edges into `block`, each with the value it passes to
+    /// parameter `index` (`None` when that is not a plain value) and the
+    /// block it leaves.
+    fn reachable_args(
+        &self,
+        block: Block,
+        index: usize,
+    ) -> impl Iterator<Item = (EdgeId, Option<Value>, Block)> + '_ {
+        self.cfg.incoming[block]
+            .iter()
+            .filter(|&&edge| self.edge_reachable[edge])
+            .map(move |&edge| {
+                let arg = self.cfg.edge_arg(self.func, edge, index);
+                (edge, arg, self.cfg.edges[edge].from)
+            })
     }
 
     fn incoming_term(&self, edge: EdgeId, index: usize, param: Value) -> Term {
