@@ -57,6 +57,11 @@
 //! ranges of two rewrites do not overlap, so the liveness of one holds for
 //! the other.
 //!
+//! **Across blocks** (`copyprop/across.rs`, run first): a wide move whose
+//! destination already holds its source on every path goes; a loop
+//! header's move that only the entry edge needs goes onto that edge; a
+//! move into a dead register goes. Its module doc states the rules.
+//!
 //! # Invariants
 //!
 //! After a rewrite every register holds what it held before except the
