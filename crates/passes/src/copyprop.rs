@@ -150,15 +150,21 @@ pub fn run(functions: &mut [MachFunction]) -> CopyReport {
 /// passes decoded (`crate::machine::decode::Decoded`).
 pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> CopyReport {
     let mut report = CopyReport::default();
+    let mut writes = across::Writes::default();
     let bytes = machine::rewrite_each(functions, |func| {
-        propagate_function(func, decoder, &mut report)
+        propagate_function(func, decoder, &mut writes, &mut report)
     });
     report.stats.bytes_before = bytes.before;
     report.stats.bytes_after = bytes.after;
     report
 }
 
-fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut CopyReport) {
+fn propagate_function(
+    func: &mut MachFunction,
+    decoder: &mut Decoder,
+    writes: &mut across::Writes,
+    report: &mut CopyReport,
+) {
     let has_move = func.words().any(|w| move_registers(w).is_some());
     if !has_move {
         return;
@@ -167,7 +173,7 @@ fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &m
     if lifted.opaque.is_some() {
         return;
     }
-    let (rewritten, done) = propagate(&lifted, decoder);
+    let (rewritten, done) = propagate(&lifted, decoder, writes);
     if done == Done::default() {
         return;
     }
@@ -253,8 +259,12 @@ impl fmt::Display for Done {
 }
 
 /// `func` with every move the rules apply to deleted, and what was done.
-fn propagate(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, Done) {
-    let (across, across_done) = across::propagate(func, decoder);
+fn propagate(
+    func: &LiftedFunction,
+    decoder: &mut Decoder,
+    writes: &mut across::Writes,
+) -> (LiftedFunction, Done) {
+    let (across, across_done) = across::propagate(func, decoder, writes);
     let (backward, into_definers) = propagate_backward(&across, decoder);
     let (forward, into_readers) = propagate_forward(&backward, decoder);
     let done = Done {

@@ -218,18 +218,19 @@ impl Facts {
 }
 
 /// The registers each instruction may write, by word (module doc,
-/// "Analysis"): rendering a word is what costs.
-struct Writes<'d> {
-    decoder: &'d mut Decoder,
+/// "Analysis"), for a module: rendering a word is what costs, and code
+/// repeats words a lot.
+#[derive(Default)]
+pub(super) struct Writes {
     known: HashMap<u32, RegSet>,
 }
 
-impl Writes<'_> {
+impl Writes {
     /// The registers `inst` may write: none for a branch that stays in
     /// the function or leaves it to a trap; for other words, the
     /// registers their effects mention that [`writes_register`] does not
     /// rule out, every one of them if the word writes a base back.
-    fn of(&mut self, inst: &Inst) -> RegSet {
+    fn of(&mut self, inst: &Inst, decoder: &mut Decoder) -> RegSet {
         if matches!(inst.form, Form::B | Form::BCond | Form::Cbz | Form::Tbz) {
             return 0;
         }
@@ -239,10 +240,10 @@ impl Writes<'_> {
         if let Some(&written) = self.known.get(&inst.word) {
             return written;
         }
-        let written = if self.decoder.shape(inst.word).writeback {
+        let written = if decoder.shape(inst.word).writeback {
             inst.effects.defs
         } else {
-            let text = self.decoder.render(inst.word, 0);
+            let text = decoder.render(inst.word, 0);
             (0..TRACKED)
                 .filter(|&r| inst.effects.defs & (1 << r) != 0 && writes_register(&text, r))
                 .fold(inst.effects.defs & !x_range(0, TRACKED - 1), |acc, r| {
@@ -323,15 +324,15 @@ struct Hoist {
 }
 
 /// Runs the rules (module doc, "Phases") on `func`.
-pub(super) fn propagate(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, Across) {
+pub(super) fn propagate(
+    func: &LiftedFunction,
+    decoder: &mut Decoder,
+    writes: &mut Writes,
+) -> (LiftedFunction, Across) {
     let mut current = func.clone();
     let mut done = Across::default();
-    let mut writes = Writes {
-        decoder,
-        known: HashMap::new(),
-    };
     for _ in 0..ROUNDS {
-        let (deleted, hoists) = round(&current, &mut writes);
+        let (deleted, hoists) = round(&current, decoder, writes);
         let redundant = deleted.iter().filter(|&&d| d).count();
         if redundant == 0 && hoists.is_empty() {
             break;
@@ -359,14 +360,18 @@ pub(super) fn propagate(func: &LiftedFunction, decoder: &mut Decoder) -> (Lifted
 }
 
 /// One round of rules 1–4: the redundant moves, and the hoists.
-fn round(func: &LiftedFunction, writes: &mut Writes) -> (Vec<bool>, Vec<Hoist>) {
+fn round(
+    func: &LiftedFunction,
+    decoder: &mut Decoder,
+    writes: &mut Writes,
+) -> (Vec<bool>, Vec<Hoist>) {
     let succs = successor_lists(func);
     let cfg = Cfg::with_successors(func, &succs);
     let written: Vec<RegSet> = func
         .items
         .iter()
         .map(|(_, item)| match item {
-            Item::Inst(inst) => writes.of(inst),
+            Item::Inst(inst) => writes.of(inst, decoder),
             _ => 0,
         })
         .collect();
