@@ -104,20 +104,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-inline",
         "prices before machine passes",
     ),
-    // Appeared with the C convention for Pare functions: the group
-    // `fold<add|mul|larger>` is priced 112 bytes merged against 152 left to
-    // the inliner (at d9db5c1, 160 against 140: inlined). Merged, its body
-    // calls `add`, `mul` and `larger` through a parameter, so they stay out
-    // of line (28 bytes) and the body (92) with its three call sites costs
-    // more than the three loops inlined into `main`, where each callee
-    // folded into its loop: 1,476 bytes against 1,460 (+1.1%). The price
-    // missing: the callees a merged body keeps alive when they are passed
-    // as function values.
-    (
-        "examples/generic_fns.pare",
-        "-merge",
-        "callees passed as values",
-    ),
     // Appeared when `-Oz` kept divisions by constants: four checksum
     // loops (`% 65521` each), each called once. The prices pair them for
     // fmerge (merging saves 56 bytes, inlining each 8 + 20), priced one

@@ -57,6 +57,11 @@
 //! ranges of two rewrites do not overlap, so the liveness of one holds for
 //! the other.
 //!
+//! **Across blocks** (`copyprop/across.rs`, run first): a wide move whose
+//! destination already holds its source on every path goes; a loop
+//! header's move that only the entry edge needs goes onto that edge; a
+//! move into a dead register goes. Its module doc states the rules.
+//!
 //! # Invariants
 //!
 //! After a rewrite every register holds what it held before except the
@@ -89,6 +94,8 @@ use crate::machine::lift::{self, Inst, Item, Label, LiftedFunction};
 use crate::machine::liveness;
 use crate::machine::{self, MachFunction};
 use crate::remark::Remark;
+
+mod across;
 
 /// The pass's name in remarks.
 const PASS: &str = "copyprop";
@@ -143,15 +150,21 @@ pub fn run(functions: &mut [MachFunction]) -> CopyReport {
 /// passes decoded (`crate::machine::decode::Decoded`).
 pub fn run_decoding(functions: &mut [MachFunction], decoder: &mut Decoder) -> CopyReport {
     let mut report = CopyReport::default();
+    let mut writes = across::Writes::default();
     let bytes = machine::rewrite_each(functions, |func| {
-        propagate_function(func, decoder, &mut report)
+        propagate_function(func, decoder, &mut writes, &mut report)
     });
     report.stats.bytes_before = bytes.before;
     report.stats.bytes_after = bytes.after;
     report
 }
 
-fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &mut CopyReport) {
+fn propagate_function(
+    func: &mut MachFunction,
+    decoder: &mut Decoder,
+    writes: &mut across::Writes,
+    report: &mut CopyReport,
+) {
     let has_move = func.words().any(|w| move_registers(w).is_some());
     if !has_move {
         return;
@@ -160,23 +173,19 @@ fn propagate_function(func: &mut MachFunction, decoder: &mut Decoder, report: &m
     if lifted.opaque.is_some() {
         return;
     }
-    let (rewritten, moves) = propagate(&lifted, decoder);
-    if moves == 0 {
+    let (rewritten, done) = propagate(&lifted, decoder, writes);
+    if done == Done::default() {
         return;
     }
+    let moves = done.deleted();
     match lift::relaid(func, &lifted, &rewritten) {
         Some(code) => {
             let saved = func.bytes.len() as i64 - code.bytes.len() as i64;
             report.remarks.push(
-                Remark::passed(
-                    PASS,
-                    "propagated",
-                    &func.name,
-                    format!("{moves} moves became their source's definer writing the destination"),
-                )
-                .bytes(saved)
-                .count("functions", 1)
-                .count("moves", moves as u64),
+                Remark::passed(PASS, "propagated", &func.name, done.to_string())
+                    .bytes(saved)
+                    .count("functions", 1)
+                    .count("moves", moves as u64),
             );
             *func = code;
             report.stats.functions += 1;
@@ -216,11 +225,54 @@ fn move_registers(w: u32) -> Option<Move> {
     })
 }
 
-/// `func` with every move the rules apply to deleted, and their number.
-fn propagate(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFunction, usize) {
-    let (backward, into_definers) = propagate_backward(func, decoder);
+/// What the rules did to one function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Done {
+    across: across::Across,
+    /// Moves deleted by rules 1–4.
+    into_definers: usize,
+    /// Moves deleted by rules 5–7.
+    into_readers: usize,
+}
+
+impl Done {
+    /// Moves deleted (a hoisted move deletes one and puts one in).
+    fn deleted(&self) -> usize {
+        self.across.redundant + self.across.dead + self.into_definers + self.into_readers
+    }
+}
+
+impl fmt::Display for Done {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} moves became their source's definer writing the destination, {} their reader \
+             reading the source; across blocks, {} copied what the destination held, {} went \
+             onto a loop's entry edge, {} wrote a dead register",
+            self.into_definers,
+            self.into_readers,
+            self.across.redundant,
+            self.across.hoisted,
+            self.across.dead
+        )
+    }
+}
+
+/// `func` with every move the rules apply to deleted, and what was done.
+fn propagate(
+    func: &LiftedFunction,
+    decoder: &mut Decoder,
+    writes: &mut across::Writes,
+) -> (LiftedFunction, Done) {
+    let (across, across_done) = across::propagate(func, decoder, writes);
+    let (backward, into_definers) = propagate_backward(&across, decoder);
     let (forward, into_readers) = propagate_forward(&backward, decoder);
-    (forward, into_definers + into_readers)
+    let done = Done {
+        across: across_done,
+        into_definers,
+        into_readers,
+    };
+    (forward, done)
 }
 
 /// `func` without the moves `deleted` marks.
