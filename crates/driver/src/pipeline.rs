@@ -955,7 +955,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, ifconv, switches, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, switches, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, \
              inline-speed, gvn-speed, ifconv-speed"
         );
     }

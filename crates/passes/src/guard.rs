@@ -563,9 +563,10 @@ pub fn run(
             crate::gvn::run_functions(after, Some(isa), hot, &params, |i| restored.contains(&i));
         }
         if options.switches {
+            let cache = after.code_cache();
             for &i in &restored {
                 if let Some(def) = after.functions.get_mut(i) {
-                    crate::switches::run_measured(&mut def.func, isa);
+                    crate::switches::run_measured(&mut def.func, isa, cache.as_deref());
                 }
             }
         }

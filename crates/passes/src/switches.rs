@@ -94,6 +94,15 @@
 //! shift: fewer instructions executed as well as fewer bytes, which is
 //! why LLVM forms both at `-O2` too.
 //!
+//! # Place in the pipeline
+//!
+//! After inlining (a predicate such as `is_space(c)` is then a chain in
+//! its caller) and GVN (one SSA value per tested expression), after the
+//! mergers (their hashes see the front end's code) and `combine`, before
+//! `ifconv`, which would otherwise turn the links into `bor`s only where
+//! its measure allowed. The size guard lowers the functions it puts back
+//! again (`crate::guard::GuardOptions::switches`).
+//!
 //! # Invariants
 //!
 //! - The output passes Cranelift's verifier and computes what the input
@@ -111,17 +120,17 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::condcodes::{CondCode, IntCC};
 use cranelift_codegen::ir::{
-    types, Block, BlockArg, BlockCall, Function, Inst, InstBuilder, InstructionData,
-    JumpTableData, Opcode, Type, Value,
+    types, Block, BlockArg, BlockCall, Function, Inst, InstBuilder, InstructionData, JumpTableData,
+    Opcode, Type, Value,
 };
 use cranelift_codegen::isa::TargetIsa;
-use cranelift_codegen::entity::SecondaryMap;
 
 use crate::clif_module::ClifModule;
-use crate::code_cache::code_size;
+use crate::code_cache::{code_size, CodeCache};
 use crate::remark::Remark;
 
 /// Fewest tests a chain needs to become a table (LLVM's
@@ -209,9 +218,10 @@ impl Default for SwitchOptions {
 /// [`run_measured`].
 pub fn run_module(module: &mut ClifModule, measure: Option<&dyn TargetIsa>) -> SwitchReport {
     let mut report = SwitchReport::default();
+    let cache = module.code_cache();
     for def in &mut module.functions {
         let stats = match measure {
-            Some(isa) => run_measured(&mut def.func, isa),
+            Some(isa) => run_measured(&mut def.func, isa, cache.as_deref()),
             None => run(&mut def.func, &SwitchOptions::default()),
         };
         report.stats.accumulate(&stats);
@@ -239,26 +249,31 @@ pub fn run_module(module: &mut ClifModule, measure: Option<&dyn TargetIsa>) -> S
 }
 
 /// Runs the pass on `func` and keeps the result only if its aarch64 code
-/// (compiled by `isa`) did not grow; else tries again without tables, and
-/// else puts the function back.
-pub fn run_measured(func: &mut Function, isa: &dyn TargetIsa) -> SwitchStats {
+/// (compiled by `isa`, through `cache` when given: code generation then
+/// finds the kept version compiled) did not grow; else tries again without
+/// tables, and else puts the function back.
+pub fn run_measured(
+    func: &mut Function,
+    isa: &dyn TargetIsa,
+    cache: Option<&CodeCache>,
+) -> SwitchStats {
     let original = func.clone();
     let stats = run(func, &SwitchOptions::default());
     if stats.rewrites() == 0 {
         *func = original;
         return SwitchStats::default();
     }
-    let Some(before) = code_size(&original, isa, None) else {
+    let Some(before) = code_size(&original, isa, cache) else {
         *func = original;
         return SwitchStats::default();
     };
-    if code_size(func, isa, None).is_some_and(|after| after <= before) {
+    if code_size(func, isa, cache).is_some_and(|after| after <= before) {
         return stats;
     }
     *func = original.clone();
     if stats.tables > 0 {
         let mut fallback = run(func, &SwitchOptions { tables: false });
-        if fallback.rewrites() > 0 && code_size(func, isa, None).is_some_and(|a| a <= before) {
+        if fallback.rewrites() > 0 && code_size(func, isa, cache).is_some_and(|a| a <= before) {
             fallback.measured_back = 1;
             return fallback;
         }
@@ -422,9 +437,9 @@ impl Intervals {
 
     /// How many values the set holds (saturating).
     fn len(&self) -> u64 {
-        self.spans
-            .iter()
-            .fold(0u64, |n, &(lo, hi)| n.saturating_add(hi - lo).saturating_add(1))
+        self.spans.iter().fold(0u64, |n, &(lo, hi)| {
+            n.saturating_add(hi - lo).saturating_add(1)
+        })
     }
 }
 
@@ -468,12 +483,11 @@ fn test_at(func: &Function, v: Value, depth: u32) -> Option<Test> {
         InstructionData::Binary { opcode, args } => {
             let [a, b] = args.map(|a| func.dfg.resolve_aliases(a));
             if opcode == Opcode::Bxor {
-                let (t, one) = match (constant(func, a), constant(func, b)) {
-                    (None, Some(1)) => (a, b),
-                    (Some(1), None) => (b, a),
+                let t = match (constant(func, a), constant(func, b)) {
+                    (None, Some(1)) => a,
+                    (Some(1), None) => b,
                     _ => return None,
                 };
-                let _ = one;
                 let t = test_at(func, t, depth + 1)?;
                 return Some(Test {
                     set: t.set.complement(),
@@ -528,7 +542,9 @@ fn reachable_blocks(func: &Function) -> SecondaryMap<Block, bool> {
         }
         reachable[block] = true;
         if let Some(term) = func.layout.last_inst(block) {
-            for call in func.dfg.insts[term].branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables) {
+            for call in func.dfg.insts[term]
+                .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+            {
                 stack.push(call.block(&func.dfg.value_lists));
             }
         }
@@ -809,7 +825,13 @@ fn find_chain(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Ch
                     .is_some_and(|t| t.x == x)
         };
         let (case, next) = if continues(e) {
-            (Case { set: test.set, target: t }, e)
+            (
+                Case {
+                    set: test.set,
+                    target: t,
+                },
+                e,
+            )
         } else if continues(t) {
             (
                 Case {
@@ -819,7 +841,10 @@ fn find_chain(func: &Function, cfg: &ControlFlowGraph, head: Block) -> Option<Ch
                 t,
             )
         } else {
-            cases.push(Case { set: test.set, target: t });
+            cases.push(Case {
+                set: test.set,
+                target: t,
+            });
             return Some(Chain {
                 x,
                 links,
@@ -1084,9 +1109,9 @@ fn root_tests(func: &Function) -> Vec<(Inst, Test)> {
                 .and_then(|&r| test_of(func, r));
             for v in func.dfg.inst_values(inst) {
                 let v = func.dfg.resolve_aliases(v);
-                let part_of = inner.as_ref().is_some_and(|t| {
-                    test_of(func, v).is_some_and(|tv| tv.x == t.x)
-                });
+                let part_of = inner
+                    .as_ref()
+                    .is_some_and(|t| test_of(func, v).is_some_and(|tv| tv.x == t.x));
                 if !part_of {
                     outside[v] = true;
                 }
@@ -1171,9 +1196,7 @@ fn emit_cluster(pos: &mut FuncCursor, x: Value, ty: Type, cluster: Cluster) -> V
                 std::cmp::Ordering::Greater => pos.ins().ireduce(mask_ty, t),
                 std::cmp::Ordering::Equal => t,
             };
-            let mask = pos
-                .ins()
-                .iconst(mask_ty, masked(mask, mask_ty.bits()));
+            let mask = pos.ins().iconst(mask_ty, masked(mask, mask_ty.bits()));
             let shifted = pos.ins().ushr(mask, shift);
             let one = pos.ins().iconst(mask_ty, 1);
             let bit = pos.ins().band(shifted, one);
@@ -1225,8 +1248,8 @@ mod tests {
 
     #[test]
     fn plans_cluster_within_64_values() {
-        // Tokenizer's operator characters: 33..63 as one bit test, 94 and
-        // 124 alone.
+        // Tokenizer's operator characters: 33..94 as one bit test of a
+        // 64-bit mask, 124 alone.
         let chars = b"+-*/%<>=!&|^?";
         let mut set = Intervals::empty(8);
         for &c in chars {
@@ -1234,10 +1257,16 @@ mod tests {
         }
         let plan = Plan::of(&set);
         assert!(!plan.negate);
-        assert_eq!(plan.clusters.len(), 3, "{plan:?}");
-        assert!(matches!(plan.clusters[0], Cluster::Bits { lo: 33, span: 31, .. }));
-        assert_eq!(plan.clusters[1], Cluster::Point(94));
-        assert_eq!(plan.clusters[2], Cluster::Point(124));
+        assert_eq!(plan.clusters.len(), 2, "{plan:?}");
+        let Cluster::Bits { lo, span, mask } = plan.clusters[0] else {
+            panic!("{plan:?}");
+        };
+        assert_eq!((lo, span), (33, 62));
+        for &c in chars.iter().filter(|&&c| c != b'|') {
+            assert_eq!((mask >> (u64::from(c) - 33)) & 1, 1, "{}", c as char);
+        }
+        assert_eq!(mask.count_ones(), 12);
+        assert_eq!(plan.clusters[1], Cluster::Point(124));
         assert!(plan.words() < 3 * chars.len() as u32 - 1);
         // `c != ' ' && c != '\n'` is the complement of a bit test.
         let not_space = Intervals::range(8, 10, 10)
