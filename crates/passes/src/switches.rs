@@ -1173,7 +1173,7 @@ fn emit_cluster(pos: &mut FuncCursor, x: Value, ty: Type, cluster: Cluster) -> V
             let k = pos.ins().iconst(ty, masked(k, bits));
             pos.ins().icmp(IntCC::Equal, x, k)
         }
-        Cluster::Range(lo, hi) if lo == 0 => {
+        Cluster::Range(0, hi) => {
             let hi = pos.ins().iconst(ty, masked(hi, bits));
             pos.ins().icmp(IntCC::UnsignedLessThanOrEqual, x, hi)
         }

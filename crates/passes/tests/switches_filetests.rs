@@ -116,7 +116,8 @@ fn switches_never_grow_aarch64_code() {
         let (mut before, mut after) = (0, 0);
         for case in load_function_cases("switches") {
             for func in &case.funcs {
-                let (f, _) = run_verified(func, "switches", |f| switches::run_measured(f, &*isa, None));
+                let (f, _) =
+                    run_verified(func, "switches", |f| switches::run_measured(f, &*isa, None));
                 let (b, a) = (code_size(&*isa, func), code_size(&*isa, &f));
                 println!("{}:{} at {level}: {b} -> {a}", case.name, func.name);
                 if a > b {
