@@ -737,6 +737,7 @@ impl Build {
             let view = GuardView {
                 plan: merge_plan.as_ref(),
                 gvn: self.pipeline.clif.contains(&ClifPass::Gvn(Policy::Size)),
+                switches: self.pipeline.clif.contains(&ClifPass::Switches),
                 heat: self.pipeline.heat.clone(),
                 trap_paths,
                 sizer: self.guard_sizer(trap_paths),

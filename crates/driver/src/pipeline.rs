@@ -16,6 +16,7 @@
 //! merge    CLIF, per module            parec_passes::merge (its plan: crate::build)
 //! fmerge   CLIF, per module            parec_passes::fmerge (similar functions)
 //! combine  CLIF, per function          parec_passes::combine (idioms Cranelift's e-graph lacks)
+//! switches CLIF, per function          parec_passes::switches (tests of one value: bit tests, tables)
 //! ifconv   CLIF, per function          parec_passes::ifconv (two-way joins into selects)
 //! (gvn)    CLIF, per module            parec_passes::gvn::run_nonnull_params (crate::build)
 //!   ── Cranelift: e-graph, lowering, register allocation, emission ──
@@ -60,7 +61,7 @@
 //!
 //! Levels: `-O0` runs no parec pass; `-O2` runs [`Pass::SPEED`], inlining,
 //! GVN and if-conversion by the speed policy (`inline-speed`, `gvn-speed`,
-//! `ifconv-speed`), instruction combining, the peepholes, copy
+//! `ifconv-speed`), instruction combining, switch lowering, the peepholes, copy
 //! propagation and frame-pointer omission; `-Os` (the default) runs
 //! [`Pass::SIZE_AT_SPEED`] with the hot-site rules; `-Oz` runs
 //! [`Pass::ALL`]. Cranelift alone, the baseline every size figure is
@@ -87,6 +88,7 @@ use parec_passes::inline::{self, InlineOptions, InlineStats, Policy};
 use parec_passes::merge::{self, MergeOptions, MergePlan, MergeStats};
 use parec_passes::price::{self, PriceOptions};
 use parec_passes::remark::Remark;
+use parec_passes::switches::{self, SwitchStats};
 use parec_passes::traps::TrapPaths;
 
 use crate::target::{OptLevel, Target};
@@ -107,6 +109,10 @@ pub enum ClifPass {
     /// into memory offsets, narrow logical shifts, rotates, extending
     /// loads; the rules Cranelift's e-graph lacks. Never grows the CLIF.
     Combine,
+    /// Switch lowering (`parec_passes::switches`): chains of tests of one
+    /// value become range checks, bit tests and jump tables; a function's
+    /// rewrite is kept only if its measured aarch64 code does not grow.
+    Switches,
     /// If-conversion (`parec_passes::ifconv`): diamonds and triangles whose
     /// arms may run speculatively become `select`s; the size policy only
     /// where the code is no larger, the speed policy for arms of at most
@@ -161,6 +167,7 @@ impl ClifPass {
             ClifPass::Gvn(Policy::Size) => "gvn",
             ClifPass::Gvn(Policy::Speed) => "gvn-speed",
             ClifPass::Combine => "combine",
+            ClifPass::Switches => "switches",
             ClifPass::Ifconv(Policy::Size) => "ifconv",
             ClifPass::Ifconv(Policy::Speed) => "ifconv-speed",
             ClifPass::Merge => "merge",
@@ -208,6 +215,16 @@ impl ClifPass {
                 let report = combine::run_module(module);
                 PassOutcome {
                     stats: PassStats::Combine(report.stats),
+                    remarks: report.remarks,
+                }
+            }
+            ClifPass::Switches => {
+                // Measured at every level: only functions with a chain are
+                // compiled, twice at most.
+                let measure = measuring_isa(module, isa);
+                let report = switches::run_module(module, measure.get());
+                PassOutcome {
+                    stats: PassStats::Switches(report.stats),
                     remarks: report.remarks,
                 }
             }
@@ -286,6 +303,7 @@ pub fn run_guard(
             .plan
             .map_or_else(Default::default, |plan| body_shares(plan, &after.name)),
         gvn: view.gvn.then(|| view.heat.clone()),
+        switches: view.switches,
         shared_traps: view
             .trap_paths
             .map(|t| t.paths.iter().map(|&(code, _)| code).collect())
@@ -307,6 +325,9 @@ pub struct GuardView<'a> {
     /// Whether GVN's size policy ran: the guard numbers the functions it
     /// puts back again.
     pub gvn: bool,
+    /// Whether switch lowering ran: the guard lowers the functions it puts
+    /// back again.
+    pub switches: bool,
     /// What is known of how often code runs ([`Pipeline::heat`]).
     pub heat: Arc<HotCode>,
     /// The shared trap paths code generation completes the code with, if
@@ -518,6 +539,7 @@ impl PassOutcome {
             ClifPass::Inline(_) => PassStats::Inline(InlineStats::default()),
             ClifPass::Gvn(_) => PassStats::Gvn(GvnStats::default()),
             ClifPass::Combine => PassStats::Combine(CombineStats::default()),
+            ClifPass::Switches => PassStats::Switches(SwitchStats::default()),
             ClifPass::Ifconv(_) => PassStats::Ifconv(IfconvStats::default()),
             ClifPass::Merge => PassStats::Merge(MergeStats::default()),
             ClifPass::Fmerge => PassStats::Fmerge(FmergeStats::default(), FmergeTimes::default()),
@@ -546,6 +568,7 @@ pub enum PassStats {
     Inline(InlineStats),
     Gvn(GvnStats),
     Combine(CombineStats),
+    Switches(SwitchStats),
     Ifconv(IfconvStats),
     Merge(MergeStats),
     /// Similar-function merging's counts, and where its time went.
@@ -561,6 +584,7 @@ impl PassStats {
             (PassStats::Inline(a), PassStats::Inline(b)) => a.accumulate(&b),
             (PassStats::Gvn(a), PassStats::Gvn(b)) => a.accumulate(&b),
             (PassStats::Combine(a), PassStats::Combine(b)) => a.accumulate(&b),
+            (PassStats::Switches(a), PassStats::Switches(b)) => a.accumulate(&b),
             (PassStats::Ifconv(a), PassStats::Ifconv(b)) => a.accumulate(&b),
             (PassStats::Merge(a), PassStats::Merge(b)) => a.accumulate(&b),
             (PassStats::Fmerge(a, ta), PassStats::Fmerge(b, tb)) => {
@@ -581,6 +605,7 @@ impl fmt::Display for PassStats {
             PassStats::Inline(s) => write!(f, "{s}"),
             PassStats::Gvn(s) => write!(f, "{s}"),
             PassStats::Combine(s) => write!(f, "{s}"),
+            PassStats::Switches(s) => write!(f, "{s}"),
             PassStats::Ifconv(s) => write!(f, "{s}"),
             PassStats::Merge(s) => write!(f, "{s}"),
             PassStats::Fmerge(s, _) => write!(f, "{s}"),
@@ -658,6 +683,7 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Switches),
         Pass::Clif(ClifPass::Ifconv(Policy::Size)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
@@ -687,6 +713,7 @@ impl Pass {
         Pass::Clif(ClifPass::Inline(Policy::Speed)),
         Pass::Clif(ClifPass::Gvn(Policy::Speed)),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Switches),
         Pass::Clif(ClifPass::Ifconv(Policy::Speed)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
@@ -705,6 +732,7 @@ impl Pass {
         Pass::Clif(ClifPass::Merge),
         Pass::Clif(ClifPass::Fmerge),
         Pass::Clif(ClifPass::Combine),
+        Pass::Clif(ClifPass::Switches),
         Pass::Clif(ClifPass::Ifconv(Policy::Size)),
         Pass::Machine(MachinePass::Peephole),
         Pass::Machine(MachinePass::Copyprop),
@@ -927,7 +955,7 @@ mod tests {
         let err = Pipeline::from_names("gvn,nope").unwrap_err();
         assert_eq!(
             err,
-            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, \
+            "unknown pass `nope`; available: inline, gvn, merge, fmerge, combine, switches, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, \
              inline-speed, gvn-speed, ifconv-speed"
         );
     }
@@ -949,6 +977,7 @@ mod tests {
                 ClifPass::Inline(Policy::Speed),
                 ClifPass::Gvn(Policy::Speed),
                 ClifPass::Combine,
+                ClifPass::Switches,
                 ClifPass::Ifconv(Policy::Speed)
             ],
             "-O2 inlines, numbers values for speed, combines and if-converts"
@@ -962,6 +991,7 @@ mod tests {
                 ClifPass::Merge,
                 ClifPass::Fmerge,
                 ClifPass::Combine,
+                ClifPass::Switches,
                 ClifPass::Ifconv(Policy::Size)
             ]
         );

@@ -302,7 +302,7 @@ fn opt_rejects_unknown_passes() {
     // A bad flag: clap's status and message.
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed\n"),
+        stderr(&o).starts_with("error: invalid value 'gvn,frobnicate' for '--passes <PASSES>': unknown pass `frobnicate`; available: inline, gvn, merge, fmerge, combine, switches, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed\n"),
         "{}",
         stderr(&o)
     );
@@ -384,6 +384,24 @@ fn opt_runs_combine_on_its_filetests() {
             .sum::<u64>();
     }
     assert!(rewrites > 0, "combine changed none of its filetests");
+}
+
+#[test]
+fn opt_runs_switches_on_its_filetests() {
+    let mut lowered = 0;
+    for (path, err) in opt_on_filetests("switches", "switches") {
+        assert!(err.contains("run command(s) agree"), "{err}");
+        let stats = err
+            .lines()
+            .find(|l| l.starts_with("switches: "))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{}: no switches statistics", path.display()));
+        lowered += stats
+            .split(' ')
+            .filter_map(|w| w.trim_end_matches(',').parse::<u64>().ok())
+            .sum::<u64>();
+    }
+    assert!(lowered > 0, "switches changed none of its filetests");
 }
 
 #[test]
@@ -528,7 +546,7 @@ fn planted_miscompile_is_not_a_parec_pass() {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     assert!(
         stderr(&o)
-            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed"),
+            .contains("unknown pass `planted-iadd-isub`; available: inline, gvn, merge, fmerge, combine, switches, ifconv, peephole, copyprop, frame, sibcall, epilogue, outline, inline-speed, gvn-speed, ifconv-speed"),
         "stderr: {}",
         stderr(&o)
     );

@@ -92,18 +92,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-merge",
         "group reverted whole",
     ),
-    // Appeared when frame-pointer omission and if-conversion met (either
-    // alone leaves it within 1%; without `frame` the gap is 44 bytes, with
-    // it 52): left out of `is_digit`, `is_space`, `is_alpha` and
-    // `scan_number`, the small callees the inliner puts there cost 44
-    // bytes less, and the outliner finds 8 more. The inliner's prices are
-    // measured in Cranelift's bytes, before `ifconv` and the machine
-    // passes, which make the calls' callers cheaper than they were priced.
-    (
-        "bench/tokenizer/main.pare",
-        "-inline",
-        "prices before machine passes",
-    ),
     // Appeared when `-Oz` kept divisions by constants: four checksum
     // loops (`% 65521` each), each called once. The prices pair them for
     // fmerge (merging saves 56 bytes, inlining each 8 + 20), priced one

@@ -434,6 +434,11 @@ fn remarks_add_up_to_every_pass_statistics() {
                         assert_eq!(count(&remarks, "ifconv", name), value, "{file}: {name}");
                     }
                 }
+                PassStats::Switches(stats) => {
+                    for (name, value) in stats.counters() {
+                        assert_eq!(count(&remarks, "switches", name), value, "{file}: {name}");
+                    }
+                }
                 PassStats::Guard(stats) => {
                     assert_eq!(
                         decisions(&remarks, "guard", "reverted"),

@@ -745,7 +745,7 @@ fn is_pure(opcode: Opcode) -> bool {
 }
 
 /// Deletes pure instructions whose results are unused; how many.
-fn delete_dead(func: &mut Function) -> u64 {
+pub(crate) fn delete_dead(func: &mut Function) -> u64 {
     let mut counts = use_counts(func);
     let mut removed = 0;
     let mut changed = true;

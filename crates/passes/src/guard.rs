@@ -117,6 +117,10 @@ pub struct GuardOptions {
     /// and never grows one; a profile's hot functions it rewrites whatever
     /// the size, as the pass does).
     pub gvn: Option<std::sync::Arc<crate::heat::HotCode>>,
+    /// Whether the pipeline lowers switches (`crate::switches`): the
+    /// functions put back are then lowered again, after GVN, for the same
+    /// reason (it works per function, measured, and never grows one).
+    pub switches: bool,
     /// The trap codes whose checks code generation sends to one shared
     /// trap path per function (`crate::traps`): of a function's blocks
     /// that only trap with such a code, all but the first of each code
@@ -557,6 +561,14 @@ pub fn run(
             // the passes after GVN made of it.
             let params = crate::gvn::NonnullParams::default();
             crate::gvn::run_functions(after, Some(isa), hot, &params, |i| restored.contains(&i));
+        }
+        if options.switches {
+            let cache = after.code_cache();
+            for &i in &restored {
+                if let Some(def) = after.functions.get_mut(i) {
+                    crate::switches::run_measured(&mut def.func, isa, cache.as_deref());
+                }
+            }
         }
         report.stats.reverted += 1;
         report.stats.functions_reverted += names.len();

@@ -511,7 +511,7 @@ enum Verdict {
 
 /// Whether `inst` may execute on a path that did not execute it: no
 /// effect, no trap, and cheap (no division even where it cannot trap).
-fn speculable(func: &Function, inst: Inst) -> bool {
+pub(crate) fn speculable(func: &Function, inst: Inst) -> bool {
     use Opcode::*;
     let opcode = func.dfg.insts[inst].opcode();
     matches!(

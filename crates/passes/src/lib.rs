@@ -129,5 +129,6 @@ pub mod profile;
 pub mod remark;
 pub mod sibcall;
 pub mod size_model;
+pub mod switches;
 pub mod traps;
 pub mod whole_program;
