@@ -63,6 +63,17 @@ pub struct FunctionDef {
     pub func: ir::Function,
 }
 
+impl FunctionDef {
+    /// The name of its symbol in `symbols` (its module's
+    /// [`ClifModule::symbols`]), or the function's own name when the symbol
+    /// is missing: what remarks call it.
+    pub fn symbol_name(&self, symbols: &[Symbol]) -> String {
+        symbols
+            .get(self.symbol as usize)
+            .map_or_else(|| self.func.name.to_string(), |s| s.name.clone())
+    }
+}
+
 /// A relocation in a data object: at `offset`, the address of `target` plus `addend`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DataReloc {

@@ -197,17 +197,10 @@ pub fn run_module(module: &mut ClifModule) -> CombineReport {
         if stats.rewrites() == 0 {
             continue;
         }
-        let name = module
-            .symbols
-            .get(def.symbol as usize)
-            .map_or_else(|| def.func.name.to_string(), |s| s.name.clone());
-        let mut remark =
-            Remark::passed("combine", "combined", name, stats.to_string()).in_module(&module.name);
-        for (counter, n) in stats.counters() {
-            if n > 0 {
-                remark = remark.count(counter, n);
-            }
-        }
+        let name = def.symbol_name(&module.symbols);
+        let remark = Remark::passed("combine", "combined", name, stats.to_string())
+            .in_module(&module.name)
+            .nonzero_counts(stats.counters());
         report.remarks.push(remark);
     }
     report

@@ -273,21 +273,15 @@ pub fn run_module(
         if stats == IfconvStats::default() {
             continue;
         }
-        let name = module
-            .symbols
-            .get(def.symbol as usize)
-            .map_or_else(|| def.func.name.to_string(), |s| s.name.clone());
+        let name = def.symbol_name(&module.symbols);
         let remark = if stats.converted() > 0 {
             Remark::passed("ifconv", "if-converted", name, stats.to_string())
         } else {
             Remark::missed("ifconv", "not-if-converted", name, stats.to_string())
         };
-        let mut remark = remark.in_module(&module.name);
-        for (counter, n) in stats.counters() {
-            if n > 0 {
-                remark = remark.count(counter, n);
-            }
-        }
+        let remark = remark
+            .in_module(&module.name)
+            .nonzero_counts(stats.counters());
         report.remarks.push(remark);
     }
     report

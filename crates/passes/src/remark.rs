@@ -162,6 +162,20 @@ impl Remark {
         self
     }
 
+    /// With each of `counters` that is not zero added (a pass's statistics
+    /// for one function, as its remark carries them).
+    pub fn nonzero_counts(
+        mut self,
+        counters: impl IntoIterator<Item = (&'static str, u64)>,
+    ) -> Remark {
+        for (name, value) in counters {
+            if value > 0 {
+                self = self.count(name, value);
+            }
+        }
+        self
+    }
+
     /// The value of the count `name` (0 if absent).
     pub fn get_count(&self, name: &str) -> u64 {
         self.counts
