@@ -453,7 +453,7 @@ fn address_of(data: &InstructionData) -> Option<(usize, i32)> {
 
 /// How many times each value is used (after aliases), by instructions in
 /// the layout.
-fn use_counts(func: &Function) -> HashMap<Value, u32> {
+pub(crate) fn use_counts(func: &Function) -> HashMap<Value, u32> {
     let mut counts = HashMap::new();
     for block in func.layout.blocks() {
         for inst in func.layout.block_insts(block) {

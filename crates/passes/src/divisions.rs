@@ -598,17 +598,12 @@ fn rewrite_as_division(func: &mut ir::Function, q: Value, record: &ConstantDivis
 /// divisions replaced. (Code generation would not lower them; the CLIF
 /// reads as what is compiled.)
 fn remove_unused_expansions(func: &mut ir::Function) {
-    let mut uses: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
+    let mut uses = crate::combine::use_counts(func);
     let insts: Vec<ir::Inst> = func
         .layout
         .blocks()
         .flat_map(|b| func.layout.block_insts(b))
         .collect();
-    for &inst in &insts {
-        for v in func.dfg.inst_values(inst) {
-            *uses.entry(func.dfg.resolve_aliases(v)).or_default() += 1;
-        }
-    }
     let removable = |func: &ir::Function, inst: ir::Inst| {
         let opcode = func.dfg.insts[inst].opcode();
         (opcode == Opcode::Iconst || is_expansion_op(opcode))
