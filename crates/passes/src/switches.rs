@@ -429,11 +429,75 @@ impl Intervals {
         self.spans.iter().any(|&(lo, hi)| lo <= v && v <= hi)
     }
 
+    /// The shortest interval of consecutive `bits`-wide values, read
+    /// unsigned or signed, that holds the whole set: its first value and
+    /// how many values it spans (saturating). `x - first`, wrapping, maps
+    /// the set into `0..span` and every value outside the interval to
+    /// `span` or above. `None` for the empty set.
+    ///
+    /// The signed reading matters when the set holds small negative and
+    /// small positive values (`-1, 0, 1, ...`): read unsigned, `-1` is the
+    /// largest value and the interval would be the whole circle.
+    fn enclosing(&self) -> Option<Enclosing> {
+        let (first, last) = (self.spans.first()?, self.spans.last()?);
+        let unsigned = Enclosing::between(first.0, last.1);
+        // Signed order starts at the smallest value with the sign bit set
+        // and ends at the largest without it.
+        let half = 1u64 << (self.bits - 1);
+        let negative = self
+            .spans
+            .iter()
+            .find(|&&(_, hi)| hi >= half)
+            .map(|&(lo, _)| lo.max(half));
+        let non_negative = self
+            .spans
+            .iter()
+            .rev()
+            .find(|&&(lo, _)| lo < half)
+            .map(|&(_, hi)| hi.min(half - 1));
+        let signed = match (negative, non_negative) {
+            (Some(lo), Some(hi)) => Enclosing::wrapping(lo, hi, self.max()),
+            _ => unsigned,
+        };
+        Some(if signed.span < unsigned.span {
+            signed
+        } else {
+            unsigned
+        })
+    }
+
     /// How many values the set holds (saturating).
     fn len(&self) -> u64 {
         self.spans.iter().fold(0u64, |n, &(lo, hi)| {
             n.saturating_add(hi - lo).saturating_add(1)
         })
+    }
+}
+
+/// An interval of consecutive values on the `bits`-wide circle (see
+/// [`Intervals::enclosing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Enclosing {
+    first: u64,
+    /// How many values, saturating at `u64::MAX`.
+    span: u64,
+}
+
+impl Enclosing {
+    /// `[lo, hi]` with `lo <= hi`.
+    fn between(lo: u64, hi: u64) -> Enclosing {
+        Enclosing {
+            first: lo,
+            span: (hi - lo).saturating_add(1),
+        }
+    }
+
+    /// From `lo` up to `hi` through the top of the circle (`max`, then 0).
+    fn wrapping(lo: u64, hi: u64, max: u64) -> Enclosing {
+        Enclosing {
+            first: lo,
+            span: (max - lo).saturating_add(hi).saturating_add(2),
+        }
     }
 }
 
@@ -875,18 +939,24 @@ fn plan_table(func: &Function, chain: &Chain) -> Option<Table> {
         }
         covered = covered.union(&case.set);
     }
-    let (min, max) = (covered.spans.first()?.0, covered.spans.last()?.1);
-    let range = max - min + 1;
+    // The signed reading when it is shorter: `x == -1 || x == 0 || ...`
+    // is a table from -1, not one across the whole unsigned range.
+    let Enclosing {
+        first: min,
+        span: range,
+    } = covered.enclosing()?;
     if range > MAX_TABLE || covered.len() * 10 < range * 4 {
         return None;
     }
+    let max_value = Intervals::max_of(covered.bits);
     // Targets of a table take no arguments.
     let plain = |call: BlockCall| call_args(func, call).is_some_and(|a| a.is_empty());
     if !plain(chain.default) {
         return None;
     }
     let mut entries = Vec::with_capacity(range as usize);
-    for v in min..=max {
+    for i in 0..range {
+        let v = min.wrapping_add(i) & max_value;
         let target = chain
             .cases
             .iter()
@@ -1238,6 +1308,29 @@ mod tests {
         assert_eq!(a.union(&b).union(&c).spans, vec![(1, 4), (250, 255)]);
         assert_eq!(a.union(&b).len(), 4);
         assert_eq!(Intervals::range(64, 0, u64::MAX).complement().spans, vec![]);
+    }
+
+    #[test]
+    fn enclosing_reads_signed_when_shorter() {
+        // -1, 0..7 at 64 bits: the table starts at -1 and spans 9 values
+        // (read unsigned it would span the whole circle).
+        let set = Intervals::range(64, 0, 7).union(&Intervals::range(64, u64::MAX, u64::MAX));
+        let e = set.enclosing().unwrap();
+        assert_eq!((e.first, e.span), (u64::MAX, 9));
+        // -6..-1, 0..3 at 8 bits.
+        let set = Intervals::range(8, 1, 3).union(&Intervals::range(8, 250, 255));
+        let e = set.enclosing().unwrap();
+        assert_eq!((e.first, e.span), (250, 10));
+        // Non-negative values only: the unsigned reading.
+        let e = Intervals::range(64, 40, 48).enclosing().unwrap();
+        assert_eq!((e.first, e.span), (40, 9));
+        // The sign boundary inside: unsigned is shorter.
+        let set = Intervals::range(8, 126, 130);
+        assert_eq!(set.enclosing().unwrap().span, 5);
+        // Everything: saturates, never wraps to a small span.
+        let all = Intervals::range(64, 0, u64::MAX);
+        assert_eq!(all.enclosing().unwrap().span, u64::MAX);
+        assert_eq!(Intervals::empty(64).enclosing(), None);
     }
 
     #[test]
