@@ -50,7 +50,8 @@
 //!    no writeback: `mov x1, x21; add x1, x0, x1` → `add x1, x0, x21`),
 //!    so that the value the move gave `D` ends at `U` either way;
 //! 6. no instruction between the move and `U` writes `T`, and neither the
-//!    move's successor nor `U` is a join;
+//!    move's successor nor `U` is a join (the move itself may be one: a
+//!    branch to it then enters at its successor, which takes its label);
 //! 7. the rewritten word disassembles to `U`'s text with the register
 //!    operands `xD`/`wD` it reads renamed `xT`/`wT` and nothing else
 //!    changed (the destination of a `U` that overwrites `D` stays), and
@@ -293,14 +294,20 @@ fn without(func: &LiftedFunction, items: Vec<(Label, Item)>, deleted: &[bool]) -
 }
 
 /// The move at `m` of `items` if a rule may delete it: one without
-/// records that no branch enters.
-fn candidate(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize) -> Option<Move> {
+/// records, and (`entered_ok` false: the backward rules, whose definer
+/// comes before it) that no branch enters.
+fn candidate(
+    items: &[(Label, Item)],
+    joins: &BTreeSet<Label>,
+    m: usize,
+    entered_ok: bool,
+) -> Option<Move> {
     let Item::Inst(inst) = &items[m].1 else {
         return None;
     };
     let mv = move_registers(inst.word)?;
-    let plain = inst.trap.is_none() && !inst.call_site && !joins.contains(&items[m].0);
-    plain.then_some(mv)
+    let plain = inst.trap.is_none() && !inst.call_site;
+    (plain && (entered_ok || !joins.contains(&items[m].0))).then_some(mv)
 }
 
 /// Rules 1–4 (module doc): moves into their definers.
@@ -311,7 +318,7 @@ fn propagate_backward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFu
     let mut deleted = vec![false; items.len()];
     let mut moves = 0;
     for m in 0..items.len() {
-        let Some(mv) = candidate(&items, &joins, m) else {
+        let Some(mv) = candidate(&items, &joins, m, false) else {
             continue;
         };
         if live.live_out[m] & x(mv.source) != 0 {
@@ -345,7 +352,7 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
         if m < covered {
             continue;
         }
-        let Some(mv) = candidate(&items, &joins, m) else {
+        let Some(mv) = candidate(&items, &joins, m, true) else {
             continue;
         };
         let Some(u) = reader(&items, &joins, m, mv) else {
@@ -367,6 +374,11 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
     let mut deleted = vec![false; items.len()];
     for &m in &moved {
         deleted[m] = true;
+        // A branch to the move now enters at its successor (not a join
+        // itself, rule 6), as falling through the move does.
+        if joins.contains(&items[m].0) {
+            items[m + 1].0 = items[m].0;
+        }
     }
     (without(func, items, &deleted), moved.len())
 }
@@ -714,5 +726,30 @@ mod tests {
         let (after, stats) = propagated(&before);
         assert_eq!(after, before);
         assert_eq!(stats.moves, 0);
+    }
+
+    #[test]
+    fn a_branch_to_a_forwarded_move_enters_at_its_successor() {
+        let before = [
+            0xB400_0042, // cbz x2, 0x08
+            0xD280_0000, // mov x0, #0
+            0xAA15_03E1, // 0x08: mov x1, x21 (a join)
+            0x8B01_0001, // add x1, x0, x1
+            RET,
+        ];
+        let (after, stats) = propagated(&before);
+        // cbz x2, 0x08; mov x0, #0; 0x08: add x1, x0, x21
+        assert_eq!(after, [0xB400_0042, 0xD280_0000, 0x8B15_0001, RET]);
+        assert_eq!(stats.moves, 1);
+        // The successor is a join too: the move stays.
+        let before = [
+            0xB400_0062, // cbz x2, 0x0c
+            0xB400_0043, // cbz x3, 0x0c
+            0xAA15_03E1, // 0x08: mov x1, x21 (a join)
+            0x8B01_0001, // 0x0c: add x1, x0, x1 (a join)
+            RET,
+        ];
+        let (after, _) = propagated(&before);
+        assert_eq!(after, before);
     }
 }

@@ -81,6 +81,18 @@
 //!
 //!    The rewritten word is checked against the decoder: it reads what the
 //!    reader read less `xT`, writes nothing more and overwrites the same.
+//! 8. **Table index clamped twice**: before a jump-table `br`
+//!    ([`crate::machine::lift::jump_table_bound`]), `movz xK, #n; cmp xI,
+//!    xK; csel xI, xI, xK, lo` (the `umin` `crate::switches` puts before a
+//!    `br_table` of a 64-bit index; or `cmp xI, #n`) followed by the
+//!    sequence's `cmp wI, #n; [movz xB, #n;] csel xB, xI, xB, lo`, in one
+//!    straight run with nothing else writing `xI`, `xK` or the flags. After
+//!    the clamp `xI ≤ n < 2^32`, so `wI <u n` holds exactly when the first
+//!    compare's `lo` did: the second `cmp` is deleted when the flags are
+//!    dead after the sequence's `csel` and nothing between reads them;
+//!    the clamp's `csel` too when `xI` is dead after the sequence's `csel`
+//!    and nothing else between reads it (under `lo` the unclamped index is
+//!    the clamped one, otherwise `xB` is selected).
 //!
 //! # Algorithm
 //!
@@ -95,7 +107,8 @@
 //! (a forward dataflow: intersection at joins, the entry knows nothing) and
 //! rules 3–6 in one more walk (skipped, with both analyses, when no item
 //! could start one), on liveness computed again only if rule 7 changed
-//! something; lay the items out again. A
+//! something; then, for a function with a jump table, rule 8 on liveness
+//! computed once more; lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
