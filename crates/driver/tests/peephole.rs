@@ -448,3 +448,35 @@ fn a_bad_code_model_is_refused() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("unknown code model `huge`"), "{stderr}");
 }
+
+#[test]
+fn functions_with_jump_tables_are_lifted_and_their_index_clamped_once() {
+    // `filetests/executors/jump_tables.pare` (run by every executor at
+    // every level): `switches` makes `f1`'s chain over a 64-bit value a
+    // table, clamping the index before Cranelift's sequence compares it
+    // again. The machine layer lifts the function (its table is data it
+    // lays out again) and rule 8 deletes the second compare and the clamp.
+    let program = workspace_root().join("filetests/executors/jump_tables.pare");
+    let tables = listings_of(&program, "gvn-speed,switches", CodeModel::Auto);
+    let rewritten = listings_of(
+        &program,
+        "gvn-speed,switches,peephole,copyprop",
+        CodeModel::Auto,
+    );
+    let (before, after) = (&tables["jump_tables::f1"], &rewritten["jump_tables::f1"]);
+    let table_branches = |lines: &[String]| count(lines, "br x");
+    assert_eq!(table_branches(before), 1, "{before:#?}");
+    assert_eq!(table_branches(after), 1, "{after:#?}");
+    let selects = |lines: &[String]| count(lines, "csel");
+    assert_eq!(
+        (selects(before), selects(after)),
+        (2, 1),
+        "{before:#?}\n{after:#?}"
+    );
+    let compares = |lines: &[String]| count(lines, "cmp ");
+    assert_eq!(
+        compares(before) - compares(after),
+        1,
+        "{before:#?}\n{after:#?}"
+    );
+}

@@ -44,12 +44,17 @@
 //! mentions `D`. `U` is rewritten to read `T` where it read `D` and the
 //! move is deleted when:
 //!
-//! 5. `U` reads `D` and does not write it, has no trap or call-site
-//!    record, and `D` is dead after `U`;
+//! 5. `U` reads `D`, has no trap or call-site record, and either does not
+//!    write `D` and `D` is dead after `U`, or overwrites `D` whole and
+//!    nothing else but the flags (one destination, its field `xD` or `wD`,
+//!    no writeback: `mov x1, x21; add x1, x0, x1` → `add x1, x0, x21`),
+//!    so that the value the move gave `D` ends at `U` either way;
 //! 6. no instruction between the move and `U` writes `T`, and neither the
-//!    move's successor nor `U` is a join;
+//!    move's successor nor `U` is a join (the move itself may be one: a
+//!    branch to it then enters at its successor, which takes its label);
 //! 7. the rewritten word disassembles to `U`'s text with the register
-//!    operand `xD`/`wD` renamed `xT`/`wT` and nothing else changed, and
+//!    operands `xD`/`wD` it reads renamed `xT`/`wT` and nothing else
+//!    changed (the destination of a `U` that overwrites `D` stays), and
 //!    its effects are `U`'s with `T` read instead of `D`; for `mov wD,
 //!    wT`, `U` reads only `wD` (the low half, which is `wT`'s).
 //!
@@ -289,14 +294,20 @@ fn without(func: &LiftedFunction, items: Vec<(Label, Item)>, deleted: &[bool]) -
 }
 
 /// The move at `m` of `items` if a rule may delete it: one without
-/// records that no branch enters.
-fn candidate(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize) -> Option<Move> {
+/// records, and (`entered_ok` false: the backward rules, whose definer
+/// comes before it) that no branch enters.
+fn candidate(
+    items: &[(Label, Item)],
+    joins: &BTreeSet<Label>,
+    m: usize,
+    entered_ok: bool,
+) -> Option<Move> {
     let Item::Inst(inst) = &items[m].1 else {
         return None;
     };
     let mv = move_registers(inst.word)?;
-    let plain = inst.trap.is_none() && !inst.call_site && !joins.contains(&items[m].0);
-    plain.then_some(mv)
+    let plain = inst.trap.is_none() && !inst.call_site;
+    (plain && (entered_ok || !joins.contains(&items[m].0))).then_some(mv)
 }
 
 /// Rules 1–4 (module doc): moves into their definers.
@@ -307,7 +318,7 @@ fn propagate_backward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFu
     let mut deleted = vec![false; items.len()];
     let mut moves = 0;
     for m in 0..items.len() {
-        let Some(mv) = candidate(&items, &joins, m) else {
+        let Some(mv) = candidate(&items, &joins, m, false) else {
             continue;
         };
         if live.live_out[m] & x(mv.source) != 0 {
@@ -341,7 +352,7 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
         if m < covered {
             continue;
         }
-        let Some(mv) = candidate(&items, &joins, m) else {
+        let Some(mv) = candidate(&items, &joins, m, true) else {
             continue;
         };
         let Some(u) = reader(&items, &joins, m, mv) else {
@@ -350,12 +361,12 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
         let Item::Inst(reader_inst) = &items[u].1 else {
             continue;
         };
-        if live.live_out[u] & x(mv.dest) != 0 {
-            continue;
-        }
-        let Some(rewritten) = reading_source(reader_inst, mv, decoder) else {
+        let Some((rewritten, overwrites)) = reading_source(reader_inst, mv, decoder) else {
             continue;
         };
+        if !overwrites && live.live_out[u] & x(mv.dest) != 0 {
+            continue;
+        }
         items[u].1 = Item::Inst(rewritten);
         moved.push(m);
         covered = u + 1;
@@ -363,6 +374,11 @@ fn propagate_forward(func: &LiftedFunction, decoder: &mut Decoder) -> (LiftedFun
     let mut deleted = vec![false; items.len()];
     for &m in &moved {
         deleted[m] = true;
+        // A branch to the move now enters at its successor (not a join
+        // itself, rule 6), as falling through the move does.
+        if joins.contains(&items[m].0) {
+            items[m + 1].0 = items[m].0;
+        }
     }
     (without(func, items, &deleted), moved.len())
 }
@@ -390,13 +406,19 @@ fn reader(items: &[(Label, Item)], joins: &BTreeSet<Label>, m: usize, mv: Move) 
     None
 }
 
-/// `inst` reading `mv.source` where it read `mv.dest`, if rule 7 allows.
-fn reading_source(inst: &Inst, mv: Move, decoder: &mut Decoder) -> Option<Inst> {
+/// `inst` reading `mv.source` where it read `mv.dest`, if rule 7 allows,
+/// and whether it overwrites `mv.dest` (rule 5: then the move's value of
+/// `D` need not be dead after it).
+fn reading_source(inst: &Inst, mv: Move, decoder: &mut Decoder) -> Option<(Inst, bool)> {
     let text = decoder.render(inst.word, 0);
-    if decoder.shape(inst.word).writeback || writes_register(&text, mv.dest) {
+    if decoder.shape(inst.word).writeback {
         return None;
     }
-    let renamed = rename_register(&text, mv)?;
+    let overwrites = writes_register(&text, mv.dest);
+    if overwrites && !overwrites_whole(inst, &text, mv.dest) {
+        return None;
+    }
+    let renamed = rename_register(&text, mv, overwrites)?;
     // The register fields (Rt, Rn, Ra/Rt2, Rm) that hold `D`; which of
     // them are operands rather than immediate bits, the text says.
     let fields: Vec<u32> = [0, 5, 10, 16]
@@ -415,17 +437,38 @@ fn reading_source(inst: &Inst, mv: Move, decoder: &mut Decoder) -> Option<Inst> 
         })
         .find(|&w| decoder.render(w, 0) == renamed)?;
     let effects = lift::control_effects(inst, decoder.effects(word));
-    // `defs` also names every register mentioned (decode's module doc).
+    // `defs` also names every register mentioned (decode's module doc); a
+    // reader that overwrites `D` still writes it.
+    let kept_defs = if overwrites {
+        inst.effects.defs
+    } else {
+        inst.effects.defs & !x(mv.dest)
+    };
     let expected = Effects {
         uses: inst.effects.uses & !x(mv.dest) | x(mv.source),
-        defs: inst.effects.defs & !x(mv.dest) | x(mv.source),
+        defs: kept_defs | x(mv.source),
         ..inst.effects
     };
-    (effects == expected).then_some(Inst {
+    let inst = Inst {
         word,
         effects,
         ..inst.clone()
-    })
+    };
+    (effects == expected).then_some((inst, overwrites))
+}
+
+/// Whether the instruction of `text` writes register `r` whole and
+/// nothing else but the flags: one of [`decode::PURE_DEST`] whose first
+/// operand, its destination field, is `xR` or `wR` (a 32-bit result
+/// zero-extends), which its effects say it kills.
+fn overwrites_whole(inst: &Inst, text: &str, r: u32) -> bool {
+    let (mnemonic, operands) = text.split_once(' ').unwrap_or((text, ""));
+    let first = operands.split(',').next().unwrap_or("").trim();
+    let names_r = first == format!("x{r}") || first == format!("w{r}");
+    names_r
+        && decode::PURE_DEST.contains(&mnemonic)
+        && inst.word & 31 == r
+        && writes_only(&inst.effects, r)
 }
 
 /// Compares (no register written) and stores (every register read).
@@ -448,10 +491,17 @@ fn writes_register(text: &str, r: u32) -> bool {
 
 /// `text` (an instruction's disassembly) with the register operands
 /// `xD`/`wD` of `mv` renamed `xT`/`wT`, if it reads only what the move
-/// gave `D` (for `mov wD, wT`, only `wD`).
-fn rename_register(text: &str, mv: Move) -> Option<String> {
-    let (mnemonic, operands) = text.split_once(' ')?;
+/// gave `D` (for `mov wD, wT`, only `wD`); with `keep_destination`, the
+/// first operand (the register the instruction writes) stays as it is.
+fn rename_register(text: &str, mv: Move, keep_destination: bool) -> Option<String> {
+    let (mnemonic, mut operands) = text.split_once(' ')?;
     let mut out = format!("{mnemonic} ");
+    if keep_destination {
+        let (first, rest) = operands.split_once(',')?;
+        out.push_str(first);
+        out.push(',');
+        operands = rest;
+    }
     let mut token = String::new();
     let flush = |token: &mut String, out: &mut String| -> Option<()> {
         let renamed = match token.as_str() {
@@ -585,8 +635,11 @@ mod tests {
         };
         // A 32-bit move of a 64-bit result: the upper half differs.
         unchanged(&[0x8B01_0009, 0x2A09_03E0, RET]);
-        // The temporary is read again after the move.
-        unchanged(&[0x8B01_0009, 0xAA09_03E0, 0x8B09_0000, RET]);
+        // The temporary is read again after the move (the reader, which
+        // overwrites the destination, reads the source instead: add x0,
+        // x9, x9).
+        let (after, _) = propagated(&[0x8B01_0009, 0xAA09_03E0, 0x8B09_0000, RET]);
+        assert_eq!(after, [0x8B01_0009, 0x8B09_0120, RET]);
         // The destination is read between definer and move.
         unchanged(&[0x8B01_0009, 0x9100_0402, 0xAA09_03E0, RET]);
         // The temporary is read between definer and move: str x9, [sp].
@@ -628,8 +681,36 @@ mod tests {
         unchanged(&[0xAA13_03EA, 0xD100_0542, 0x8B02_0140, RET]);
         // The source is written in between: mov x19, #0.
         unchanged(&[0xAA13_03EA, 0xD280_0013, 0xD100_0542, RET]);
-        // The reader writes the temporary: add x10, x10, #1.
-        unchanged(&[0xAA13_03EA, 0x9100_054A, 0xF900_07EA, RET]);
+        // A 32-bit move read as 64 bits by a reader that overwrites it:
+        // mov w1, w21; add x1, x0, x1.
+        unchanged(&[0x2A15_03E1, 0x8B01_0001, RET]);
+        // The reader writes only part of the temporary: movk x1, #5, lsl
+        // #16 (and bfxil x1, x1, #0, #8).
+        unchanged(&[0xAA15_03E1, 0xF2A0_00A1, RET]);
+        unchanged(&[0xAA15_03E1, 0xB340_1C21, RET]);
+        // The reader writes a second register too: ldp x1, x2, [x1].
+        unchanged(&[0xAA15_03E1, 0xA940_0821, RET]);
+    }
+
+    #[test]
+    fn a_reader_that_overwrites_the_temporary_reads_the_source() {
+        // mov x1, x21; add x1, x0, x1 → add x1, x0, x21 (x1 is live after:
+        // the reader's own result).
+        let (after, stats) = propagated(&[0xAA15_03E1, 0x8B01_0001, RET]);
+        assert_eq!(after, [0x8B15_0001, RET]);
+        assert_eq!(stats.moves, 1);
+        // mov w1, w21; add w1, w0, w1 → add w1, w0, w21
+        let (after, _) = propagated(&[0x2A15_03E1, 0x0B01_0001, RET]);
+        assert_eq!(after, [0x0B15_0001, RET]);
+        // mov x1, x21; madd x1, x1, x2, x1 → madd x1, x21, x2, x21
+        let (after, _) = propagated(&[0xAA15_03E1, 0x9B02_0421, RET]);
+        assert_eq!(after, [0x9B02_56A1, RET]);
+        // mov x1, x21; neg x1, x1 → neg x1, x21
+        let (after, _) = propagated(&[0xAA15_03E1, 0xCB01_03E1, RET]);
+        assert_eq!(after, [0xCB15_03E1, RET]);
+        // mov x10, x19; add x10, x10, #1; str x10, [sp, #8]
+        let (after, _) = propagated(&[0xAA13_03EA, 0x9100_054A, 0xF900_07EA, RET]);
+        assert_eq!(after, [0x9100_066A, 0xF900_07EA, RET]);
     }
 
     #[test]
@@ -645,5 +726,30 @@ mod tests {
         let (after, stats) = propagated(&before);
         assert_eq!(after, before);
         assert_eq!(stats.moves, 0);
+    }
+
+    #[test]
+    fn a_branch_to_a_forwarded_move_enters_at_its_successor() {
+        let before = [
+            0xB400_0042, // cbz x2, 0x08
+            0xD280_0000, // mov x0, #0
+            0xAA15_03E1, // 0x08: mov x1, x21 (a join)
+            0x8B01_0001, // add x1, x0, x1
+            RET,
+        ];
+        let (after, stats) = propagated(&before);
+        // cbz x2, 0x08; mov x0, #0; 0x08: add x1, x0, x21
+        assert_eq!(after, [0xB400_0042, 0xD280_0000, 0x8B15_0001, RET]);
+        assert_eq!(stats.moves, 1);
+        // The successor is a join too: the move stays.
+        let before = [
+            0xB400_0062, // cbz x2, 0x0c
+            0xB400_0043, // cbz x3, 0x0c
+            0xAA15_03E1, // 0x08: mov x1, x21 (a join)
+            0x8B01_0001, // 0x0c: add x1, x0, x1 (a join)
+            RET,
+        ];
+        let (after, _) = propagated(&before);
+        assert_eq!(after, before);
     }
 }

@@ -81,6 +81,18 @@
 //!
 //!    The rewritten word is checked against the decoder: it reads what the
 //!    reader read less `xT`, writes nothing more and overwrites the same.
+//! 8. **Table index clamped twice**: before a jump-table `br`
+//!    ([`crate::machine::lift::jump_table_bound`]), `movz xK, #n; cmp xI,
+//!    xK; csel xI, xI, xK, lo` (the `umin` `crate::switches` puts before a
+//!    `br_table` of a 64-bit index; or `cmp xI, #n`) followed by the
+//!    sequence's `cmp wI, #n; [movz xB, #n;] csel xB, xI, xB, lo`, in one
+//!    straight run with nothing else writing `xI`, `xK` or the flags. After
+//!    the clamp `xI ≤ n < 2^32`, so `wI <u n` holds exactly when the first
+//!    compare's `lo` did: the second `cmp` is deleted when the flags are
+//!    dead after the sequence's `csel` and nothing between reads them;
+//!    the clamp's `csel` too when `xI` is dead after the sequence's `csel`
+//!    and nothing else between reads it (under `lo` the unclamped index is
+//!    the clamped one, otherwise `xB` is selected).
 //!
 //! # Algorithm
 //!
@@ -95,7 +107,8 @@
 //! (a forward dataflow: intersection at joins, the entry knows nothing) and
 //! rules 3–6 in one more walk (skipped, with both analyses, when no item
 //! could start one), on liveness computed again only if rule 7 changed
-//! something; lay the items out again. A
+//! something; then, for a function with a jump table, rule 8 on liveness
+//! computed once more; lay the items out again. A
 //! function no rule changes keeps its bytes; a function that does not lift,
 //! or whose new layout puts a branch out of range, keeps its code.
 //!
@@ -146,6 +159,8 @@ pub struct PeepholeStats {
     pub compare_extensions: usize,
     /// Constants folded into the instructions that read them (rule 7).
     pub constant_operands: usize,
+    /// Repeated clamps of a jump-table index deleted (rule 8).
+    pub table_clamps: usize,
     /// Functions rewritten.
     pub functions: usize,
     pub bytes_before: u64,
@@ -161,6 +176,7 @@ impl PeepholeStats {
         self.byte_extensions += other.byte_extensions;
         self.compare_extensions += other.compare_extensions;
         self.constant_operands += other.constant_operands;
+        self.table_clamps += other.table_clamps;
         self.functions += other.functions;
         self.bytes_before += other.bytes_before;
         self.bytes_after += other.bytes_after;
@@ -174,6 +190,7 @@ impl PeepholeStats {
             + self.byte_extensions
             + self.compare_extensions
             + self.constant_operands
+            + self.table_clamps
     }
 }
 
@@ -183,7 +200,8 @@ impl fmt::Display for PeepholeStats {
             f,
             "{} near addresses, {} repeated computations, {} boolean branches, \
              {} branches on the compare, {} byte extensions, {} compares of bytes, \
-             {} constant operands in {} functions; code {} -> {} bytes",
+             {} constant operands, {} repeated table clamps in {} functions; \
+             code {} -> {} bytes",
             self.near_addresses,
             self.repeated,
             self.boolean_branches,
@@ -191,6 +209,7 @@ impl fmt::Display for PeepholeStats {
             self.byte_extensions,
             self.compare_extensions,
             self.constant_operands,
+            self.table_clamps,
             self.functions,
             self.bytes_before,
             self.bytes_after
@@ -254,6 +273,7 @@ fn rewrite_function(
         None => first,
     };
     let third = dataflow_rules(&second, &mut flow, decoder, &mut counts);
+    let third = clamped_index_rule(&third, &mut counts).unwrap_or(third);
     if counts.changes() == 0 {
         return;
     }
@@ -291,6 +311,7 @@ fn may_apply(func: &MachFunction, options: &PeepholeOptions) -> bool {
         .iter()
         .any(|&w| is_dataflow_candidate(w) || (pure_word_operands(w).is_some() && !pure.insert(w)))
         || has_constant_candidate(&words)
+        || has_jump_table(&words)
 }
 
 /// Whether rules 3, 5 or 6 could start at the word `w` (a `tst #0xff`, a
@@ -330,6 +351,7 @@ fn rewritten_remark(function: &str, counts: &PeepholeStats, saved: i64) -> Remar
             counts.constant_operands,
             "constant operands",
         ),
+        ("table_clamps", counts.table_clamps, "repeated table clamps"),
     ];
     let reason = rules
         .iter()
@@ -1269,6 +1291,200 @@ fn constant_readers(
 /// How far after a constant rule 7 looks for the point its register dies.
 const LOOK: usize = 16;
 
+// ---------------------------------------------------------------------------
+// Rule 8: a jump-table index clamped twice.
+
+/// The instructions of rule 8 (indices into the items): the `umin`'s
+/// `csel`, the sequence's `cmp` and `csel`, and whether the index register
+/// is read between the two `csel`s other than by the `cmp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct DoubleClamp {
+    clamp: usize,
+    compare: usize,
+    select: usize,
+    index_read_between: bool,
+}
+
+/// Whether some word of `words` may start a jump-table sequence (`adr
+/// xA, #16` and a `br` three words on): rule 8's candidates.
+fn has_jump_table(words: &[u32]) -> bool {
+    words.windows(4).any(|w| {
+        Form::of(w[0]) == Form::Adr
+            && Form::Adr.offset(w[0]) == 16
+            && matches!(Form::of(w[3]), Form::Br { .. })
+    })
+}
+
+/// `csel xD, xN, xM, lo` (64-bit): `(d, n, m)`.
+fn csel_lo(w: u32) -> Option<(u32, u32, u32)> {
+    (w & 0xFFE0_FC00 == 0x9A80_3000).then(|| (field(w, 0), field(w, 5), field(w, 16)))
+}
+
+/// `cmp wN, #imm` or `cmp xN, #imm` (no shift): `(is_64, n, imm)`.
+fn cmp_immediate(w: u32) -> Option<(bool, u32, u32)> {
+    (w & 0x7FC0_001F == 0x7100_001F).then(|| (w >> 31 == 1, field(w, 5), (w >> 10) & 0xFFF))
+}
+
+/// `cmp xN, xM` (64-bit, no shift): `(n, m)`.
+fn cmp_register(w: u32) -> Option<(u32, u32)> {
+    (w & 0xFFE0_FC1F == 0xEB00_001F).then(|| (field(w, 5), field(w, 16)))
+}
+
+/// `movz xD, #imm16` or `movz wD, #imm16` (no shift): `(d, imm)`.
+fn movz(w: u32) -> Option<(u32, u32)> {
+    (w & 0x7FE0_0000 == 0x5280_0000).then(|| (field(w, 0), (w >> 5) & 0xFFFF))
+}
+
+/// Rule 8 on `lifted`: the repeated clamps deleted, or `None` if there
+/// are none.
+fn clamped_index_rule(
+    lifted: &LiftedFunction,
+    stats: &mut PeepholeStats,
+) -> Option<LiftedFunction> {
+    let table = |item: &(Label, Item)| matches!(&item.1, Item::Inst(i) if i.jump_table);
+    if !lifted.items.iter().any(table) {
+        return None;
+    }
+    let mut flow = None;
+    let Flow { joins, live, .. } = Flow::of(&mut flow, lifted);
+    let mut deleted = vec![false; lifted.items.len()];
+    for br in 0..lifted.items.len() {
+        if !table(&lifted.items[br]) {
+            continue;
+        }
+        let Some(found) = double_clamp(&lifted.items, joins, br) else {
+            continue;
+        };
+        let after = live.live_out[found.select];
+        if after & NZCV != 0 {
+            continue;
+        }
+        deleted[found.compare] = true;
+        stats.table_clamps += 1;
+        let Item::Inst(select) = &lifted.items[found.select].1 else {
+            continue;
+        };
+        let index = field(select.word, 5);
+        if after & x(index) == 0 && !found.index_read_between {
+            deleted[found.clamp] = true;
+            stats.table_clamps += 1;
+        }
+    }
+    if !deleted.contains(&true) {
+        return None;
+    }
+    let items = lifted.items.iter().zip(&deleted);
+    let items = items
+        .filter(|(_, &gone)| !gone)
+        .map(|(item, _)| item.clone());
+    Some(LiftedFunction {
+        items: items.collect(),
+        ..lifted.clone()
+    })
+}
+
+/// The instructions of rule 8 before the jump-table `br` at `br` of
+/// `items`, if they are there (module doc): scanning back from the
+/// sequence's `csel xB, xI, xB, lo`, the nearest flag write is `cmp wI|xI,
+/// #n` (the sequence's), the nearest write of `xI` or the flags before it
+/// `csel xI, xI, xK, lo`, and the nearest before that `cmp xI, xK` with
+/// `movz xK, #n` the nearest write of `xK` before it (or `cmp xI, #n`);
+/// no join on the way, none of them with a record, nothing else writing
+/// `xI`, `xK` or the flags, and nothing between the sequence's `cmp` and
+/// `csel` reading the flags.
+fn double_clamp(
+    items: &[(Label, Item)],
+    joins: &BTreeSet<Label>,
+    br: usize,
+) -> Option<DoubleClamp> {
+    let inst = |j: usize| match &items[j].1 {
+        Item::Inst(inst) => Some(inst),
+        _ => None,
+    };
+    let select = (br.saturating_sub(5)..br).rev().find(|&j| {
+        inst(j)
+            .and_then(|i| csel_lo(i.word))
+            .is_some_and(|(d, n, m)| d == m && d != n)
+    })?;
+    if (select + 1..=br).any(|j| joins.contains(&items[j].0)) {
+        return None;
+    }
+    let (_, index, _) = csel_lo(inst(select)?.word)?;
+    let mut compare: Option<(usize, u32)> = None;
+    let mut clamp: Option<(usize, u32)> = None;
+    let mut index_read_between = false;
+    let mut bound_register: Option<(usize, u32, u32)> = None;
+    let found = |compare: Option<(usize, u32)>, clamp: Option<(usize, u32)>, read: bool| {
+        Some(DoubleClamp {
+            clamp: clamp?.0,
+            compare: compare?.0,
+            select,
+            index_read_between: read,
+        })
+    };
+    for j in (select.saturating_sub(LOOK)..select).rev() {
+        let here = inst(j)?;
+        if untouchable(here).is_some() {
+            return None;
+        }
+        let writes = written(here);
+        match (compare, clamp, bound_register) {
+            (None, _, _) => {
+                if writes & NZCV != 0 {
+                    let (_, _, imm) = cmp_immediate(here.word).filter(|c| c.1 == index)?;
+                    compare = Some((j, imm));
+                } else if writes & x(index) != 0 || here.effects.uses & NZCV != 0 {
+                    return None;
+                } else if here.effects.uses & x(index) != 0 {
+                    index_read_between = true;
+                }
+            }
+            (Some(_), None, _) => {
+                if writes & (NZCV | x(index)) != 0 {
+                    let (d, n, k) = csel_lo(here.word)?;
+                    if d != index || n != index || k == index {
+                        return None;
+                    }
+                    clamp = Some((j, k));
+                } else if here.effects.uses & x(index) != 0 {
+                    index_read_between = true;
+                }
+            }
+            (Some((_, bound)), Some((_, k)), None) => {
+                if writes & (NZCV | x(index) | x(k)) != 0 {
+                    if let Some((n, imm)) = cmp_immediate(here.word)
+                        .filter(|c| c.0)
+                        .map(|(_, n, imm)| (n, imm))
+                    {
+                        if n != index || imm != bound {
+                            return None;
+                        }
+                        return found(compare, clamp, index_read_between);
+                    }
+                    let (n, m) = cmp_register(here.word)?;
+                    if n != index || m != k {
+                        return None;
+                    }
+                    bound_register = Some((j, k, bound));
+                }
+            }
+            (Some(_), Some(_), Some((_, k, bound))) => {
+                if writes & x(k) != 0 {
+                    let (d, imm) = movz(here.word)?;
+                    if d != k || imm != bound {
+                        return None;
+                    }
+                    return found(compare, clamp, index_read_between);
+                }
+            }
+        }
+        if joins.contains(&items[j].0) {
+            return None;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1307,6 +1523,78 @@ mod tests {
     fn run_on(f: &mut MachFunction, near_symbols: bool) -> PeepholeStats {
         let report = run(std::slice::from_mut(f), &PeepholeOptions { near_symbols });
         report.stats
+    }
+
+    /// `mov x2, #3; cmp x1, x2; csel x1, x1, x2, lo` (the `umin` of a
+    /// 64-bit index), then the jump-table sequence's `cmp w1, #3; csel x2,
+    /// x1, x2, lo` (its `movz x2, #3` deleted by rule 2).
+    const MOVZ_X2_3: u32 = 0xD280_0062;
+    const CMP_X1_X2: u32 = 0xEB02_003F;
+    const CLAMP_X1: u32 = 0x9A82_3021;
+    const CMP_W1_3: u32 = 0x7100_0C3F;
+    const SELECT_X2: u32 = 0x9A82_3022;
+    /// `adr x3, #16; ldrsw x2, [x3, w2, uxtw #2]; add x3, x3, x2; br x3`.
+    const TABLE_TAIL: [u32; 4] = [0x1000_0083, 0xB8A2_5862, 0x8B02_0063, 0xD61F_0060];
+
+    /// A function dispatching through a table of four entries, all to
+    /// `target` right after the table.
+    fn table_function(prefix: &[u32], target: &[u32]) -> MachFunction {
+        let words: Vec<u32> = prefix
+            .iter()
+            .chain(&TABLE_TAIL)
+            .chain(&[16; 4])
+            .chain(target)
+            .copied()
+            .collect();
+        function(&words)
+    }
+
+    #[test]
+    fn a_table_index_is_clamped_once() {
+        // The target overwrites x1: the clamp's result is dead too.
+        let target = [0xD280_0001, MOV_W0_1, RET];
+        let prefix = [MOVZ_X2_3, CMP_X1_X2, CLAMP_X1, CMP_W1_3, SELECT_X2];
+        let mut f = table_function(&prefix, &target);
+        let stats = run_on(&mut f, false);
+        assert_eq!(stats.table_clamps, 2);
+        let expected = table_function(&[MOVZ_X2_3, CMP_X1_X2, SELECT_X2], &target);
+        assert_eq!(words(&f), words(&expected));
+        // The return reads x1 (the clamped index): only the `cmp` goes.
+        let target = [MOV_W0_1, RET];
+        let mut f = table_function(&prefix, &target);
+        assert_eq!(run_on(&mut f, false).table_clamps, 1);
+        let expected = table_function(&[MOVZ_X2_3, CMP_X1_X2, CLAMP_X1, SELECT_X2], &target);
+        assert_eq!(words(&f), words(&expected));
+        // A second run finds the table (the lifter knows the shorter
+        // sequence) and nothing more to delete.
+        assert_eq!(run_on(&mut f, false).table_clamps, 0);
+        assert_eq!(words(&f), words(&expected));
+    }
+
+    #[test]
+    fn clamps_that_do_not_repeat_stay() {
+        let target = [0xD280_0001, MOV_W0_1, RET];
+        /// `csel x1, x1, x2, hs`, `mov x2, #4`, `add x1, x1, #1`.
+        const CLAMP_HS: u32 = 0x9A82_2021;
+        const MOVZ_X2_4: u32 = 0xD280_0082;
+        const ADD_X1_1: u32 = 0x9100_0421;
+        let cases: [&[u32]; 3] = [
+            // The sequence's bound is not the clamp's.
+            &[
+                MOVZ_X2_4, CMP_X1_X2, CLAMP_X1, CMP_W1_3, MOVZ_X2_3, SELECT_X2,
+            ],
+            // Not a clamp: the other value kept on `hs`.
+            &[MOVZ_X2_3, CMP_X1_X2, CLAMP_HS, CMP_W1_3, SELECT_X2],
+            // The index changes between the clamp and the sequence.
+            &[
+                MOVZ_X2_3, CMP_X1_X2, CLAMP_X1, ADD_X1_1, CMP_W1_3, MOVZ_X2_3, SELECT_X2,
+            ],
+        ];
+        for prefix in cases {
+            let mut f = table_function(prefix, &target);
+            let stats = run_on(&mut f, false);
+            assert_eq!(stats.table_clamps, 0, "{prefix:x?}");
+        }
     }
 
     fn address_relocs(f: &mut MachFunction, adrp_at: u32) {

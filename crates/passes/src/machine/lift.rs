@@ -10,10 +10,13 @@
 //!
 //! - a word reached by control flow is an instruction; its [`Form`] says
 //!   whether it branches, ends the flow, or holds a PC-relative field;
-//! - `br` ending Cranelift's jump-table sequence (`mov w17, #n; csel;
-//!   [csdb]; adr x16, #16; ldrsw; add; br x16`) is followed by `n + 1`
-//!   32-bit offsets relative to the table start: they become
-//!   [`Item::JumpEntry`]s and their targets are traversed;
+//! - `br` ending Cranelift's jump-table sequence (`cmp wI, #n; movz xB,
+//!   #n; csel xB, xI, xB, lo; [csdb]; adr xA, #16; ldrsw; add; br xA`, any
+//!   registers; [`jump_table_bound`], which also finds the bound when
+//!   machine passes moved the `cmp` and `movz` or deleted a repeated
+//!   `movz`) is followed by `n + 1` 32-bit offsets relative to the table
+//!   start: they become [`Item::JumpEntry`]s and their targets are
+//!   traversed;
 //! - an `ldr` literal marks `size` bytes at its target as data (constant
 //!   pools at the end, `ldr; b; .8byte` address literals inline); an
 //!   `Abs8`/`Abs4` relocation marks its bytes as data;
@@ -367,29 +370,20 @@ impl<'a> Lifter<'a> {
     }
 
     /// Recognises Cranelift's jump-table sequence ending in the `br` at
-    /// `at`; returns the table's offset and entry count.
+    /// `at` ([`jump_table_bound`]); returns the table's offset and entry
+    /// count (the bound's entries and the default one).
     fn jump_table_at(&self, at: u32) -> Option<(u32, u32)> {
-        let adr_at = at.checked_sub(12)?;
-        let adr = self.word(adr_at)?;
-        if Form::of(adr) != Form::Adr || Form::Adr.offset(adr) != 16 {
-            return None;
-        }
-        let mut before = adr_at.checked_sub(4)?;
-        if self.word(before)? == 0xD503_229F {
-            // csdb
-            before = before.checked_sub(4)?;
-        }
-        let csel = self.word(before)?;
-        if csel & 0x7FE0_0C00 != 0x1A80_0000 {
-            return None;
-        }
-        let mov = self.word(before.checked_sub(4)?)?;
-        // movz wN/xN, #imm16 (no shift).
-        if mov & 0x7FE0_0000 != 0x5280_0000 {
-            return None;
-        }
-        let count = ((mov >> 5) & 0xFFFF) + 1;
-        Some((at + 4, count))
+        let before: Vec<u32> = (0..=at / 4)
+            .rev()
+            .take(JT_PREFIX + JT_SCAN)
+            .map_while(|i| self.word(4 * i))
+            .collect();
+        let starts_block = |back: usize| {
+            let offset = at - 4 * back as u32;
+            self.func.bb_starts.contains(&offset)
+        };
+        let bound = jump_table_bound(&before, starts_block)?;
+        Some((at + 4, bound + 1))
     }
 
     /// Builds the item list from the classified bytes.
@@ -591,6 +585,138 @@ impl<'a> Lifter<'a> {
     }
 }
 
+/// Words of the fixed tail of a jump-table sequence (`csel`, `csdb`, `adr`,
+/// `ldrsw`, `add`, `br`): the most [`jump_table_bound`] reads before its
+/// backward scan.
+const JT_PREFIX: usize = 6;
+/// How many words before the `csel` [`jump_table_bound`] looks for the
+/// bound and the compare.
+const JT_SCAN: usize = 8;
+
+/// The bound `n` of Cranelift 0.135's jump-table sequence (`JTSequence` in
+/// `cranelift/codegen/src/isa/aarch64/inst/emit.rs`, after the `cmp` its
+/// lowering puts first), for any registers `i` (index), `a`, `b`:
+///
+/// ```text
+///     cmp  wI, #n            ; or a register holding n; xI after a pass
+///     movz xB, #n
+///     csel xB, xI, xB, lo    ; out of range: entry n, the default
+///     [csdb]
+///     adr  xA, #16
+///     ldrsw xB, [xA, wB, uxtw #2]
+///     add  xA, xA, xB
+///     br   xA
+/// table: n + 1 words, each `target - table`
+/// ```
+///
+/// `before[k]` is the word `k` words before the `br` (`before[0]` the
+/// `br`); `starts_block(k)` whether it starts a block (control may enter
+/// there from elsewhere). The fixed tail must be exact. The `cmp` and the
+/// `movz` are found by a backward scan of at most [`JT_SCAN`] words from
+/// the `csel` through words that write one register (`movz`/`movn`/`movk`,
+/// `add`/`sub`, logical, conditional selects) or only the flags (`cmp`), so
+/// that machine passes may move them apart or delete a `movz` that repeats
+/// an earlier one (`crate::peephole` rule 2): the nearest flag write must
+/// be a compare of `wI`/`xI` (with `#n`, or a register), `xI` unwritten
+/// after it but by a clamp `csel xI, xI, xK, lo` (`crate::peephole` rule
+/// 8 may leave one), and the nearest write of `xB` a `movz` of `n`; the
+/// scan never passes a block start.
+pub fn jump_table_bound(before: &[u32], starts_block: impl Fn(usize) -> bool) -> Option<u32> {
+    let Form::Br { rn: a } = Form::of(*before.first()?) else {
+        return None;
+    };
+    let reg = |w: u32, shift: u32| (w >> shift) & 31;
+    let add = *before.get(1)?;
+    let ldrsw = *before.get(2)?;
+    let adr = *before.get(3)?;
+    if add & 0xFFE0_FC00 != 0x8B00_0000 || reg(add, 0) != a || reg(add, 5) != a {
+        return None;
+    }
+    let b = reg(add, 16);
+    if b == a
+        || ldrsw & 0xFFE0_FC00 != 0xB8A0_5800
+        || reg(ldrsw, 0) != b
+        || reg(ldrsw, 5) != a
+        || reg(ldrsw, 16) != b
+        || Form::of(adr) != Form::Adr
+        || Form::Adr.offset(adr) != 16
+        || reg(adr, 0) != a
+    {
+        return None;
+    }
+    let mut k = 4;
+    if *before.get(k)? == CSDB {
+        k += 1;
+    }
+    let csel = *before.get(k)?;
+    // csel (32- or 64-bit), condition `lo`, `xB` kept when out of range.
+    if csel & 0x7FE0_FC00 != 0x1A80_3000 || reg(csel, 0) != b || reg(csel, 16) != b {
+        return None;
+    }
+    let i = reg(csel, 5);
+    if i == b || (1..=k).any(&starts_block) {
+        return None;
+    }
+    let mut compare: Option<Option<u32>> = None;
+    let mut bound: Option<u32> = None;
+    for back in k + 1..=k + JT_SCAN {
+        let w = *before.get(back)?;
+        let (rd, sets_flags) = single_write(w)?;
+        if sets_flags && compare.is_none() {
+            // The flags `csel` reads: `cmp wI|xI, #imm` or `cmp wI|xI, reg`.
+            if rd != 31 || reg(w, 5) != i || w & 0x4000_0000 == 0 {
+                return None;
+            }
+            compare = Some(match w & 0x1F00_0000 {
+                0x1100_0000 if w & 0x0040_0000 == 0 => Some((w >> 10) & 0xFFF),
+                0x0B00_0000 if w & 0x00C0_FC00 == 0 => None,
+                _ => return None,
+            });
+        } else if rd == i && compare.is_none() {
+            // Only a clamp of the index on the same condition (`csel xI,
+            // xI, xK, lo`, the `umin` of `crate::switches`) keeps it below
+            // the bound whenever `lo` holds.
+            if w & 0x7FE0_FC00 != 0x1A80_3000 || reg(w, 5) != i {
+                return None;
+            }
+        } else if rd == b && bound.is_none() {
+            // movz xB|wB, #n (no shift)
+            if w & 0x7FE0_0000 != 0x5280_0000 {
+                return None;
+            }
+            bound = Some((w >> 5) & 0xFFFF);
+        }
+        if let (Some(imm), Some(n)) = (compare, bound) {
+            return (imm.is_none_or(|imm| imm == n)).then_some(n);
+        }
+        if starts_block(back) {
+            return None;
+        }
+    }
+    None
+}
+
+/// `csdb`, Cranelift's speculation barrier in the sequence.
+const CSDB: u32 = 0xD503_229F;
+
+/// The register a word writes and whether it writes the flags too, for the
+/// words [`jump_table_bound`] may scan past: move wide, `add`/`sub`
+/// (immediate or shifted register), logical (shifted register) and the
+/// conditional selects; `None` for any other word. Register 31 is `xzr`
+/// or `sp` (neither is an allocatable index or temporary).
+fn single_write(w: u32) -> Option<(u32, bool)> {
+    let rd = w & 31;
+    let s = w & 0x2000_0000 != 0;
+    match w {
+        _ if w & 0x1F80_0000 == 0x1280_0000 && w & 0x6000_0000 != 0x2000_0000 => Some((rd, false)),
+        _ if w & 0x1F80_0000 == 0x1100_0000 => Some((rd, s)),
+        _ if w & 0x1F20_0000 == 0x0B00_0000 => Some((rd, s)),
+        _ if w & 0x1F00_0000 == 0x0A00_0000 => Some((rd, w & 0x6000_0000 == 0x6000_0000)),
+        _ if w & 0x3FE0_0000 == 0x1A80_0000 => Some((rd, false)),
+        _ => None,
+    }
+}
+
 /// Adds the calling convention to the decoder's effects of control flow.
 pub fn control_effects(inst: &Inst, mut e: Effects) -> Effects {
     match inst.form {
@@ -750,4 +876,121 @@ pub fn relaid(
         call_sites: emitted.call_sites,
         shared: func.shared,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::testing::function;
+
+    const MOVZ_X2_3: u32 = 0xD280_0062;
+    const CMP_X1_X2: u32 = 0xEB02_003F;
+    const CSEL_X1_X1_X2_LO: u32 = 0x9A82_3021;
+    const CMP_W1_3: u32 = 0x7100_0C3F;
+    const CSEL_X2_X1_X2_LO: u32 = 0x9A82_3022;
+    /// `adr x3, #16; ldrsw x2, [x3, w2, uxtw #2]; add x3, x3, x2; br x3`.
+    const TAIL: [u32; 4] = [0x1000_0083, 0xB8A2_5862, 0x8B02_0063, 0xD61F_0060];
+    /// Four entries at the table's start (n = 3 and the default) and two
+    /// targets: `mov x0, #1; ret` 16 bytes on, `mov x0, #2; ret` 24 on.
+    const TABLE_AND_TARGETS: [u32; 8] = [
+        16,
+        24,
+        16,
+        24,
+        0xD280_0020,
+        0xD65F_03C0,
+        0xD280_0040,
+        0xD65F_03C0,
+    ];
+
+    fn with_table(prefix: &[u32]) -> MachFunction {
+        let words: Vec<u32> = prefix
+            .iter()
+            .chain(&TAIL)
+            .chain(&TABLE_AND_TARGETS)
+            .copied()
+            .collect();
+        function(&words)
+    }
+
+    fn entries(lifted: &LiftedFunction) -> usize {
+        let entries = lifted.items.iter();
+        entries
+            .filter(|(_, item)| matches!(item, Item::JumpEntry { .. }))
+            .count()
+    }
+
+    #[test]
+    fn cranelift_sequence_with_any_registers_lifts() {
+        let f = with_table(&[CMP_W1_3, MOVZ_X2_3, CSEL_X2_X1_X2_LO]);
+        let lifted = lift_forms(&f);
+        assert_eq!(lifted.opaque, None);
+        assert_eq!(entries(&lifted), 4);
+        assert_eq!(lifted.layout().unwrap().bytes, f.bytes);
+    }
+
+    #[test]
+    fn clamped_index_with_the_bound_made_once_lifts() {
+        // The `switches` pass's `umin` and the sequence, the second `movz`
+        // deleted as a repetition (the code of bench/vm's `run`).
+        let f = with_table(&[
+            MOVZ_X2_3,
+            CMP_X1_X2,
+            CSEL_X1_X1_X2_LO,
+            CMP_W1_3,
+            CSEL_X2_X1_X2_LO,
+        ]);
+        let lifted = lift_forms(&f);
+        assert_eq!(lifted.opaque, None);
+        assert_eq!(entries(&lifted), 4);
+        // Deleting a word before the table moves it and its targets: the
+        // entries (relative to the table) stay, the `adr` still points at it.
+        let mut shorter = lifted.clone();
+        shorter.items.remove(1);
+        let emitted = shorter.layout().unwrap();
+        let words: Vec<u32> = emitted
+            .bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()))
+            .collect();
+        assert_eq!(words[4..8], TAIL);
+        assert_eq!(words[8..16], TABLE_AND_TARGETS);
+        // The sequence's `cmp` deleted (`crate::peephole` rule 8): the
+        // flags of the clamp's compare, a clamp between.
+        let f = with_table(&[MOVZ_X2_3, CMP_X1_X2, CSEL_X1_X1_X2_LO, CSEL_X2_X1_X2_LO]);
+        assert_eq!(entries(&lift_forms(&f)), 4);
+    }
+
+    #[test]
+    fn sequences_that_do_not_bound_the_index_are_not_tables() {
+        const CSEL_HS: u32 = 0x9A82_2022;
+        const LDR_X2: u32 = 0xF940_0002;
+        const CMP_W1_4: u32 = 0x7100_103F;
+        const ADD_X1_1: u32 = 0x9100_0421;
+        let cases: [&[u32]; 5] = [
+            // The index is kept on `hs`, not `lo`.
+            &[CMP_W1_3, MOVZ_X2_3, CSEL_HS],
+            // The bound is loaded, not a constant.
+            &[CMP_W1_3, LDR_X2, CSEL_X2_X1_X2_LO],
+            // The compare disagrees with the bound.
+            &[CMP_W1_4, MOVZ_X2_3, CSEL_X2_X1_X2_LO],
+            // The index changes after the compare.
+            &[CMP_W1_3, MOVZ_X2_3, ADD_X1_1, CSEL_X2_X1_X2_LO],
+            // No compare sets the flags.
+            &[MOVZ_X2_3, CSEL_X2_X1_X2_LO],
+        ];
+        for prefix in cases {
+            let lifted = lift_forms(&with_table(prefix));
+            assert!(lifted.opaque.is_some(), "{prefix:x?}");
+        }
+    }
+
+    #[test]
+    fn the_bound_is_not_looked_for_past_a_block_start() {
+        let mut f = with_table(&[CMP_W1_3, MOVZ_X2_3, CMP_W1_3, CSEL_X2_X1_X2_LO]);
+        assert_eq!(lift_forms(&f).opaque, None);
+        // Entered at the second `cmp`, `x2` is whatever the other path left.
+        f.bb_starts.push(8);
+        assert!(lift_forms(&f).opaque.is_some());
+    }
 }
