@@ -578,6 +578,7 @@ impl Build {
             jobs: self.jobs,
             near_symbols: self.code_model.near_symbols(&modules),
             trap_paths,
+            choose_lowering: true,
         };
         let shared = codegen::shared_functions(&modules);
         let lowered = codegen::lower_all(&modules, &codegen, &shared)?;
@@ -882,6 +883,7 @@ impl Build {
             jobs: 1,
             near_symbols: plan.near_symbols,
             trap_paths: lowered.trap_paths,
+            choose_lowering: true,
         };
         let context = OutlineContext {
             shared: plan.codegen_shared.clone(),
@@ -915,6 +917,7 @@ impl Build {
             jobs: 1,
             near_symbols: false,
             trap_paths: trap_paths.cloned(),
+            choose_lowering: false,
         };
         Some(guard::Sizer(Arc::new(
             move |module: &ClifModule, functions: &[usize]| {

@@ -37,6 +37,7 @@ use cranelift_module::{
 use cranelift_object::ObjectProduct;
 use parec_passes::clif_module::{ClifModule, Linkage, SymbolKind, SYMBOL_NAMESPACE};
 use parec_passes::machine;
+use parec_passes::mid_end;
 use parec_passes::outline;
 
 /// How references to symbols that no defined module provides are compiled.
@@ -103,7 +104,8 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                     describe_module_error(&e)
                 )
             })?;
-            self.record_code_relocs(&ctx)?;
+            let names = self.address_significant_of(&ctx)?;
+            self.address_significant.extend(names);
         }
         self.define_raw_functions(clif)
     }
@@ -201,21 +203,44 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         targets: &mut RelocTargets,
         shared: &BTreeSet<String>,
     ) -> Result<Vec<CompiledFunction>> {
-        let ids = self.define_data_objects(clif)?;
+        self.define_data_only(clif)?;
+        let lowered = self.lower_functions(clif, targets, shared, None)?;
+        Ok(lowered.into_iter().map(|l| self.take(l)).collect())
+    }
+
+    /// Compiles the functions of `clif`, whose data objects
+    /// [`ModuleDefiner::define_data_only`] defined, without defining them:
+    /// as [`parec_passes::code_cache::compile`] does without `lowering`,
+    /// else by `lowering`. Nothing is recorded until a function is
+    /// [taken](ModuleDefiner::take).
+    pub fn lower_functions(
+        &mut self,
+        clif: &ClifModule,
+        targets: &mut RelocTargets,
+        shared: &BTreeSet<String>,
+        lowering: Option<(&mid_end::Lowerer<'_>, mid_end::Lowering)>,
+    ) -> Result<Vec<LoweredFunction>> {
+        let ids = self.symbol_ids(clif)?;
         let mut ctx = self.module.make_context();
         let mut out = Vec::with_capacity(clif.functions.len());
         for def in &clif.functions {
             let id = self.prepare(clif, &ids, def, &mut ctx)?;
             let name = clif.symbols[def.symbol as usize].name.clone();
             let cache = clif.code_cache();
-            parec_passes::code_cache::compile(&mut ctx, self.module.isa(), cache.as_deref())
-                .map_err(|e| {
-                    anyhow!(
-                        "cannot compile function `{name}`: {}",
-                        describe_module_error(&cranelift_module::ModuleError::Compilation(e.inner))
-                    )
-                })?;
-            self.record_code_relocs(&ctx)?;
+            let fail = |e: cranelift_codegen::CodegenError| {
+                anyhow!(
+                    "cannot compile function `{name}`: {}",
+                    describe_module_error(&cranelift_module::ModuleError::Compilation(e))
+                )
+            };
+            let compiled = match lowering {
+                None => {
+                    parec_passes::code_cache::compile(&mut ctx, self.module.isa(), cache.as_deref())
+                }
+                Some((lowerer, lowering)) => lowerer.compile(&mut ctx, lowering, cache.as_deref()),
+            };
+            compiled.map_err(|e| fail(e.inner))?;
+            let address_significant = self.address_significant_of(&ctx)?;
             let compiled = ctx
                 .compiled_code()
                 .ok_or_else(|| anyhow!("function `{name}` was not compiled"))?;
@@ -244,9 +269,19 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 call_sites: buffer.call_sites().map(|c| c.ret_addr).collect(),
                 shared: shared.contains(&name),
             };
-            out.push(CompiledFunction { id, code });
+            out.push(LoweredFunction {
+                function: CompiledFunction { id, code },
+                address_significant,
+            });
         }
         Ok(out)
+    }
+
+    /// The compiled function of `lowered`, its address-significant
+    /// targets recorded: the lowering the object will hold.
+    pub fn take(&mut self, lowered: LoweredFunction) -> CompiledFunction {
+        self.address_significant.extend(lowered.address_significant);
+        lowered.function
     }
 
     /// Defines the module's functions from machine code: `functions[i]` is
@@ -470,11 +505,13 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
         }
     }
 
-    /// Records the address-significant targets of a compiled function's relocations.
-    fn record_code_relocs(&mut self, ctx: &Context) -> Result<()> {
+    /// The address-significant targets of a compiled function's
+    /// relocations.
+    fn address_significant_of(&self, ctx: &Context) -> Result<Vec<String>> {
         let compiled = ctx
             .compiled_code()
             .ok_or_else(|| anyhow!("function was not compiled"))?;
+        let mut names = Vec::new();
         for reloc in compiled.buffer.relocs() {
             if is_call_reloc(reloc.kind) {
                 continue;
@@ -500,11 +537,11 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                     }
                 };
                 if let Some(name) = name {
-                    self.address_significant.insert(name.clone());
+                    names.push(name.clone());
                 }
             }
         }
-        Ok(())
+        Ok(names)
     }
 }
 
@@ -512,6 +549,14 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
 pub struct CompiledFunction {
     pub id: FuncId,
     pub code: machine::MachFunction,
+}
+
+/// A function compiled by one lowering, not yet taken into the object
+/// ([`ModuleDefiner::take`]).
+pub struct LoweredFunction {
+    pub function: CompiledFunction,
+    /// The names its code takes the address of.
+    address_significant: Vec<String>,
 }
 
 /// The relocation targets of a module's code, interned for the outliner

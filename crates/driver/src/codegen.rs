@@ -5,7 +5,11 @@
 //!
 //! 1. *Cranelift* compiles every function for the target (e-graph, lowering,
 //!    register allocation, emission) into a [`MachFunction`]: bytes, block
-//!    starts, relocations by symbol, traps and call sites;
+//!    starts, relocations by symbol, traps and call sites; at `-Oz` for
+//!    aarch64 ([`CodegenOptions::choose_lowering`]) also without its
+//!    mid-end, and each function keeps the lowering whose code is smaller
+//!    after the machine passes of step 2 before the outliner
+//!    (`parec_passes::mid_end`, [`LoweringStats`]);
 //! 2. the *shared trap paths* pass (`parec_passes::traps`) completes the
 //!    code if the lowering left its checks as `udf`s for it
 //!    ([`CodegenOptions::trap_paths`]; at every level); then the pipeline's
@@ -41,6 +45,7 @@ use parec_passes::frame::{self, FrameStats};
 use parec_passes::heat::HotCode;
 use parec_passes::machine::decode::{Decoded, Decoder};
 use parec_passes::machine::{lift::Emitted, MachFunction};
+use parec_passes::mid_end;
 use parec_passes::outline::global::OutlineTree;
 use parec_passes::outline::{self, OutlineOptions, OutlineStats};
 use parec_passes::peephole::{self, PeepholeOptions, PeepholeStats};
@@ -49,7 +54,7 @@ use parec_passes::sibcall::{self, SibcallOptions, SibcallStats};
 use parec_passes::traps::{self, ResolvedPaths, TrapPaths, TrapStats};
 
 use crate::clif_to_module::{
-    add_parec_relocs, Colocation, CompiledFunction, ModuleDefiner, RelocTargets,
+    add_parec_relocs, Colocation, CompiledFunction, LoweredFunction, ModuleDefiner, RelocTargets,
 };
 use crate::object::write_with_addrsig;
 use crate::pipeline::MachinePass;
@@ -74,6 +79,11 @@ pub struct CodegenOptions {
     /// at every level, whatever the pass list says — the code is not
     /// complete without it.
     pub trap_paths: Option<TrapPaths>,
+    /// Each function's code is the cheapest of its lowerings
+    /// (`parec_passes::mid_end`), where there are several: at `-Oz`, for
+    /// aarch64. Set for a build's code generation, not for the size
+    /// guard's measure, which prices the lowering every size pass measures.
+    pub choose_lowering: bool,
 }
 
 /// How far from the code its symbols may lie once linked: GCC's
@@ -178,6 +188,8 @@ pub struct OutlineContext {
 pub struct CompiledObject {
     pub name: String,
     pub bytes: Vec<u8>,
+    /// What the choice among lowerings did, if it ran.
+    pub lowering: Option<LoweringStats>,
     /// What the shared-trap-path pass did, if it ran.
     pub traps: Option<TrapStats>,
     /// What the peepholes did, if they ran.
@@ -309,6 +321,7 @@ pub struct LoweredModule {
     targets: RelocTargets,
     /// Symbols whose address the code takes (for `.llvm_addrsig`).
     address_significant: BTreeSet<String>,
+    lowering: Option<LoweringStats>,
     traps: Option<TrapStats>,
     peephole: Option<PeepholeStats>,
     copyprop: Option<CopyStats>,
@@ -386,97 +399,293 @@ pub fn lower_module(
     let arch = obj.isa().triple().architecture;
     let mut definer = ModuleDefiner::new(&mut obj, Colocation::AsGiven);
     definer.declare(module).with_context(in_module)?;
+    definer.define_data_only(module).with_context(in_module)?;
 
     let start = Instant::now();
     let mut targets = RelocTargets::default();
-    let compiled = definer
-        .compile_functions(module, &mut targets, shared)
+    let measured = definer
+        .lower_functions(module, &mut targets, shared, None)
         .with_context(in_module)?;
+    // The choice among lowerings: at `-Oz` (the ISA says), for the code
+    // the machine passes price.
+    let choice_isa = match opts.choose_lowering && MachinePass::Peephole.applies_to(arch) {
+        true => Some(opts.target.isa_with(opts.level, &module.settings)?),
+        false => None,
+    };
+    let lowerer = choice_isa.as_deref().and_then(mid_end::Lowerer::new);
+    let plain = match &lowerer {
+        Some(lowerer) => Some(
+            definer
+                .lower_functions(
+                    module,
+                    &mut targets,
+                    shared,
+                    Some((lowerer, mid_end::Lowering::Plain)),
+                )
+                .with_context(in_module)?,
+        ),
+        None => None,
+    };
     times.cranelift = start.elapsed();
 
-    // The passes before the outliner rewrite the code in place: each sees
-    // the one before it as the code Cranelift emitted.
-    let (ids, mut functions): (Vec<FuncId>, Vec<MachFunction>) =
-        compiled.into_iter().map(|c| (c.id, c.code)).unzip();
-    let mut remarks = Vec::new();
-    let mut trap_stats = None;
-    if let Some(paths) = &opts.trap_paths {
-        let start = Instant::now();
-        if !matches!(arch, target_lexicon::Architecture::Aarch64(_)) {
-            return Err(anyhow!("shared trap paths need aarch64 code")).with_context(in_module);
+    let resolved = match &opts.trap_paths {
+        Some(paths) => {
+            if !matches!(arch, target_lexicon::Architecture::Aarch64(_)) {
+                return Err(anyhow!("shared trap paths need aarch64 code")).with_context(in_module);
+            }
+            let mut resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
+            // The code model's promise (every symbol within ±1 MiB) covers
+            // the paths: checks may branch to them directly.
+            resolved.near = opts.near_symbols;
+            Some(resolved)
         }
-        let mut resolved = resolve_trap_paths(paths, &mut definer, &mut targets)?;
-        // The code model's promise (every symbol within ±1 MiB) covers the
-        // paths: checks may branch to them directly.
-        resolved.near = opts.near_symbols;
-        trap_stats = Some(traps::run(&mut functions, &resolved));
-        times.machine.push(("trap-paths", start.elapsed()));
-    }
-    let mut peephole_stats = None;
-    let mut copyprop_stats = None;
-    let mut frame_stats = None;
-    let mut sibcall_stats = None;
-    let mut epilogue_stats = None;
+        None => None,
+    };
     // One decoder for the module's machine passes: each decodes mostly the
     // words the one before it decoded.
     let mut decoder = Decoder::new();
-    for &pass in opts.machine.iter().filter(|p| p.applies_to(arch)) {
-        let start = Instant::now();
-        match pass {
-            MachinePass::Peephole => {
-                let options = PeepholeOptions {
-                    near_symbols: opts.near_symbols,
-                };
-                let report = peephole::run_decoding(&mut functions, &options, &mut decoder);
-                remarks.extend(report.remarks);
-                peephole_stats = Some(report.stats);
-            }
-            MachinePass::Copyprop => {
-                let report = copyprop::run_decoding(&mut functions, &mut decoder);
-                remarks.extend(report.remarks);
-                copyprop_stats = Some(report.stats);
-            }
-            MachinePass::Frame => {
-                let report = frame::run_decoding(&mut functions, &mut decoder);
-                remarks.extend(report.remarks);
-                frame_stats = Some(report.stats);
-            }
-            MachinePass::Sibcall => {
-                let mut options = sibcall_options(module, &targets);
-                options.shared_epilogues = opts.machine.contains(&MachinePass::Epilogue);
-                let report = sibcall::run_decoding(&mut functions, &options, &mut decoder);
-                remarks.extend(report.remarks);
-                sibcall_stats = Some(report.stats);
-            }
-            MachinePass::Epilogue => {
-                let report = epilogue::run_decoding(&mut functions, &mut decoder);
-                remarks.extend(report.remarks);
-                epilogue_stats = Some(report.stats);
-            }
-            // The outliner works on the emitted code of each round.
-            MachinePass::Outline => continue,
+    let passes = MachinePasses {
+        module,
+        opts,
+        arch,
+        resolved: resolved.as_ref(),
+        targets: &targets,
+    };
+    // The passes before the outliner rewrite the code in place: each sees
+    // the one before it as the code Cranelift emitted.
+    let (chosen, functions, run, lowering_stats) = match plain {
+        Some(plain) => {
+            let start = Instant::now();
+            let (chosen, functions, mut run, stats) =
+                choose_lowerings(measured, plain, &passes, &mut decoder);
+            // The passes' own times are those of the code kept; the rest
+            // (pricing, a second run) is the choice's.
+            let passes_time: Duration = run.times.iter().map(|(_, t)| *t).sum();
+            let choice = start.elapsed().saturating_sub(passes_time);
+            run.times.insert(0, ("lowering-choice", choice));
+            (chosen, Some(functions), run, Some(stats))
         }
-        times.machine.push((pass.name(), start.elapsed()));
-    }
+        None => (measured, None, MachineRun::default(), None),
+    };
+    let (ids, emitted): (Vec<FuncId>, Vec<MachFunction>) = chosen
+        .into_iter()
+        .map(|l| definer.take(l))
+        .map(|c| (c.id, c.code))
+        .unzip();
+    let (functions, run) = match functions {
+        Some(functions) => (functions, run),
+        None => {
+            let mut functions = emitted;
+            let run = passes.run(&mut functions, &mut decoder);
+            (functions, run)
+        }
+    };
     let compiled = ids
         .into_iter()
         .zip(functions)
         .map(|(id, code)| CompiledFunction { id, code })
         .collect();
+    times.machine.extend(run.times);
     Ok(LoweredModule {
         compiled,
         targets,
         address_significant: definer.address_significant().clone(),
-        traps: trap_stats,
-        peephole: peephole_stats,
-        copyprop: copyprop_stats,
-        frame: frame_stats,
-        sibcall: sibcall_stats,
-        epilogue: epilogue_stats,
+        lowering: lowering_stats,
+        traps: run.traps,
+        peephole: run.peephole,
+        copyprop: run.copyprop,
+        frame: run.frame,
+        sibcall: run.sibcall,
+        epilogue: run.epilogue,
         decoded: decoder.into_known(),
-        remarks,
+        remarks: run.remarks,
         times,
     })
+}
+
+/// The shared trap paths and the machine passes before the outliner, as
+/// one module's code generation runs them.
+struct MachinePasses<'a> {
+    module: &'a ClifModule,
+    opts: &'a CodegenOptions,
+    arch: target_lexicon::Architecture,
+    /// The trap paths, when the lowering left its checks to them.
+    resolved: Option<&'a ResolvedPaths>,
+    targets: &'a RelocTargets,
+}
+
+/// What [`MachinePasses::run`] did.
+#[derive(Default)]
+struct MachineRun {
+    traps: Option<TrapStats>,
+    peephole: Option<PeepholeStats>,
+    copyprop: Option<CopyStats>,
+    frame: Option<FrameStats>,
+    sibcall: Option<SibcallStats>,
+    epilogue: Option<EpilogueStats>,
+    remarks: Vec<Remark>,
+    times: Vec<(&'static str, Duration)>,
+}
+
+impl MachinePasses<'_> {
+    /// Runs the passes on `functions`, in place. Each pass works on each
+    /// function alone, so a function's result does not depend on the
+    /// others in `functions`.
+    fn run(&self, functions: &mut [MachFunction], decoder: &mut Decoder) -> MachineRun {
+        let mut run = MachineRun::default();
+        if let Some(resolved) = self.resolved {
+            let start = Instant::now();
+            run.traps = Some(traps::run(functions, resolved));
+            run.times.push(("trap-paths", start.elapsed()));
+        }
+        let opts = self.opts;
+        for &pass in opts.machine.iter().filter(|p| p.applies_to(self.arch)) {
+            let start = Instant::now();
+            match pass {
+                MachinePass::Peephole => {
+                    let options = PeepholeOptions {
+                        near_symbols: opts.near_symbols,
+                    };
+                    let report = peephole::run_decoding(functions, &options, decoder);
+                    run.remarks.extend(report.remarks);
+                    run.peephole = Some(report.stats);
+                }
+                MachinePass::Copyprop => {
+                    let report = copyprop::run_decoding(functions, decoder);
+                    run.remarks.extend(report.remarks);
+                    run.copyprop = Some(report.stats);
+                }
+                MachinePass::Frame => {
+                    let report = frame::run_decoding(functions, decoder);
+                    run.remarks.extend(report.remarks);
+                    run.frame = Some(report.stats);
+                }
+                MachinePass::Sibcall => {
+                    let mut options = sibcall_options(self.module, self.targets);
+                    options.shared_epilogues = opts.machine.contains(&MachinePass::Epilogue);
+                    let report = sibcall::run_decoding(functions, &options, decoder);
+                    run.remarks.extend(report.remarks);
+                    run.sibcall = Some(report.stats);
+                }
+                MachinePass::Epilogue => {
+                    let report = epilogue::run_decoding(functions, decoder);
+                    run.remarks.extend(report.remarks);
+                    run.epilogue = Some(report.stats);
+                }
+                // The outliner works on the emitted code of each round.
+                MachinePass::Outline => continue,
+            }
+            run.times.push((pass.name(), start.elapsed()));
+        }
+        run
+    }
+}
+
+/// What the choice among lowerings did in one module
+/// (`parec_passes::mid_end`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoweringStats {
+    /// Functions lowered both ways.
+    pub functions: usize,
+    /// Functions whose `Plain` lowering was a candidate (its estimate was
+    /// smaller).
+    pub candidates: usize,
+    /// Candidates that kept it.
+    pub plain: usize,
+    /// The candidates' bytes after the machine passes before the
+    /// outliner, lowered by `Measured`.
+    pub measured_bytes: u64,
+    /// The same, lowered as chosen.
+    pub chosen_bytes: u64,
+}
+
+/// Steps 2 to 4 of `parec_passes::mid_end`'s algorithm, on each function
+/// of a module lowered by `Measured` (`measured[i]`) and by `Plain`
+/// (`plain[i]`). Returns each function's chosen lowering, its code after
+/// `passes` and what the passes did on that code.
+fn choose_lowerings(
+    measured: Vec<LoweredFunction>,
+    plain: Vec<LoweredFunction>,
+    passes: &MachinePasses<'_>,
+    decoder: &mut Decoder,
+) -> (
+    Vec<LoweredFunction>,
+    Vec<MachFunction>,
+    MachineRun,
+    LoweringStats,
+) {
+    let candidates: Vec<bool> = measured
+        .iter()
+        .zip(&plain)
+        .map(|(m, p)| mid_end::plain_may_pay(&m.function.code, &p.function.code))
+        .collect();
+    // The candidates' `Measured` prices (the run's statistics are not the
+    // module's: this code is not emitted).
+    let mut priced: Vec<MachFunction> = measured
+        .iter()
+        .zip(&candidates)
+        .filter(|&(_, &candidate)| candidate)
+        .map(|(m, _)| m.function.code.clone())
+        .collect();
+    passes.run(&mut priced, decoder);
+    let codes = |choice: &[bool]| -> Vec<MachFunction> {
+        let pairs = measured.iter().zip(&plain).zip(choice);
+        pairs
+            .map(|((m, p), &plain)| match plain {
+                true => p.function.code.clone(),
+                false => m.function.code.clone(),
+            })
+            .collect()
+    };
+    let mut choice = candidates.clone();
+    let mut functions = codes(&choice);
+    let mut run = passes.run(&mut functions, decoder);
+    let mut stats = LoweringStats {
+        functions: measured.len(),
+        ..LoweringStats::default()
+    };
+    let mut measured_prices = priced.iter().map(|f| f.bytes.len());
+    for (i, chose_plain) in choice.iter_mut().enumerate() {
+        if !candidates[i] {
+            continue;
+        }
+        let measured_price = measured_prices.next().unwrap_or(0);
+        let plain_price = functions[i].bytes.len();
+        *chose_plain = mid_end::keeps_plain(measured_price, plain_price);
+        stats.candidates += 1;
+        stats.plain += usize::from(*chose_plain);
+        stats.measured_bytes += measured_price as u64;
+        stats.chosen_bytes += measured_price.min(plain_price) as u64;
+    }
+    if choice != candidates {
+        // A candidate grew in the passes: the module's code is the
+        // `Measured` lowering for it (rare; over bench/, a few functions).
+        functions = codes(&choice);
+        run = passes.run(&mut functions, decoder);
+    }
+    let chosen = measured
+        .into_iter()
+        .zip(plain)
+        .zip(&choice)
+        .map(|((m, p), &plain)| if plain { p } else { m })
+        .collect();
+    (chosen, functions, run, stats)
+}
+
+impl LoweredModule {
+    /// Each function's name and bytes as the machine passes before the
+    /// outliner left them, in definition order.
+    pub fn function_sizes(&self) -> Vec<(String, usize)> {
+        self.compiled
+            .iter()
+            .map(|c| (c.code.name.clone(), c.code.bytes.len()))
+            .collect()
+    }
+
+    /// What the choice among lowerings did, if it ran.
+    pub fn lowering_stats(&self) -> Option<&LoweringStats> {
+        self.lowering.as_ref()
+    }
 }
 
 /// What the sibling-call pass needs to know of `module`: the relocation
@@ -578,6 +787,7 @@ pub fn emit_module(
     Ok(CompiledObject {
         name: module.name.clone(),
         bytes,
+        lowering: lowered.lowering.clone(),
         traps: lowered.traps.clone(),
         peephole: lowered.peephole.clone(),
         copyprop: lowered.copyprop.clone(),

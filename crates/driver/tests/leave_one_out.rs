@@ -41,6 +41,13 @@ const RUNTIME: &str = "pare_runtime";
 /// Leave-one-out builds known to be more than 1% smaller than `-Oz`:
 /// program, configuration (as in the table), and why.
 const KNOWN: &[(&str, &str, &str)] = &[
+    // The final lowering choice (`parec_passes::mid_end`): the inliner and
+    // GVN decide on the prices of the lowering with Cranelift's mid-end,
+    // and with either left out code generation's lowering without it saves
+    // more than with it (docs/DESIGN.md, "The mid-end at `-Oz`", open).
+    ("bench/backtrack/main.pare", "-inline", "lowering choice"),
+    ("bench/graph/main.pare", "-inline", "lowering choice"),
+    ("examples/wrapping.pare", "-gvn", "lowering choice"),
     // Three similar single-caller functions: the prices pair two of them
     // (fmerge would save 56 bytes, inlining both 28 + 24) and their margin
     // (16 bytes, for the passes between) leaves the pair to the inliner;

@@ -79,6 +79,7 @@ fn options(level: OptLevel) -> CodegenOptions {
         jobs: 1,
         near_symbols: false,
         trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64, false).shared_paths(),
+        choose_lowering: true,
     }
 }
 

@@ -122,6 +122,7 @@ pub mod ifconv;
 pub mod inline;
 pub mod machine;
 pub mod merge;
+pub mod mid_end;
 pub mod outline;
 pub mod peephole;
 pub mod price;
