@@ -208,7 +208,8 @@ pub struct PriceOptions {
     /// `fmerge`'s options when it runs later in the pipeline: single-caller
     /// functions are then priced against merging them (decision 2).
     pub fmerge: Option<FmergeOptions>,
-    /// The least estimated similarity of a pair worth measuring.
+    /// The least estimated similarity of two functions linked into one
+    /// family (decision 2).
     pub min_similarity: f64,
     /// How sizes are known: compiled ([`Decide::Measure`],
     /// [`Decide::EstimateThenMeasure`]: a price compares a handful of
@@ -694,7 +695,7 @@ impl Pricer<'_> {
     /// left alone (module doc).
     fn price_families(&self, fmerge: &FmergeOptions, prices: &mut Prices) {
         let mut targets: Vec<(&str, usize)> = (0..self.module.functions.len())
-            .filter(|&f| self.single_caller(f))
+            .filter(|&f| self.single_caller(f) && !self.caller_has_unlike_sibling(f))
             .map(|f| (self.name(f), f))
             .collect();
         targets.sort();
@@ -869,6 +870,29 @@ impl Pricer<'_> {
         .bytes(choice.saves - all.max(0))
     }
 
+    /// Whether `f`'s caller is an instance of a generic with another
+    /// instance in the module that calls no instance of `f`'s generic:
+    /// left alone, the inliner puts `f` into its caller, and the caller
+    /// may then be alike to that sibling and merge with it; kept for
+    /// `fmerge`, `f` stays a call the sibling does not make (a nest of
+    /// instances, the price of which decision 2 does not take).
+    fn caller_has_unlike_sibling(&self, f: usize) -> bool {
+        let caller = self.caller_of(f).0;
+        let Some(generic) = generic_of(self.name(caller)) else {
+            return false;
+        };
+        let own = generic_of(self.name(f)).unwrap_or(self.name(f));
+        (0..self.module.functions.len())
+            .filter(|&g| g != caller && generic_of(self.name(g)) == Some(generic))
+            .any(|g| {
+                !self
+                    .graph
+                    .callees(g)
+                    .into_iter()
+                    .any(|c| generic_of(self.name(c)).unwrap_or(self.name(c)) == own)
+            })
+    }
+
     /// `f`'s one call site (`f` is a [`Pricer::single_caller`]).
     fn caller_of(&self, f: usize) -> (usize, ir::Inst) {
         self.graph.call_sites(self.module.functions[f].symbol)[0]
@@ -949,6 +973,12 @@ impl Pricer<'_> {
             high: size - growth.low,
         })
     }
+}
+
+/// The generic a function's name is an instance of: the name before its
+/// first `<`, if it has one.
+fn generic_of(name: &str) -> Option<&str> {
+    name.split_once('<').map(|(generic, _)| generic)
 }
 
 /// The direct call sites of `symbol` in `func`, in layout order.
