@@ -66,7 +66,12 @@
 //! 2. *A family of similar functions: merge, inline together, or leave.*
 //!    The targets are the functions the inliner would delete — local, not
 //!    address-taken, called from one site outside their own component,
-//!    not merge members. A *family* is a set of targets linked by
+//!    not merge members — except those whose caller is an instance of a
+//!    generic with a sibling instance that calls no instance of the
+//!    target's generic: inlined, the target can make its caller alike to
+//!    that sibling, and the pair of callers is what merges (a nest of
+//!    instances, bench/pipeline's `delay<5>` in `compose<…>`; decision 2
+//!    does not price it, so the inliner keeps it). A *family* is a set of targets linked by
 //!    `fmerge`'s search (one ranks another at least
 //!    [`PriceOptions::min_similarity`] alike); `fmerge` itself then runs
 //!    on a copy of the module with every function outside the families
