@@ -18,7 +18,8 @@
 //!   Size_func · (N − 1) > Cost = Size_thunk · N`, which assumes each
 //!   member would otherwise stay whole. Here the alternative to merging a
 //!   member is what the inliner would do with it.
-//! - [ROCHA-PHD] (HyFM, F3M): merging `{f1, f2}` into `f12` pays when
+//! - [ROCHA-PHD] (HyFM, F3M; `shared/papers/merging-cost-model-and-ranking.txt`,
+//!   `shared/papers/f3m-minhash-lsh-merging.txt`): merging `{f1, f2}` into `f12` pays when
 //!   `Δ = c(f1) + c(f2) − (c(f12) + ε) > 0`, with `ε` the thunks and the
 //!   extra arguments at redirected calls; the same rule, measured, is
 //!   `fmerge`'s. Here `c(fk)` is replaced by what `fk` costs if the inliner
@@ -62,21 +63,63 @@
 //!    not released; a released member that the inliner does not inline
 //!    after all, or inlines into, no longer matches its group and is left
 //!    whole.
-//! 2. *Similar functions or inline.* For the functions the inliner would
-//!    delete — local, not address-taken, called from one site outside
-//!    their own component, not merge members — `fmerge`'s search finds
-//!    each one's most similar partner among them
-//!    ([`crate::fmerge::similar_pairs`]) and `fmerge` measures the pair's
-//!    merge `S` as it would ([`crate::fmerge::price_pairs`]). Inlining
-//!    `f` saves `|f| − Δ(f)`. When `S` exceeds what inlining both saves,
-//!    neither is deleted by the inliner
-//!    ([`crate::inline::InlineOptions::shared`]), and `fmerge` merges them.
+//! 2. *A family of similar functions: merge, inline together, or leave.*
+//!    The targets are the functions the inliner would delete — local, not
+//!    address-taken, called from one site outside their own component,
+//!    not merge members — except those whose caller is an instance of a
+//!    generic with a sibling instance that calls no instance of the
+//!    target's generic: inlined, the target can make its caller alike to
+//!    that sibling, and the pair of callers is what merges (a nest of
+//!    instances, bench/pipeline's `delay<5>` in `compose<…>`; decision 2
+//!    does not price it, so the inliner keeps it). A *family* is a set of targets linked by
+//!    `fmerge`'s search (one ranks another at least
+//!    [`PriceOptions::min_similarity`] alike); `fmerge` itself then runs
+//!    on a copy of the module with every function outside the families
+//!    excluded and the members prepared as GVN leaves them
+//!    ([`crate::fmerge::families`]), and its merged functions split each
+//!    family into *groups* (the originals merged into one function: pairs,
+//!    and merged functions merging again up to `max_members`). For a set
+//!    `S` of members, `F(S)` is what `fmerge` measured its merges to save,
+//!    and `I(S) = Σ_{m∈S} |m| − Σ_f (|f[S]| − |f|)` what inlining every
+//!    member of `S` into its caller and deleting it saves, where `f[S]` is
+//!    caller `f` with *all* the members of `S` it calls inlined together
+//!    (they share its frame, saved registers and constants; one member
+//!    inlined at a time cannot see that while the others are still
+//!    called), each size measured after GVN through the code cache. Each
+//!    group `g` takes the cheapest of: all its members inlined together
+//!    (`I(g)`), left alone (0), or, for each `j`, the members of its first
+//!    `j` merges `P_j` merged and the rest inlined together (`F(P_j) +
+//!    max(I(g ∖ P_j), 0)`; `fmerge` makes its most alike merges first, so
+//!    a far member joining last can be worth more inlined); merging must
+//!    win by 16 bytes, the margin for what the later passes change
+//!    (`SIMILAR_MARGIN_BYTES`). When a family has
+//!    several groups, all its members inlined together is the fourth
+//!    alternative, taken when `I(family)` exceeds the sum of the groups'
+//!    chosen savings. Members left to `fmerge` are ones the inliner must
+//!    not delete ([`crate::inline::InlineOptions::shared`]); the others
+//!    are the inliner's, and `fmerge` finds no partner left for them: both
+//!    passes act on the one decision.
+//!
+//! Decision 2 follows [LLVM-INLINE] for the inlined side (a callee's cost
+//! less the call's, the last-use callee deleted) and [ROCHA-PHD]'s `Δ`
+//! for the merged side, measured as `fmerge` measures it; neither source
+//! prices one against the other. It departs from both: LLVM's
+//! `MergeFunctions` and HyFM/F3M rank and merge pairs, and LLVM's inliner
+//! prices one call site at a time; here a family is priced whole on both
+//! sides — all its merges (the thesis' feedback loop, merged functions
+//! merging again) against all its members inlined into their callers at
+//! once — because the two interact: a caller that loses every call loses
+//! its frame, and a merged function shared by three saves a second body.
+//! Targets `fmerge` merges with no other are left out (their price is the
+//! inliner's own), and every merge is measured (`-Oz` otherwise takes a
+//! try on its estimate when the estimate is clear of the threshold).
 //!
 //! Where this departs from the sources: the prices are taken on the module
 //! as the inliner receives it (before its bottom-up walk inlines anything
-//! else, and before GVN), so they estimate what the later passes see; the
-//! size guard (`crate::guard`) catches what they get wrong in the direction
-//! of growth.
+//! else; decision 1 before GVN, decision 2 with GVN run on the functions
+//! it compares), so they estimate what the later passes see; the size
+//! guard (`crate::guard`) catches what they get wrong in the direction of
+//! growth.
 //!
 //! # Invariants
 //!
@@ -91,11 +134,13 @@
 //! Per tried member: a walk over each caller and over `m` (the estimate);
 //! where the estimate cannot decide, or `m` has exclusive callees, one
 //! compilation of `m'` and one per caller with `m'` inlined (the callers'
-//! own sizes the inliner measures anyway, through the cache). Per similar
-//! pair: `fmerge`'s alignment, code generation and measurement of one try,
-//! and the two inlinings estimated (compiled only where the estimate
-//! cannot decide). Members with more call sites, or called from other
-//! members, cost nothing.
+//! own sizes the inliner measures anyway, through the cache). Families:
+//! `fmerge`'s search over the targets, then its run over the members of
+//! families only (each try as `fmerge` tries it), GVN on each member and
+//! on each caller with and without its members inlined, and one
+//! compilation of each per group (and per family of several groups).
+//! Members with more call sites, or called from other members, cost
+//! nothing.
 //! Under [`Decide::Estimate`] (`-Os`) every size is the size model's
 //! estimate (`crate::size_model`) and nothing is compiled.
 
@@ -143,6 +188,22 @@ struct AlikeInlining {
     remark: Remark,
 }
 
+/// The choice for one group of a family of similar functions (decision
+/// 2).
+struct GroupOfFamily {
+    /// The members `fmerge` merges (the inliner does not delete them); the
+    /// others are the inliner's. Empty: all inlined, or left alone.
+    merged: Vec<usize>,
+    /// What merging `merged` saves.
+    merge_saves: i64,
+    /// What inlining the other members together saves.
+    rest_inlined: i64,
+    /// What inlining every member together saves.
+    all_inlined: i64,
+    /// What the choice saves.
+    saves: i64,
+}
+
 /// Limits of the pricing.
 #[derive(Clone, Debug)]
 pub struct PriceOptions {
@@ -152,7 +213,8 @@ pub struct PriceOptions {
     /// `fmerge`'s options when it runs later in the pipeline: single-caller
     /// functions are then priced against merging them (decision 2).
     pub fmerge: Option<FmergeOptions>,
-    /// The least estimated similarity of a pair worth measuring.
+    /// The least estimated similarity of two functions linked into one
+    /// family (decision 2).
     pub min_similarity: f64,
     /// How sizes are known: compiled ([`Decide::Measure`],
     /// [`Decide::EstimateThenMeasure`]: a price compares a handful of
@@ -209,7 +271,7 @@ pub fn price(
         pricer.price_group(group, &mut prices);
     }
     if let Some(fmerge) = &options.fmerge {
-        pricer.price_similar(fmerge, &mut prices);
+        pricer.price_families(fmerge, &mut prices);
     }
     prices
 }
@@ -633,11 +695,12 @@ impl Pricer<'_> {
                 .is_some_and(|n| n <= SMALL_CALLEE_BYTES)
     }
 
-    /// Decision 2: single-caller functions that `fmerge` merges for less
-    /// than the inliner saves by deleting them.
-    fn price_similar(&self, fmerge: &FmergeOptions, prices: &mut Prices) {
+    /// Decision 2: families of similar single-caller functions, priced
+    /// whole: merged by `fmerge`, inlined into their callers together, or
+    /// left alone (module doc).
+    fn price_families(&self, fmerge: &FmergeOptions, prices: &mut Prices) {
         let mut targets: Vec<(&str, usize)> = (0..self.module.functions.len())
-            .filter(|&f| self.single_caller(f))
+            .filter(|&f| self.single_caller(f) && !self.caller_has_unlike_sibling(f))
             .map(|f| (self.name(f), f))
             .collect();
         targets.sort();
@@ -646,66 +709,245 @@ impl Pricer<'_> {
             return;
         }
         let min = self.options.min_similarity;
-        let pairs = fmerge::similar_pairs(self.module, fmerge, &targets, min);
-        if pairs.is_empty() {
-            // Pricing pairs starts from a copy of the module.
-            return;
+        let prepare = |func: &mut Function| self.prepare(func);
+        let families = fmerge::families(self.module, self.isa, fmerge, &targets, min, &prepare);
+        for family in families {
+            self.price_family(&family, prices);
         }
-        let merged = fmerge::price_pairs(self.module, self.isa, fmerge, &pairs);
-        for (pair, merged) in pairs.iter().zip(merged) {
-            let Some(merged) = merged else { continue };
-            let Some((a, b)) = self.pair_inlining_saves(pair, merged) else {
-                continue;
+    }
+
+    /// Decision 2 for one family: each group priced on its own
+    /// ([`Pricer::price_group_of_family`]), and, when the family has more
+    /// than one group, all of its members inlined together against those
+    /// choices.
+    fn price_family(&self, family: &fmerge::Family, prices: &mut Prices) {
+        let mut choices = Vec::with_capacity(family.groups.len());
+        for group in &family.groups {
+            let Some(choice) = self.price_group_of_family(group) else {
+                return;
             };
-            let (first, second) = (self.name(pair.first), self.name(pair.second));
-            let merge = merged > a + b + SIMILAR_MARGIN_BYTES;
-            if merge {
-                prices.merge_similar.insert(first.to_string());
-                prices.merge_similar.insert(second.to_string());
+            choices.push(choice);
+        }
+        let chosen: i64 = choices.iter().map(|c| c.saves).sum();
+        if family.groups.len() > 1 {
+            let members: Vec<usize> = family.members().collect();
+            let Some(inlined) = self.family_inlining_saves(&members) else {
+                return;
+            };
+            if inlined > chosen {
+                let remark = self.whole_family_remark(family, &members, inlined, chosen);
+                prices.remarks.push(remark.in_module(&self.module.name));
+                return;
             }
-            let reason = format!(
-                "with `{second}` (similarity {:.2}): merging the two saves {merged} bytes, inlining each into its caller {a} + {b}",
-                pair.similarity
-            );
-            let remark = match merge {
-                true => Remark::passed(
-                    PASS,
-                    "merge-similar",
-                    first,
-                    format!("{reason}: left to fmerge"),
-                )
-                .bytes(merged - a - b),
-                false => Remark::missed(
-                    PASS,
-                    "inline-similar",
-                    first,
-                    format!("{reason}: left to the inliner"),
-                )
-                .bytes(merged - a - b),
-            };
+        }
+        for (group, choice) in family.groups.iter().zip(choices) {
+            prices
+                .merge_similar
+                .extend(choice.merged.iter().map(|&f| self.name(f).to_string()));
+            let remark = self.family_remark(group, &choice);
             prices.remarks.push(remark.in_module(&self.module.name));
         }
     }
 
-    /// What inlining each function of `pair` saves, to be compared with
-    /// `merged`, what merging them saves: estimated, or measured where the
-    /// estimate's range straddles the decision (as the inliner decides,
-    /// [`size_model::Decide::EstimateThenMeasure`]).
-    fn pair_inlining_saves(&self, pair: &fmerge::SimilarPair, merged: i64) -> Option<(i64, i64)> {
-        let (a, b) = (
-            self.inlining_saves(pair.first)?,
-            self.inlining_saves(pair.second)?,
-        );
-        // Merging is chosen when `a + b <= threshold`.
-        let threshold = merged - SIMILAR_MARGIN_BYTES - 1;
-        let both = a + b;
-        if both.surely_at_most(threshold) || both.surely_above(threshold) {
-            return Some((a.bytes, b.bytes));
+    /// The cheapest way with one group of a family: all its members
+    /// inlined together, left alone, or the members of its first `j`
+    /// merges merged (each step of [`fmerge::MergedGroup::steps`]: the
+    /// merges `fmerge` made first are its most similar members) and the
+    /// rest inlined together; a merge must save [`SIMILAR_MARGIN_BYTES`]
+    /// more than the alternative. `None` when a trial does not compile.
+    fn price_group_of_family(&self, group: &fmerge::MergedGroup) -> Option<GroupOfFamily> {
+        let all = self.family_inlining_saves(&group.members)?;
+        let mut best = GroupOfFamily {
+            merged: Vec::new(),
+            merge_saves: 0,
+            rest_inlined: 0,
+            all_inlined: all,
+            saves: all.max(0),
+        };
+        let mut best_value = best.saves;
+        for (merged, merge_saves) in &group.steps {
+            let rest: Vec<usize> = group
+                .members
+                .iter()
+                .copied()
+                .filter(|m| !merged.contains(m))
+                .collect();
+            let rest_inlined = match rest.is_empty() {
+                true => 0,
+                false => self.family_inlining_saves(&rest)?,
+            };
+            let saves = merge_saves + rest_inlined.max(0);
+            if saves - SIMILAR_MARGIN_BYTES > best_value {
+                best_value = saves - SIMILAR_MARGIN_BYTES;
+                best = GroupOfFamily {
+                    merged: merged.clone(),
+                    merge_saves: *merge_saves,
+                    rest_inlined,
+                    all_inlined: all,
+                    saves,
+                };
+            }
         }
-        Some((
-            self.measured_inlining_saves(pair.first)?,
-            self.measured_inlining_saves(pair.second)?,
-        ))
+        Some(best)
+    }
+
+    /// `names` as a list of quoted names.
+    fn quoted(&self, functions: impl Iterator<Item = usize>) -> String {
+        let names: BTreeSet<&str> = functions.map(|f| self.name(f)).collect();
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        names.join(", ")
+    }
+
+    /// The callers of `members` (single-caller functions), quoted.
+    fn callers(&self, members: &[usize]) -> String {
+        self.quoted(members.iter().map(|&f| self.caller_of(f).0))
+    }
+
+    /// The remark of a family all of whose members go to the inliner
+    /// together, named by its first member.
+    fn whole_family_remark(
+        &self,
+        family: &fmerge::Family,
+        members: &[usize],
+        inlined: i64,
+        chosen: i64,
+    ) -> Remark {
+        let merged: i64 = family.groups.iter().map(|g| g.saves).sum();
+        Remark::missed(
+            PASS,
+            "inline-family",
+            self.name(members[0]),
+            format!(
+                "a family of {} similar functions ({}) in {} merged functions, each called once from {}: inlining all into their callers together saves {inlined} bytes, merging all {merged}, deciding each merged function's members apart {chosen}: left to the inliner",
+                members.len(),
+                self.quoted(members.iter().copied()),
+                family.groups.len(),
+                self.callers(members),
+            ),
+        )
+        .bytes(chosen - inlined)
+    }
+
+    /// The remark of one group's decision, named by its first member.
+    fn family_remark(&self, group: &fmerge::MergedGroup, choice: &GroupOfFamily) -> Remark {
+        let first = self.name(group.members[0]);
+        let all = choice.all_inlined;
+        let context = format!(
+            "a family of {} similar functions ({}), each called once from {}",
+            group.members.len(),
+            self.quoted(group.members.iter().copied()),
+            self.callers(&group.members),
+        );
+        if choice.merged.is_empty() {
+            let (decision, kind, outcome) = match all > 0 {
+                true => ("inline-family", "left to the inliner", all),
+                false => ("leave-family", "neither pays, left as they are", 0),
+            };
+            return Remark::missed(
+                PASS,
+                decision,
+                first,
+                format!(
+                    "{context}: merging all saves {} bytes ({} merges), inlining all into their callers together {all}, leaving them 0: {kind}",
+                    group.saves, group.merges
+                ),
+            )
+            .bytes(group.saves - outcome);
+        }
+        let rest = group.members.len() - choice.merged.len();
+        let rest = match rest {
+            0 => String::new(),
+            _ => format!(
+                ", the other {rest} inlined together {}",
+                choice.rest_inlined
+            ),
+        };
+        Remark::passed(
+            PASS,
+            "merge-family",
+            first,
+            format!(
+                "{context}: merging {} saves {} bytes{rest}; inlining all into their callers together {all}, leaving them 0: left to fmerge",
+                self.quoted(choice.merged.iter().copied()),
+                choice.merge_saves,
+            ),
+        )
+        .bytes(choice.saves - all.max(0))
+    }
+
+    /// Whether `f`'s caller is an instance of a generic with another
+    /// instance in the module that calls no instance of `f`'s generic:
+    /// left alone, the inliner puts `f` into its caller, and the caller
+    /// may then be alike to that sibling and merge with it; kept for
+    /// `fmerge`, `f` stays a call the sibling does not make (a nest of
+    /// instances, the price of which decision 2 does not take).
+    fn caller_has_unlike_sibling(&self, f: usize) -> bool {
+        let caller = self.caller_of(f).0;
+        let Some(generic) = generic_of(self.name(caller)) else {
+            return false;
+        };
+        let own = generic_of(self.name(f)).unwrap_or(self.name(f));
+        (0..self.module.functions.len())
+            .filter(|&g| g != caller && generic_of(self.name(g)) == Some(generic))
+            .any(|g| {
+                !self
+                    .graph
+                    .callees(g)
+                    .into_iter()
+                    .any(|c| generic_of(self.name(c)).unwrap_or(self.name(c)) == own)
+            })
+    }
+
+    /// `f`'s one call site (`f` is a [`Pricer::single_caller`]).
+    fn caller_of(&self, f: usize) -> (usize, ir::Inst) {
+        self.graph.call_sites(self.module.functions[f].symbol)[0]
+    }
+
+    /// What inlining every member of a family into its caller and deleting
+    /// the members saves, `Σ|m| − Σ_f (|f[members]| − |f|)`: each caller
+    /// measured with all the members it calls inlined together (they share
+    /// its frame, its saved registers and its constants), through the code
+    /// cache; under [`Decide::Estimate`], the size model's estimate of each
+    /// member inlined on its own.
+    fn family_inlining_saves(&self, members: &[usize]) -> Option<i64> {
+        if self.options.decide == Decide::Estimate {
+            return members
+                .iter()
+                .map(|&f| self.inlining_saves(f).map(|e| e.bytes))
+                .sum();
+        }
+        let mut by_caller: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut saves = 0;
+        for &m in members {
+            saves += self.size(&self.prepared(&self.module.functions[m].func))?;
+            by_caller.entry(self.caller_of(m).0).or_default().push(m);
+        }
+        for (caller, callees) in by_caller {
+            let before = &self.module.functions[caller].func;
+            let mut after = before.clone();
+            for m in callees {
+                let callee = &self.module.functions[m];
+                let at = sites_of(&after, callee.symbol);
+                after = crate::inline::inline_at(&after, &callee.func, &at)?;
+            }
+            saves -= self.size(&self.prepared(&after))? - self.size(&self.prepared(before))?;
+        }
+        Some(saves)
+    }
+
+    /// What the passes between the inliner and `fmerge` do to a function
+    /// whatever else is inlined: GVN (`crate::gvn`; at `-Oz` it knows a
+    /// string's length once its callee is inlined where the string is
+    /// made, and folds the checks of the loops over it).
+    fn prepare(&self, func: &mut Function) {
+        crate::gvn::run(func);
+    }
+
+    /// `func` with [`Pricer::prepare`] applied.
+    fn prepared(&self, func: &Function) -> Function {
+        let mut func = func.clone();
+        self.prepare(&mut func);
+        func
     }
 
     /// Whether the inliner would delete `f` after inlining it into its one
@@ -736,15 +978,12 @@ impl Pricer<'_> {
             high: size - growth.low,
         })
     }
+}
 
-    /// `|f| − Δ(f)` measured: the caller compiled with `f` inlined.
-    fn measured_inlining_saves(&self, f: usize) -> Option<i64> {
-        let func = &self.module.functions[f].func;
-        let (caller, site) = self.graph.call_sites(self.module.functions[f].symbol)[0];
-        let before = &self.module.functions[caller].func;
-        let after = crate::inline::inline_at(before, func, &[site])?;
-        Some(self.size(func)? - (self.size(&after)? - self.size(before)?))
-    }
+/// The generic a function's name is an instance of: the name before its
+/// first `<`, if it has one.
+fn generic_of(name: &str) -> Option<&str> {
+    name.split_once('<').map(|(generic, _)| generic)
 }
 
 /// The direct call sites of `symbol` in `func`, in layout order.

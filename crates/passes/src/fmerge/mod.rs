@@ -91,7 +91,7 @@ pub mod regions;
 pub mod rewrite;
 pub mod search;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -418,26 +418,209 @@ pub fn run(
     pass.finish()
 }
 
-/// A pair of functions of a module and their estimated similarity.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SimilarPair {
-    pub first: usize,
-    pub second: usize,
-    pub similarity: f64,
+/// A family of similar functions: functions of a set that are alike
+/// (linked by the search's ranking at a least similarity, or merged by
+/// [`run`] on the set), and the merged functions [`run`] makes of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Family {
+    /// The merged functions' members: a family can take more than one
+    /// merged function (one holds at most [`FmergeOptions::max_members`]
+    /// originals, and the search pairs the closest first).
+    pub groups: Vec<MergedGroup>,
 }
 
-/// For the functions `among` (indices into `module.functions`, in the
-/// order given), each one's most similar other function of `among` by the
-/// pass's search, when it is a candidate and at least `min_similarity`
-/// alike; each function is in at most one pair, taken greedily in order.
-/// For another pass that prices merging them against what it would do to
-/// them (`crate::price`).
-pub fn similar_pairs(
+/// The originals [`run`] merges into one merged function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedGroup {
+    /// The members (indices into `module.functions`), in name order.
+    pub members: Vec<usize>,
+    /// The bytes its merges save, as [`run`] measured (or, where it
+    /// decided on the estimate, estimated) each.
+    pub saves: i64,
+    /// How many merges made it (one less than its members).
+    pub merges: usize,
+    /// After each merge in the order [`run`] made them: the members merged
+    /// so far (in name order) and what those merges save; the last step is
+    /// the whole group.
+    pub steps: Vec<(Vec<usize>, i64)>,
+}
+
+impl Family {
+    /// Every member of the family's merged functions, group by group.
+    pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.groups.iter().flat_map(|g| g.members.iter().copied())
+    }
+}
+
+/// The families of similar functions among `among` (indices into
+/// `module.functions`), each with the merged functions the pass makes of
+/// it: functions are linked when the search ranks one at least
+/// `min_similarity` alike to the other, and a family is a linked set; the
+/// pass then runs on a copy of `module` where `prepare` has rewritten the
+/// families' members (what the passes before this one do to them) and
+/// every other function is excluded; each merge joins its originals'
+/// groups (and families). For another pass that prices merging a family
+/// against what it would do to its members (`crate::price`): families
+/// with at least one merge (members of no merge left out), in the order
+/// of their first members' names.
+pub fn families(
+    module: &ClifModule,
+    isa: &dyn TargetIsa,
+    options: &FmergeOptions,
+    among: &[usize],
+    min_similarity: f64,
+    prepare: &dyn Fn(&mut Function),
+) -> Vec<Family> {
+    let name_of = |i: usize| {
+        module.symbols[module.functions[i].symbol as usize]
+            .name
+            .as_str()
+    };
+    let links = similar_links(module, options, among, min_similarity);
+    let mut families = Partition::default();
+    for &(a, b) in &links {
+        families.join(name_of(a), name_of(b));
+    }
+    if families.parent.is_empty() {
+        return Vec::new();
+    }
+    let mut options = options.clone();
+    // A price is measured where it can be: the estimate that decides a
+    // try clear of the threshold is not close enough to weigh a merge
+    // against inlining.
+    if options.decide == Decide::EstimateThenMeasure {
+        options.decide = Decide::Measure;
+    }
+    options.exclude.extend(
+        module
+            .functions
+            .iter()
+            .map(|def| &module.symbols[def.symbol as usize].name)
+            .filter(|name| !families.parent.contains_key(name.as_str()))
+            .cloned(),
+    );
+    let mut scratch = module.clone();
+    for def in &mut scratch.functions {
+        let name = &module.symbols[def.symbol as usize].name;
+        if families.parent.contains_key(name.as_str()) {
+            prepare(&mut def.func);
+        }
+    }
+    let mut pass = Pass::new(&mut scratch, Some(isa), &options);
+    pass.explore();
+    // A merged function is named after its first side (`f0.Tfm`, and
+    // `f0.Tfm.Tfm` when it merges again): it stands for that original's
+    // family.
+    let original = |name: &str| -> String {
+        let mut name = name;
+        while let Some(stripped) = name.strip_suffix(MERGED_SUFFIX) {
+            name = stripped;
+        }
+        name.to_string()
+    };
+    let merges: Vec<(String, String, i64)> = pass
+        .report
+        .attempts
+        .iter()
+        .filter(|a| a.decision == Decision::Merged)
+        .map(|a| {
+            let saves = a.measured.or(a.estimated.map(|e| e.bytes)).unwrap_or(0);
+            (original(&a.first), original(&a.second), saves)
+        })
+        .collect();
+    for (a, b, _) in &merges {
+        families.join(a, b);
+    }
+    let mut groups = Partition::default();
+    for (a, b, _) in &merges {
+        families.join(a, b);
+        groups.join(a, b);
+    }
+    let mut found: BTreeMap<String, BTreeMap<String, MergedGroup>> = BTreeMap::new();
+    let mut indices: Vec<(&str, usize)> = among.iter().map(|&i| (name_of(i), i)).collect();
+    indices.sort();
+    for (name, i) in indices {
+        if groups.parent.contains_key(name) {
+            let group = found
+                .entry(families.root(name))
+                .or_default()
+                .entry(groups.root(name))
+                .or_insert_with(|| MergedGroup {
+                    members: Vec::new(),
+                    saves: 0,
+                    merges: 0,
+                    steps: Vec::new(),
+                });
+            group.members.push(i);
+        }
+    }
+    let index_of: BTreeMap<&str, usize> = among.iter().map(|&i| (name_of(i), i)).collect();
+    let mut merged_so_far: BTreeMap<String, BTreeSet<usize>> = BTreeMap::new();
+    for (a, b, saves) in merges {
+        let root = groups.root(&a);
+        let group = found
+            .get_mut(&families.root(&a))
+            .and_then(|family| family.get_mut(&root));
+        if let Some(group) = group {
+            group.saves += saves;
+            group.merges += 1;
+            let so_far = merged_so_far.entry(root).or_default();
+            so_far.extend([&a, &b].iter().filter_map(|n| index_of.get(n.as_str())));
+            let mut members: Vec<usize> = so_far.iter().copied().collect();
+            members.sort_by_key(|&i| name_of(i));
+            group.steps.push((members, group.saves));
+        }
+    }
+    // Roots are the least names of their sets: families and groups come
+    // in the order of their first members' names.
+    found
+        .into_values()
+        .map(|groups| Family {
+            groups: groups.into_values().collect(),
+        })
+        .collect()
+}
+
+/// Sets of names joined by links (union-find, by name so that the result
+/// does not depend on the module's function order).
+#[derive(Default)]
+struct Partition {
+    parent: BTreeMap<String, String>,
+}
+
+impl Partition {
+    fn root(&self, name: &str) -> String {
+        let mut name = name.to_string();
+        while let Some(up) = self.parent.get(&name).filter(|up| **up != name) {
+            name = up.clone();
+        }
+        name
+    }
+
+    /// Joins the sets of `a` and `b`; the smaller name is the root.
+    fn join(&mut self, a: &str, b: &str) {
+        for n in [a, b] {
+            self.parent
+                .entry(n.to_string())
+                .or_insert_with(|| n.to_string());
+        }
+        let (ra, rb) = (self.root(a), self.root(b));
+        let (low, high) = match ra <= rb {
+            true => (ra, rb),
+            false => (rb, ra),
+        };
+        self.parent.insert(high, low);
+    }
+}
+
+/// Pairs of candidates of `among` where the search ranks the second at
+/// least `min_similarity` alike to the first.
+fn similar_links(
     module: &ClifModule,
     options: &FmergeOptions,
     among: &[usize],
     min_similarity: f64,
-) -> Vec<SimilarPair> {
+) -> Vec<(usize, usize)> {
     let candidates: Vec<usize> = among
         .iter()
         .copied()
@@ -451,59 +634,15 @@ pub fn similar_pairs(
         let func = &module.functions[i].func;
         index.insert(&fingerprint::encodings(func), frequency(options, func));
     }
-    let mut paired = vec![false; candidates.len()];
-    let mut pairs = Vec::new();
+    let mut links = Vec::new();
     for id in 0..candidates.len() {
-        if paired[id] {
-            continue;
-        }
-        let best = index
-            .candidates(id)
-            .into_iter()
-            .find(|c| !paired[c.id] && c.similarity >= min_similarity);
-        if let Some(best) = best {
-            paired[id] = true;
-            paired[best.id] = true;
-            pairs.push(SimilarPair {
-                first: candidates[id],
-                second: candidates[best.id],
-                similarity: best.similarity,
-            });
+        for c in index.candidates(id) {
+            if c.similarity >= min_similarity {
+                links.push((candidates[id], candidates[c.id]));
+            }
         }
     }
-    pairs
-}
-
-/// The measured bytes merging each pair would save in `module` as it is
-/// (`None`: code generation refuses the pair, or the model or Cranelift
-/// rejects it), as [`run`] would measure the try: the two functions, minus
-/// the merged function, its thunks and the callers it rewrites; under
-/// [`Decide::Estimate`] the size model's estimate of the same (nothing is
-/// compiled), as [`run`] decides the try then.
-pub fn price_pairs(
-    module: &ClifModule,
-    isa: &dyn TargetIsa,
-    options: &FmergeOptions,
-    pairs: &[SimilarPair],
-) -> Vec<Option<i64>> {
-    let mut scratch = module.clone();
-    let mut pass = Pass::bare(&mut scratch, Some(isa), options);
-    pairs
-        .iter()
-        .map(|pair| {
-            let (plan, predicted) = pass.plan(pair.first, pair.second).ok()?;
-            if predicted <= 0 {
-                return None;
-            }
-            verified(&plan.merged.func, Some(isa), &mut pass.report.stats).ok()?;
-            match options.decide {
-                Decide::Estimate => Some(plan.estimate.bytes),
-                Decide::Measure | Decide::EstimateThenMeasure => {
-                    pass.measure(pair.first, pair.second, &plan)
-                }
-            }
-        })
-        .collect()
+    links
 }
 
 /// Why `func` (symbol `symbol` of `module`) is not a candidate, if it is not.
