@@ -14,16 +14,14 @@
 //! by `filetests/clif/mid_end_choice.clif` and by the differential tester.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::{self, CodegenOptions};
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
-use parec_passes::clif_module::ClifModule;
 
 mod support;
-use support::workspace_root;
+use support::{modules_of, workspace_root};
 
 /// The root file of every program in `examples/`, and of two benchmarks
 /// the choice changes.
@@ -44,24 +42,6 @@ fn corpus() -> Vec<PathBuf> {
     }
     assert!(out.len() > 10, "the corpus is unexpectedly small");
     out
-}
-
-/// The modules of the program `root` after the CLIF passes of `level`.
-fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
-    let build = Build {
-        pipeline: Pipeline::for_level(level),
-        level,
-        mode: BuildMode::Local,
-        backend: Backend::Clif(Some(Target::Aarch64)),
-        jobs: 1,
-        units: Units::PerModule,
-        code_model: Default::default(),
-        runtime: Default::default(),
-    };
-    build
-        .run(Input::Pare(vec![root.to_path_buf()]))
-        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
-        .modules
 }
 
 fn options(level: OptLevel, choose_lowering: bool) -> CodegenOptions {

@@ -16,18 +16,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use parec::build::{Backend, Build, BuildMode, Input, Units};
 use parec::codegen::{self, CodegenOptions, CompiledObject};
 use parec::object;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
-use parec_passes::clif_module::ClifModule;
 use parec_passes::machine::decode::{self, Decoder, Form};
 use parec_passes::machine::{lift, MachFunction};
 use parec_passes::outline::{self, OutlineOptions};
 
 mod support;
-use support::{text_size, workspace_root};
+use support::{modules_of, text_size, workspace_root};
 
 /// The root file of every program in `examples/` and `bench/`.
 fn corpus() -> Vec<PathBuf> {
@@ -49,25 +47,6 @@ fn corpus() -> Vec<PathBuf> {
     }
     assert!(out.len() > 20, "the corpus is unexpectedly small");
     out
-}
-
-/// The modules of the program `root` after the CLIF passes of `level`:
-/// what Cranelift compiles.
-fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
-    let build = Build {
-        pipeline: Pipeline::for_level(level),
-        level,
-        mode: BuildMode::Local,
-        backend: Backend::Clif(Some(Target::Aarch64)),
-        jobs: 1,
-        units: Units::PerModule,
-        code_model: Default::default(),
-        runtime: Default::default(),
-    };
-    build
-        .run(Input::Pare(vec![root.to_path_buf()]))
-        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
-        .modules
 }
 
 /// Code generation as `level` does it: with its machine passes.

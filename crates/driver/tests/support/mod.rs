@@ -5,6 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::pipeline::Pipeline;
+use parec::target::{OptLevel, Target};
+use parec_passes::clif_module::ClifModule;
+
 /// The workspace root, canonical.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -168,4 +173,23 @@ pub fn function_listings(
         }
     }
     functions
+}
+
+/// The modules of the program `root` after the CLIF passes of `level`:
+/// what Cranelift compiles.
+pub fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
+    let build = Build {
+        pipeline: Pipeline::for_level(level),
+        level,
+        mode: BuildMode::Local,
+        backend: Backend::Clif(Some(Target::Aarch64)),
+        jobs: 1,
+        units: Units::PerModule,
+        code_model: Default::default(),
+        runtime: Default::default(),
+    };
+    build
+        .run(Input::Pare(vec![root.to_path_buf()]))
+        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
+        .modules
 }
