@@ -53,6 +53,8 @@
 //!    [`MAX_TABLE`] values that is at least 40% full (LLVM's density at
 //!    `optsize`), the chain becomes one `br_table` over `x - min`, with
 //!    the values no test holds and those outside the range going to `E`.
+//!    The range is the shorter of the cases' unsigned and signed readings
+//!    ([`Intervals::enclosing`]): `-1, 0, …, 7` is a table from `-1`.
 //! 4. **Set membership**: a test whose set's plan ([`Plan`]) costs fewer
 //!    instructions than its leaves is rewritten: the set's intervals are
 //!    split into clusters whose span is at most 64 (SwitchLowering's bit
