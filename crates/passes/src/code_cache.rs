@@ -195,9 +195,15 @@ pub(crate) mod tests {
     use super::*;
     use cranelift_codegen::settings::{self, Configurable};
 
+    /// The aarch64 ISA the size levels compile with.
     pub(crate) fn aarch64() -> cranelift_codegen::isa::OwnedTargetIsa {
+        aarch64_at("speed_and_size")
+    }
+
+    /// The aarch64 ISA at Cranelift's `opt_level` setting `opt_level`.
+    pub(crate) fn aarch64_at(opt_level: &str) -> cranelift_codegen::isa::OwnedTargetIsa {
         let mut flags = settings::builder();
-        flags.set("opt_level", "speed_and_size").unwrap();
+        flags.set("opt_level", opt_level).unwrap();
         cranelift_codegen::isa::lookup_by_name("aarch64")
             .unwrap()
             .finish(settings::Flags::new(flags))

@@ -3,20 +3,11 @@
 //! Cranelift emits.
 
 use super::*;
+use crate::code_cache::tests::aarch64;
 use cranelift_codegen::data_value::DataValue;
-use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_interpreter::environment::FunctionStore;
 use cranelift_interpreter::interpreter::{Interpreter, InterpreterState};
 use cranelift_interpreter::step::ControlFlow;
-
-fn aarch64() -> OwnedTargetIsa {
-    let mut flags = settings::builder();
-    flags.set("opt_level", "speed_and_size").unwrap();
-    isa::lookup_by_name("aarch64")
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap()
-}
 
 fn parse(text: &str) -> ir::Function {
     cranelift_reader::parse_functions(text).unwrap().remove(0)

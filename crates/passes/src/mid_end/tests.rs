@@ -2,19 +2,9 @@
 //! makes smaller, the estimate of traps, and the choice.
 
 use super::*;
+use crate::code_cache::tests::aarch64_at as aarch64;
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir;
-use cranelift_codegen::isa::{self, OwnedTargetIsa};
-use cranelift_codegen::settings::{self, Configurable};
-
-fn aarch64(opt_level: &str) -> OwnedTargetIsa {
-    let mut flags = settings::builder();
-    flags.set("opt_level", opt_level).unwrap();
-    isa::lookup_by_name("aarch64")
-        .unwrap()
-        .finish(settings::Flags::new(flags))
-        .unwrap()
-}
 
 fn parse(text: &str) -> ir::Function {
     cranelift_reader::parse_functions(text).unwrap().remove(0)
