@@ -16,12 +16,11 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use parec::codegen::{self, CodegenOptions};
-use parec::pipeline::Pipeline;
-use parec::target::{OptLevel, Target};
+use parec::codegen;
+use parec::target::OptLevel;
 
 mod support;
-use support::{modules_of, workspace_root};
+use support::{codegen_options, modules_of, workspace_root};
 
 /// The root file of every program in `examples/`, and of two benchmarks
 /// the choice changes.
@@ -44,18 +43,6 @@ fn corpus() -> Vec<PathBuf> {
     out
 }
 
-fn options(level: OptLevel, choose_lowering: bool) -> CodegenOptions {
-    CodegenOptions {
-        target: Target::Aarch64,
-        level,
-        machine: Pipeline::for_level(level).machine,
-        jobs: 1,
-        near_symbols: false,
-        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64, false).shared_paths(),
-        choose_lowering,
-    }
-}
-
 #[test]
 fn the_chosen_lowering_is_never_larger_and_sometimes_smaller() {
     let mut smaller = 0;
@@ -63,8 +50,12 @@ fn the_chosen_lowering_is_never_larger_and_sometimes_smaller() {
         for module in modules_of(&root, OptLevel::Oz) {
             let what = format!("{}:{}", root.display(), module.name);
             let lower = |choose| {
-                codegen::lower_module(&module, &options(OptLevel::Oz, choose), &BTreeSet::new())
-                    .unwrap_or_else(|e| panic!("{what}: {e:#}"))
+                codegen::lower_module(
+                    &module,
+                    &codegen_options(OptLevel::Oz, choose),
+                    &BTreeSet::new(),
+                )
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"))
             };
             let measured = lower(false);
             let chosen = lower(true);
@@ -103,7 +94,8 @@ fn other_levels_make_no_choice() {
     for level in [OptLevel::O2, OptLevel::Os] {
         for module in modules_of(&root, level) {
             let lower = |choose| {
-                codegen::lower_module(&module, &options(level, choose), &BTreeSet::new()).unwrap()
+                codegen::lower_module(&module, &codegen_options(level, choose), &BTreeSet::new())
+                    .unwrap()
             };
             let (plain, chosen) = (lower(false), lower(true));
             assert!(chosen.lowering_stats().is_none());

@@ -16,16 +16,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use parec::codegen::{self, CodegenOptions, CompiledObject};
+use parec::codegen::{self, CompiledObject};
 use parec::object;
-use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
 use parec_passes::machine::decode::{self, Decoder, Form};
 use parec_passes::machine::{lift, MachFunction};
 use parec_passes::outline::{self, OutlineOptions};
 
 mod support;
-use support::{modules_of, text_size, workspace_root};
+use support::{codegen_options, modules_of, text_size, workspace_root};
 
 /// The root file of every program in `examples/` and `bench/`.
 fn corpus() -> Vec<PathBuf> {
@@ -47,19 +46,6 @@ fn corpus() -> Vec<PathBuf> {
     }
     assert!(out.len() > 20, "the corpus is unexpectedly small");
     out
-}
-
-/// Code generation as `level` does it: with its machine passes.
-fn options(level: OptLevel) -> CodegenOptions {
-    CodegenOptions {
-        target: Target::Aarch64,
-        level,
-        machine: Pipeline::for_level(level).machine,
-        jobs: 1,
-        near_symbols: false,
-        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64, false).shared_paths(),
-        choose_lowering: true,
-    }
 }
 
 /// Every module of the corpus at `level`, compiled to machine functions.
@@ -223,7 +209,8 @@ fn decoding_agrees_with_objdump() {
         let program = root.display().to_string();
         for level in [OptLevel::O2, OptLevel::Oz] {
             let modules = modules_of(&root, level);
-            let objects = codegen::compile_all(&modules, &options(level), None).unwrap();
+            let objects =
+                codegen::compile_all(&modules, &codegen_options(level, true), None).unwrap();
             for obj in &objects {
                 let path = tmp.path().join("module.o");
                 std::fs::write(&path, &obj.bytes).unwrap();
@@ -367,7 +354,7 @@ fn link_and_run(objects: &[CompiledObject], dir: &Path, name: &str) -> (String, 
 #[test]
 fn two_round_global_outlining_keeps_programs_correct() {
     let tmp = tempfile::tempdir().unwrap();
-    let opts = options(OptLevel::Oz);
+    let opts = codegen_options(OptLevel::Oz, true);
     let empty = tmp.path().join("empty.pare");
     std::fs::write(&empty, "fn main() {\n}\n").unwrap();
     let empty_objects =
@@ -469,10 +456,11 @@ fn address_significance_survives_outlining() {
         // Everything -Oz runs, with and without the outliner (merging takes
         // addresses: a thunk passes its callees to the body).
         let modules = modules_of(&workspace_root().join(program), OptLevel::Oz);
-        let mut without = options(OptLevel::Oz);
+        let mut without = codegen_options(OptLevel::Oz, true);
         without.machine.clear();
         let plain = codegen::compile_all(&modules, &without, None).unwrap();
-        let outlined = codegen::compile_all(&modules, &options(OptLevel::Oz), None).unwrap();
+        let outlined =
+            codegen::compile_all(&modules, &codegen_options(OptLevel::Oz, true), None).unwrap();
         for (a, b) in plain.iter().zip(&outlined) {
             let (sa, sb) = (address_significant(&a.bytes), address_significant(&b.bytes));
             assert_eq!(sa, sb, "{program} {}", a.name);

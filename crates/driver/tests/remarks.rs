@@ -602,19 +602,10 @@ fn merge_remarks_agree_with_a_stale_plan() {
         let path = tmp.path().join(name).join("main.pare");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, body).unwrap();
-        Build {
-            pipeline: Pipeline::empty(),
-            level: OptLevel::Oz,
-            mode: BuildMode::Local,
-            backend: Backend::Clif(Some(Target::Aarch64)),
-            jobs: 1,
-            units: Units::PerModule,
-            code_model: Default::default(),
-            runtime: Default::default(),
-        }
-        .run(Input::Pare(vec![path]))
-        .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))
-        .modules
+        support::clif_build(Pipeline::empty(), OptLevel::Oz)
+            .run(Input::Pare(vec![path]))
+            .unwrap_or_else(|e| panic!("{:?}", anyhow::Error::from(e)))
+            .modules
     };
     let check = |report: &merge::MergeReport| {
         let remarks: Vec<&Remark> = report.remarks.iter().collect();

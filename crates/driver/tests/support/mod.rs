@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use parec::build::{Backend, Build, BuildMode, Input, Units};
+use parec::codegen::CodegenOptions;
 use parec::pipeline::Pipeline;
 use parec::target::{OptLevel, Target};
 use parec_passes::clif_module::ClifModule;
@@ -178,8 +179,17 @@ pub fn function_listings(
 /// The modules of the program `root` after the CLIF passes of `level`:
 /// what Cranelift compiles.
 pub fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
-    let build = Build {
-        pipeline: Pipeline::for_level(level),
+    clif_build(Pipeline::for_level(level), level)
+        .run(Input::Pare(vec![root.to_path_buf()]))
+        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
+        .modules
+}
+
+/// A build at `level` with `pipeline` that stops after the CLIF passes:
+/// one module per unit, for aarch64, one job.
+pub fn clif_build(pipeline: Pipeline, level: OptLevel) -> Build {
+    Build {
+        pipeline,
         level,
         mode: BuildMode::Local,
         backend: Backend::Clif(Some(Target::Aarch64)),
@@ -187,9 +197,19 @@ pub fn modules_of(root: &Path, level: OptLevel) -> Vec<ClifModule> {
         units: Units::PerModule,
         code_model: Default::default(),
         runtime: Default::default(),
-    };
-    build
-        .run(Input::Pare(vec![root.to_path_buf()]))
-        .unwrap_or_else(|_| panic!("{} does not compile", root.display()))
-        .modules
+    }
+}
+
+/// aarch64 code generation as `level` does it (its machine passes, the
+/// shared trap paths, one job), with or without the lowering choice.
+pub fn codegen_options(level: OptLevel, choose_lowering: bool) -> CodegenOptions {
+    CodegenOptions {
+        target: Target::Aarch64,
+        level,
+        machine: Pipeline::for_level(level).machine,
+        jobs: 1,
+        near_symbols: false,
+        trap_paths: parec::frontend::object_trap_lowering(Target::Aarch64, false).shared_paths(),
+        choose_lowering,
+    }
 }
