@@ -93,16 +93,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "-merge",
         "priced before GVN",
     ),
-    // Counted since the measure folds as the linker does (the two
-    // instances of each generic are one copy): the guard reverts a
-    // 16-function group whole (merged `lex`/`scan_word` with the hot-site
-    // inlines of `is_alpha`/`is_space`), where without merging the inlines
-    // stay.
-    (
-        "bench/tokenizer/main.pare",
-        "-merge",
-        "group reverted whole",
-    ),
 ];
 
 /// A build's configuration: a name for the table and the pipeline.
