@@ -213,15 +213,15 @@ impl ClifPass {
                 // With merging to follow, a merge group GVN would split
                 // into several shapes is priced whole against the split
                 // (`parec_passes::gvn::keep_groups_alike`).
+                let options = MergeOptions {
+                    heat: view.heat(),
+                    ..crate::target::merge_options(isa)
+                };
                 let before = guard
                     .filter(|_| view.merging_follows)
-                    .map(|_| module.clone());
+                    .and_then(|_| gvn::groups_before_gvn(module, &options));
                 let mut report = gvn::run_module(module, guard, &view.heat());
                 if let (Some(before), Some(measure)) = (before, guard) {
-                    let options = MergeOptions {
-                        heat: view.heat(),
-                        ..crate::target::merge_options(isa)
-                    };
                     let kept = gvn::keep_groups_alike(&before, module, measure, &options);
                     report.remarks.extend(kept);
                 }

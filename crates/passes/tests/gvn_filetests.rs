@@ -464,8 +464,9 @@ fn gvn_groups_filetests() {
     for case in &cases {
         let before = to_testcase_functions(&case.module);
         let mut module = case.module.clone();
+        let groups = gvn::groups_before_gvn(&module, &options).expect("a merge group");
         let mut report = gvn::run_module(&mut module, Some(&*isa), &hot);
-        let kept = gvn::keep_groups_alike(&case.module, &mut module, &*isa, &options);
+        let kept = gvn::keep_groups_alike(&groups, &mut module, &*isa, &options);
         verify_all(&module, &case.name);
         let merged = parec_passes::merge::run(&mut module, None, &options);
         verify_all(&module, &case.name);

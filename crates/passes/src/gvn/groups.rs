@@ -39,16 +39,18 @@
 //!
 //! # Cost
 //!
-//! Two stable hashings of the module (before and after GVN) and one
-//! combine; sizes through the code cache (GVN measured the changed
-//! functions before and after already).
+//! One stable hashing of the module and one combine before GVN, a copy of
+//! the members' code, and one hashing of the members after it; sizes only
+//! for the groups that split, through the code cache (GVN measured the
+//! changed functions before and after already).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use cranelift_codegen::ir::Function;
 use cranelift_codegen::isa::TargetIsa;
 
 use crate::clif_module::ClifModule;
-use crate::merge::{self, GroupKey, MergeOptions};
+use crate::merge::{self, GroupKey, MergeOptions, MergePlan};
 use crate::remark::Remark;
 
 /// The pass's name in remarks.
@@ -58,34 +60,70 @@ const PASS: &str = "gvn";
 /// later passes (`fmerge`, the machine passes) change both versions.
 const MARGIN_BYTES: i64 = 16;
 
-/// Puts back, in `after` (the module GVN made of `before`), the code before
-/// GVN of the members of every merge group GVN split when one body for the
-/// group costs less than the split (module doc). Returns one remark per
-/// group put back.
-pub fn keep_groups_alike(
-    before: &ClifModule,
-    after: &mut ClifModule,
-    isa: &dyn TargetIsa,
-    options: &MergeOptions,
-) -> Vec<Remark> {
-    let plan = merge::combine(&merge::analyze(before, options), options);
+/// What is kept of a module before GVN for [`keep_groups_alike`]: its own
+/// merge plan, and its members' keys and code.
+pub struct GroupsBeforeGvn {
+    plan: MergePlan,
+    keys: BTreeMap<String, GroupKey>,
+    code: BTreeMap<String, Function>,
+}
+
+/// The merge groups of `module` (before GVN) and a copy of their members;
+/// `None` when it has none (nothing for [`keep_groups_alike`] to do).
+pub fn groups_before_gvn(module: &ClifModule, options: &MergeOptions) -> Option<GroupsBeforeGvn> {
+    let summary = merge::analyze(module, options);
+    let plan = merge::combine(&summary, options);
     if plan.groups.is_empty() {
-        return Vec::new();
+        return None;
     }
-    let keys_after: BTreeMap<String, GroupKey> = merge::analyze(after, options)
+    let members: BTreeSet<&str> = plan
+        .groups
+        .values()
+        .flat_map(|g| g.members.iter().map(|(_, n)| n.as_str()))
+        .collect();
+    let keys = summary
         .functions()
         .iter()
+        .filter(|sf| members.contains(sf.name.as_str()))
         .map(|sf| {
             let key = (sf.hash, sf.inst_count, sf.location_keys());
             (sf.name.clone(), key)
         })
         .collect();
+    let code = module
+        .functions
+        .iter()
+        .filter_map(|def| {
+            let name = &module.symbols[def.symbol as usize].name;
+            members
+                .contains(name.as_str())
+                .then(|| (name.clone(), def.func.clone()))
+        })
+        .collect();
+    Some(GroupsBeforeGvn { plan, keys, code })
+}
+
+/// Puts back, in `after` (the module GVN made of the one `before` was
+/// taken of), the code before GVN of the members of every merge group GVN
+/// split when one body for the group costs less than the split (module
+/// doc). Returns one remark per group put back.
+pub fn keep_groups_alike(
+    before: &GroupsBeforeGvn,
+    after: &mut ClifModule,
+    isa: &dyn TargetIsa,
+    options: &MergeOptions,
+) -> Vec<Remark> {
+    let members: BTreeSet<&str> = before.keys.keys().map(String::as_str).collect();
+    let keys_after = merge::keys_of(after, &members, options);
+    if keys_after == before.keys {
+        return Vec::new();
+    }
     let index = |module: &ClifModule, name: &str| -> Option<usize> {
         let symbol = module.symbol_index(name)?;
         module.functions.iter().position(|d| d.symbol == symbol)
     };
     let mut remarks = Vec::new();
-    for group in plan.groups.values() {
+    for group in before.plan.groups.values() {
         let names: Vec<&str> = group.members.iter().map(|(_, n)| n.as_str()).collect();
         // A member GVN made no candidate is a class of its own (keyed by
         // its name): it is not merged either way.
@@ -97,16 +135,20 @@ pub fn keep_groups_alike(
         if classes.len() < 2 {
             continue;
         }
-        let size = |module: &ClifModule, name: &str| -> Option<i64> {
-            let f = index(module, name)?;
-            module
-                .code_size(&module.functions[f].func, isa)
+        let size_before = |name: &str| -> Option<i64> {
+            let func = before.code.get(name)?;
+            after.code_size(func, isa).map(|n| n as i64)
+        };
+        let size_after = |name: &str| -> Option<i64> {
+            let f = index(after, name)?;
+            after
+                .code_size(&after.functions[f].func, isa)
                 .map(|n| n as i64)
         };
         let thunk = group.size_thunk as i64;
         let alike = names
             .iter()
-            .map(|n| size(before, n))
+            .map(|n| size_before(n))
             .collect::<Option<Vec<i64>>>()
             .map(|s| s.into_iter().max().unwrap_or(0) + names.len() as i64 * thunk);
         let split = classes
@@ -114,7 +156,7 @@ pub fn keep_groups_alike(
             .map(|class| {
                 let sizes = class
                     .iter()
-                    .map(|n| size(after, n))
+                    .map(|n| size_after(n))
                     .collect::<Option<Vec<i64>>>()?;
                 let largest = sizes.iter().copied().max().unwrap_or(0);
                 Some(match class.len() {
@@ -130,10 +172,9 @@ pub fn keep_groups_alike(
             continue;
         }
         for &name in &names {
-            let (Some(b), Some(a)) = (index(before, name), index(after, name)) else {
-                continue;
-            };
-            after.functions[a].func = before.functions[b].func.clone();
+            if let (Some(code), Some(a)) = (before.code.get(name), index(after, name)) {
+                after.functions[a].func = code.clone();
+            }
         }
         remarks.push(
             Remark::passed(

@@ -232,6 +232,28 @@ pub fn analyze(module: &ClifModule, opts: &MergeOptions) -> Summary {
     Summary::new(functions)
 }
 
+/// The group key (stable hash, instruction count, locations) of the
+/// functions of `module` named `names` that are merge candidates, as
+/// [`analyze`] would give it, hashing those functions only.
+pub fn keys_of(
+    module: &ClifModule,
+    names: &std::collections::BTreeSet<&str>,
+    opts: &MergeOptions,
+) -> BTreeMap<String, GroupKey> {
+    let small = small_functions(module, opts);
+    module
+        .functions
+        .iter()
+        .filter(|def| names.contains(module.symbols[def.symbol as usize].name.as_str()))
+        .filter(|def| is_candidate(module, &def.func, def.symbol, opts))
+        .map(|def| {
+            let sf = stable_function(module, &def.func, def.symbol, &small, opts).0;
+            let key = (sf.hash, sf.inst_count, sf.location_keys());
+            (sf.name, key)
+        })
+        .collect()
+}
+
 /// The symbols of `module`'s functions small enough that a call of one
 /// inside a loop is not made indirect ([`MergeOptions::loop_callee_insts`]).
 fn small_functions(module: &ClifModule, opts: &MergeOptions) -> HashSet<u32> {
