@@ -33,6 +33,11 @@
 //! call site passes non-null (`parec_passes::gvn::nonnull_params`): after
 //! merging, so that the mergers compare code no call site specialized.
 //!
+//! At `-Oz`, when merging follows, GVN's result is checked against the
+//! module's merge plan as it was before GVN: a group whose members GVN gave
+//! several shapes gets its code before GVN back when one body is cheaper
+//! (`parec_passes::gvn::keep_groups_alike`).
+//!
 //! Machine passes run only where they apply: both read and write aarch64
 //! code, so builds for other targets and the JIT skip them. They run in that
 //! order whatever a `--passes` list says (the outliner lifts the peepholes'
@@ -205,7 +210,21 @@ impl ClifPass {
                     Policy::Size => isa,
                     Policy::Speed => None,
                 };
-                let report = gvn::run_module(module, guard, &view.heat());
+                // With merging to follow, a merge group GVN would split
+                // into several shapes is priced whole against the split
+                // (`parec_passes::gvn::keep_groups_alike`).
+                let options = MergeOptions {
+                    heat: view.heat(),
+                    ..crate::target::merge_options(isa)
+                };
+                let before = guard
+                    .filter(|_| view.merging_follows)
+                    .and_then(|_| gvn::groups_before_gvn(module, &options));
+                let mut report = gvn::run_module(module, guard, &view.heat());
+                if let (Some(before), Some(measure)) = (before, guard) {
+                    let kept = gvn::keep_groups_alike(&before, module, measure, &options);
+                    report.remarks.extend(kept);
+                }
                 PassOutcome {
                     stats: PassStats::Gvn(report.stats),
                     remarks: report.remarks,

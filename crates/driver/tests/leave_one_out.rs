@@ -48,16 +48,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     ("bench/backtrack/main.pare", "-inline", "lowering choice"),
     ("bench/graph/main.pare", "-inline", "lowering choice"),
     ("examples/wrapping.pare", "-gvn", "lowering choice"),
-    // Opened by pricing families of similar functions whole (issue 31):
-    // -Oz is 4 bytes smaller than before, -gvn 48 (the families' prices,
-    // taken after GVN, serve the build without GVN better), so the gap
-    // went from 0.75% (108 bytes) to 1.1%. Not yet measured which family
-    // decision GVN undoes.
-    (
-        "bench/pipeline/main.pare",
-        "-gvn",
-        "families win more without GVN",
-    ),
     // Members whose callees (instances of the same generic) the inliner
     // would specialize once unmerged (`window<N>` inlines `ring<N>` and
     // its `% N`): the prices do not see that alternative (only the members
@@ -92,16 +82,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "filetests/sizes/visitors.pare",
         "-merge",
         "priced before GVN",
-    ),
-    // Counted since the measure folds as the linker does (the two
-    // instances of each generic are one copy): the guard reverts a
-    // 16-function group whole (merged `lex`/`scan_word` with the hot-site
-    // inlines of `is_alpha`/`is_space`), where without merging the inlines
-    // stay.
-    (
-        "bench/tokenizer/main.pare",
-        "-merge",
-        "group reverted whole",
     ),
 ];
 

@@ -414,6 +414,14 @@ fn remarks_add_up_to_every_pass_statistics() {
                         stats.single_local as u64
                     );
                     assert_eq!(
+                        decisions(&remarks, "merge", "linker-folds"),
+                        stats.linker_folds as u64
+                    );
+                    assert_eq!(
+                        count(&remarks, "merge", "linker_folds"),
+                        stats.linker_folds as u64
+                    );
+                    assert_eq!(
                         count(&remarks, "merge", "thunks_elided"),
                         stats.thunks_elided as u64
                     );

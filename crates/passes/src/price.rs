@@ -51,6 +51,18 @@
 //!
 //! # Decisions
 //!
+//! 0. *Folded groups.* A group whose members are all in the module and
+//!    fall in one class of the linker's identical-code folding
+//!    (`crate::merge::folded_groups`: two instances of a generic over
+//!    types of one representation) is not merged — `ld.lld --icf=all`
+//!    keeps one copy for nothing, where merging adds thunks and turns
+//!    the calls of callees that fold in turn into parameters — so it is
+//!    not priced: its members are the inliner's, which does not delete a
+//!    function for its body's cost when an identical one shares it.
+//!    (`bench/tokenizer`: `lex<str>`/`lex<[u8]>` merged with the
+//!    inliner kept out of them came out 376 bytes larger than they came
+//!    in, and the size guard put back the 16 functions around them,
+//!    hot-site inlines included.)
 //! 1. *Merge member or inline.* A member is *tried* when the inliner could
 //!    delete it: local, not address-taken, with 1 to
 //!    [`PriceOptions::max_sites`] call sites, none in a merge member (the
@@ -152,7 +164,7 @@ use cranelift_codegen::isa::TargetIsa;
 use crate::callgraph::{CallGraph, References};
 use crate::clif_module::{ClifModule, Linkage};
 use crate::fmerge::{self, FmergeOptions};
-use crate::merge::{Group, MergePlan};
+use crate::merge::{Group, GroupKey, MergePlan};
 use crate::remark::Remark;
 use crate::size_model::{self, CalleeBytes, Decide, Estimate};
 
@@ -259,16 +271,24 @@ pub fn price(
     plan: Option<&MergePlan>,
     options: &PriceOptions,
 ) -> Prices {
+    let folded = plan
+        .map(|p| crate::merge::folded_groups(module, p))
+        .unwrap_or_default();
     let pricer = Pricer {
         module,
         isa,
         options,
         graph: CallGraph::new(module),
-        members: plan.map(|p| local_members(module, p)).unwrap_or_default(),
+        members: plan
+            .map(|p| local_members(module, p, &folded))
+            .unwrap_or_default(),
     };
     let mut prices = Prices::default();
-    for group in plan.iter().flat_map(|p| p.groups.values()) {
-        pricer.price_group(group, &mut prices);
+    for (key, group) in plan.iter().flat_map(|p| &p.groups) {
+        match folded.contains(key) {
+            true => pricer.release_folded(group, &mut prices),
+            false => pricer.price_group(group, &mut prices),
+        }
     }
     if let Some(fmerge) = &options.fmerge {
         pricer.price_families(fmerge, &mut prices);
@@ -276,11 +296,17 @@ pub fn price(
     prices
 }
 
-/// The names of `plan`'s members defined in `module`.
-fn local_members(module: &ClifModule, plan: &MergePlan) -> BTreeSet<String> {
+/// The names of `plan`'s members defined in `module`, but those of the
+/// groups the linker folds (`folded`: merging leaves them alone).
+fn local_members(
+    module: &ClifModule,
+    plan: &MergePlan,
+    folded: &BTreeSet<GroupKey>,
+) -> BTreeSet<String> {
     plan.groups
-        .values()
-        .flat_map(|g| &g.members)
+        .iter()
+        .filter(|(key, _)| !folded.contains(*key))
+        .flat_map(|(_, g)| &g.members)
         .filter(|(m, _)| *m == module.name)
         .map(|(_, name)| name.clone())
         .collect()
@@ -335,6 +361,25 @@ impl Pricer<'_> {
             Decide::Measure | Decide::EstimateThenMeasure => {
                 self.module.code_size(func, self.isa).map(|n| n as i64)
             }
+        }
+    }
+
+    /// Decision 0: a group the linker folds (every member in the module,
+    /// one class of identical-code folding, `crate::merge::folded_groups`)
+    /// is not merged, so its members are the inliner's, priced as any
+    /// function it would share with an identical one.
+    fn release_folded(&self, group: &Group, prices: &mut Prices) {
+        for (_, name) in &group.members {
+            let remark = Remark::passed(
+                PASS,
+                "fold-member",
+                name,
+                format!(
+                    "the {} members of its group are identical code in this module, which the linker folds into one copy: not merged (merging would add thunks), left to the inliner",
+                    group.members.len()
+                ),
+            );
+            prices.remarks.push(remark.in_module(&self.module.name));
         }
     }
 

@@ -446,3 +446,49 @@ block9 cold:
     assert!(params.of_function("sum_b").is_empty());
     assert_eq!(params.count(), 2);
 }
+
+/// `filetests/gvn_groups/*.clif` are modules: GVN by its size policy, then
+/// [`gvn::keep_groups_alike`] against the module as it came in, then local
+/// merging, as `-Oz` runs them. Every function is verified, run lines
+/// agree, and `; expect:` lines count the groups kept alike (`kept-alike
+/// N`) and the functions merged (`merged N`); remarks and the result are
+/// snapshotted in `snapshots/gvn_groups/`.
+#[test]
+fn gvn_groups_filetests() {
+    let isa = support::aarch64();
+    let hot = HotCode::default();
+    let options = parec_passes::merge::MergeOptions::default();
+    let cases = load_module_cases("gvn_groups");
+    assert!(!cases.is_empty(), "expected gvn_groups filetests");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let before = to_testcase_functions(&case.module);
+        let mut module = case.module.clone();
+        let groups = gvn::groups_before_gvn(&module, &options).expect("a merge group");
+        let mut report = gvn::run_module(&mut module, Some(&*isa), &hot);
+        let kept = gvn::keep_groups_alike(&groups, &mut module, &*isa, &options);
+        verify_all(&module, &case.name);
+        let merged = parec_passes::merge::run(&mut module, None, &options);
+        verify_all(&module, &case.name);
+        for expect in expectations("gvn_groups", case) {
+            let (what, value) = expect.split_once(' ').unwrap_or((&expect, ""));
+            let got = match what {
+                "kept-alike" => kept.len(),
+                "merged" => merged.stats.merged,
+                _ => {
+                    failures.push(format!("{}: unknown expectation `{expect}`", case.name));
+                    continue;
+                }
+            };
+            if value.parse::<usize>() != Ok(got) {
+                failures.push(format!("{}: expected {expect}, got {got}", case.name));
+            }
+        }
+        report.remarks.extend(kept);
+        report.remarks.extend(merged.remarks);
+        let after = to_testcase_functions(&module);
+        failures.extend(run_differences(case, &before, &after));
+        snapshot_pass("gvn_groups", case, &report.stats, &report.remarks, &after);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

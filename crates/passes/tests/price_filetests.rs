@@ -46,11 +46,21 @@ fn decide_and_run(module: &mut ClifModule) -> Outcome {
     };
     let prices = price::price(module, &*isa, Some(&plan), &price_options);
     let planned = merge::planned(module, Some(&plan), &merge_options);
+    // As the driver's `inline_options`: functions identical to another of
+    // the module, which the linker keeps one copy of, are not deleted for
+    // what their body seems to cost.
+    let mut shared = prices.merge_similar.clone();
+    let folds = fmerge::icf::folds_with_another(module);
+    for (def, folds) in module.functions.iter().zip(folds) {
+        if folds {
+            shared.insert(module.symbols[def.symbol as usize].name.clone());
+        }
+    }
     let options = InlineOptions {
         keep: prices.keep.clone(),
         keep_alike: planned.alike_calls,
         inline_alike: prices.inline_alike.clone(),
-        shared: prices.merge_similar.clone(),
+        shared,
         ..InlineOptions::for_policy(Policy::Size)
     };
     let mut remarks = prices.remarks.clone();

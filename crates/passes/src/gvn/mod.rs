@@ -148,12 +148,14 @@ mod analysis;
 mod cfg;
 mod eliminate;
 mod expr;
+mod groups;
 mod nonnull_params;
 mod pre;
 mod predicates;
 mod remarks;
 mod simplify;
 
+pub use groups::{groups_before_gvn, keep_groups_alike, GroupsBeforeGvn};
 pub use nonnull_params::{kept_alike, NonnullParams};
 pub use pre::PreMode;
 pub use remarks::{run_functions, run_module, run_nonnull_params, CallSites, GvnReport};

@@ -41,6 +41,11 @@
 //!    *pattern*, not the absolute hashes, must match) becomes a thunk and a
 //!    body ([`rewrite`]). A group whose members all come from this module
 //!    needs two local matches ([GFM]'s "single local candidate" rule).
+//!    Departing from [GFM], which leaves identical functions to LLVM's
+//!    `MergeFunctions` before it runs, a group local to the module whose
+//!    members all fold under the linker's identical-code folding
+//!    ([`folded_groups`]) is not merged: the linker keeps one copy of
+//!    them for free, and a merge would add a thunk per member.
 //!
 //! Two-round builds run phase 1 on every module, combine the union of the
 //! summaries (the cgdata [`summary::Summary`] section) and run phase 3 on
@@ -162,6 +167,9 @@ pub struct MergeStats {
     pub pattern_mismatches: usize,
     /// Matched functions skipped as a single local candidate.
     pub single_local: usize,
+    /// Matched functions skipped because the linker folds their whole
+    /// group into one copy ([`folded_groups`]).
+    pub linker_folds: usize,
     /// Functions turned into thunks (one `.Tgm` body each).
     pub merged: usize,
     /// Of those, the thunks deleted: every caller calls the body
@@ -175,6 +183,7 @@ impl MergeStats {
         self.matched += other.matched;
         self.pattern_mismatches += other.pattern_mismatches;
         self.single_local += other.single_local;
+        self.linker_folds += other.linker_folds;
         self.merged += other.merged;
         self.thunks_elided += other.thunks_elided;
     }
@@ -199,7 +208,8 @@ impl fmt::Display for MergeStats {
 ///
 /// Decisions (docs/REMARKS.md): `merged` (one per [`MergeStats::merged`]),
 /// `pattern-mismatch` ([`MergeStats::pattern_mismatches`]), `single-local`
-/// ([`MergeStats::single_local`]), and `not-grouped` for functions whose
+/// ([`MergeStats::single_local`]), `linker-folds`
+/// ([`MergeStats::linker_folds`]), and `not-grouped` for functions whose
 /// shape class was rejected when the plan was combined.
 #[derive(Clone, Debug, Default)]
 pub struct MergeReport {
@@ -220,6 +230,28 @@ pub fn analyze(module: &ClifModule, opts: &MergeOptions) -> Summary {
         .map(|def| stable_function(module, &def.func, def.symbol, &small, opts).0)
         .collect();
     Summary::new(functions)
+}
+
+/// The group key (stable hash, instruction count, locations) of the
+/// functions of `module` named `names` that are merge candidates, as
+/// [`analyze`] would give it, hashing those functions only.
+pub fn keys_of(
+    module: &ClifModule,
+    names: &std::collections::BTreeSet<&str>,
+    opts: &MergeOptions,
+) -> BTreeMap<String, GroupKey> {
+    let small = small_functions(module, opts);
+    module
+        .functions
+        .iter()
+        .filter(|def| names.contains(module.symbols[def.symbol as usize].name.as_str()))
+        .filter(|def| is_candidate(module, &def.func, def.symbol, opts))
+        .map(|def| {
+            let sf = stable_function(module, &def.func, def.symbol, &small, opts).0;
+            let key = (sf.hash, sf.inst_count, sf.location_keys());
+            (sf.name, key)
+        })
+        .collect()
 }
 
 /// The symbols of `module`'s functions small enough that a call of one
@@ -287,17 +319,60 @@ pub fn planned(module: &ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
             &own
         }
     };
-    let members = plan
-        .groups
-        .values()
+    let folded = folded_groups(module, plan);
+    let groups = || {
+        plan.groups
+            .iter()
+            .filter(|(key, _)| !folded.contains(*key))
+            .map(|(_, group)| group)
+    };
+    let members = groups()
         .flat_map(|group| &group.members)
         .filter(|(m, _)| *m == module.name)
         .map(|(_, name)| name.clone())
         .collect();
     Planned {
         members,
-        alike_calls: alike::alike_calls(module, plan.groups.values()),
+        alike_calls: alike::alike_calls(module, groups()),
     }
+}
+
+/// The groups of `plan` that the linker folds without merging (phase 3):
+/// every member is defined in `module`, and all of them fall in one class
+/// of identical-code folding (`crate::fmerge::icf`: same code, callees
+/// that fold in turn). Two instances of a generic over types of one
+/// representation are such a group: `ld.lld --icf=all` keeps one copy of
+/// them for nothing, where merging them adds a thunk per member (or the
+/// constants at its call sites) and makes the body call the callees that
+/// fold anyway through parameters.
+pub fn folded_groups(
+    module: &ClifModule,
+    plan: &MergePlan,
+) -> std::collections::BTreeSet<GroupKey> {
+    let local: Vec<(&GroupKey, &Group)> = plan
+        .groups
+        .iter()
+        .filter(|(_, group)| group.members.len() >= 2 && group.all_in(&module.name))
+        .collect();
+    if local.is_empty() {
+        return std::collections::BTreeSet::new();
+    }
+    let classes = crate::fmerge::icf::classes(module);
+    let index: BTreeMap<&str, usize> = module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, def)| (module.symbols[def.symbol as usize].name.as_str(), i))
+        .collect();
+    let class_of = |name: &str| index.get(name).map(|&i| classes[i]);
+    local
+        .into_iter()
+        .filter(|(_, group)| {
+            let first = class_of(&group.members[0].1);
+            first.is_some() && group.members.iter().all(|(_, n)| class_of(n) == first)
+        })
+        .map(|(key, _)| key.clone())
+        .collect()
 }
 
 /// Phase 3 on one module, with `plan` from cgdata or, without one, the
@@ -365,12 +440,36 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
         let single = all_here && count < 2;
         decisions.push((*index, key.clone(), single));
     }
+    let folded = match local_matches
+        .values()
+        .any(|&(count, all_here)| all_here && count >= 2)
+    {
+        true => folded_groups(module, plan),
+        false => std::collections::BTreeSet::new(),
+    };
     let mut thunks = Vec::new();
     for ((index, key, single), (_, _, shape)) in decisions.into_iter().zip(&matches) {
         let group = plan.group(&key).expect("matched");
         let name = module.symbols[module.functions[index].symbol as usize]
             .name
             .clone();
+        if folded.contains(&key) {
+            report.stats.linker_folds += 1;
+            report.remarks.push(
+                Remark::missed(
+                    PASS,
+                    "linker-folds",
+                    &name,
+                    format!(
+                        "{}: every member is identical code in this module, which the linker folds into one copy: merging would only add thunks",
+                        group_id(group)
+                    ),
+                )
+                .in_module(&module.name)
+                .count("linker_folds", 1),
+            );
+            continue;
+        }
         if single {
             report.stats.single_local += 1;
             report.remarks.push(
