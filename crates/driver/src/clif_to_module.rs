@@ -237,7 +237,16 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 None => {
                     parec_passes::code_cache::compile(&mut ctx, self.module.isa(), cache.as_deref())
                 }
-                Some((lowerer, lowering)) => lowerer.compile(&mut ctx, lowering, cache.as_deref()),
+                Some((lowerer, lowering)) => {
+                    // The final code generation lowers each function by
+                    // `Plain` once: only a function other modules define
+                    // too can hit the cache (`parec_passes::mid_end`).
+                    let cache = match lowering {
+                        mid_end::Lowering::Plain if !shared.contains(&name) => None,
+                        _ => cache.as_deref(),
+                    };
+                    lowerer.compile(&mut ctx, lowering, cache)
+                }
             };
             compiled.map_err(|e| fail(e.inner))?;
             let address_significant = self.address_significant_of(&ctx)?;

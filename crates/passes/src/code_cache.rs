@@ -11,8 +11,8 @@
 //! the merger's measure of the function, and the merger's accepted result
 //! is what code generation compiles. Recompiling them cost about a third of
 //! an `-Oz` build. At `-Oz` code generation also lowers each function
-//! without the mid-end (`crate::mid_end`'s `Plain`), through the cache as
-//! well: a generic instance several modules define is lowered once.
+//! without the mid-end (`crate::mid_end`'s `Plain`), a function several
+//! modules define through the cache, so that it is lowered once.
 //!
 //! # Notation and algorithm
 //!

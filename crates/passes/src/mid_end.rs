@@ -70,11 +70,14 @@
 //!   mid-end), and the machine passes once more on the candidates'
 //!   `Measured` code. The size passes' trial compilations cost nothing
 //!   more. A round of a two-round build reuses the first's lowering.
-//!   `Plain` goes through the build's [`CodeCache`] too, keyed by the ISA
-//!   without the mid-end: a generic instance that several modules define
-//!   is lowered once (in `bench/generic_zoo`, 207 of the 478 `Plain`
-//!   lowerings are such repeats). The cache is exact (its module doc), so
-//!   this changes compile time, never the choice.
+//!   The driver lowers a function that several modules define (a generic
+//!   instance) by `Plain` through the build's [`CodeCache`], keyed by the
+//!   ISA without the mid-end, so it is lowered once (in
+//!   `bench/generic_zoo`, 207 of the 478 `Plain` lowerings are such
+//!   repeats); any other function is lowered by `Plain` once per build,
+//!   where the cache's key and stored entry would be pure cost. The cache
+//!   is exact (its module doc): this changes compile time, never the
+//!   choice.
 //!
 //! [Fal23]: C. Fallin, "ægraphs: Acyclic E-graphs for Efficient
 //! Optimization in a Production Compiler", EGRAPHS 2023 workshop (and
@@ -128,8 +131,8 @@ impl<'i> Lowerer<'i> {
     ) -> Result<&'c CompiledCode, CompileError<'c>> {
         match lowering {
             Lowering::Measured => code_cache::compile(ctx, self.isa, cache),
-            // Through the cache too: a generic instance several modules
-            // define is lowered once.
+            // Through the cache when the caller gives one (module doc,
+            // cost).
             Lowering::Plain => code_cache::compile_as_is(ctx, &*self.without_mid_end, cache),
         }
     }
