@@ -239,8 +239,9 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 }
                 Some((lowerer, lowering)) => {
                     // The final code generation lowers each function by
-                    // `Plain` once: only a function other modules define
-                    // too can hit the cache (`parec_passes::mid_end`).
+                    // `Plain` once: a function other modules define too is
+                    // where the cache saves lowerings; for any other its
+                    // key and entry are pure cost (`parec_passes::mid_end`).
                     let cache = match lowering {
                         mid_end::Lowering::Plain if !shared.contains(&name) => None,
                         _ => cache.as_deref(),
