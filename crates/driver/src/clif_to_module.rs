@@ -237,7 +237,17 @@ impl<'m, M: Module> ModuleDefiner<'m, M> {
                 None => {
                     parec_passes::code_cache::compile(&mut ctx, self.module.isa(), cache.as_deref())
                 }
-                Some((lowerer, lowering)) => lowerer.compile(&mut ctx, lowering, cache.as_deref()),
+                Some((lowerer, lowering)) => {
+                    // The final code generation lowers each function by
+                    // `Plain` once: a function other modules define too is
+                    // where the cache saves lowerings; for any other its
+                    // key and entry are pure cost (`parec_passes::mid_end`).
+                    let cache = match lowering {
+                        mid_end::Lowering::Plain if !shared.contains(&name) => None,
+                        _ => cache.as_deref(),
+                    };
+                    lowerer.compile(&mut ctx, lowering, cache)
+                }
             };
             compiled.map_err(|e| fail(e.inner))?;
             let address_significant = self.address_significant_of(&ctx)?;

@@ -10,7 +10,9 @@
 //! inliner's accepted result is GVN's "before", GVN's accepted result is
 //! the merger's measure of the function, and the merger's accepted result
 //! is what code generation compiles. Recompiling them cost about a third of
-//! an `-Oz` build.
+//! an `-Oz` build. At `-Oz` code generation also lowers each function
+//! without the mid-end (`crate::mid_end`'s `Plain`), a function several
+//! modules define through the cache, so that it is lowered once.
 //!
 //! # Notation and algorithm
 //!
@@ -134,8 +136,9 @@ pub fn compile<'c>(
     compile_as_is(ctx, isa, cache)
 }
 
-/// [`compile`] without looking at divisions.
-fn compile_as_is<'c>(
+/// [`compile`] without looking at divisions: `ctx.func` as it is, by
+/// `isa`, through `cache` when there is one.
+pub fn compile_as_is<'c>(
     ctx: &'c mut Context,
     isa: &dyn TargetIsa,
     cache: Option<&CodeCache>,

@@ -261,6 +261,10 @@ struct Versions<'m> {
     status: Vec<Status>,
     /// Name → position in `names`.
     position: BTreeMap<String, usize>,
+    /// Per function of `before` and of `after` (by index), its folding
+    /// class (`icf::classes`): computed once, read by step 1 and by the
+    /// costs.
+    classes: (Vec<u32>, Vec<u32>),
 }
 
 impl<'m> Versions<'m> {
@@ -309,6 +313,7 @@ impl<'m> Versions<'m> {
             index,
             status,
             position,
+            classes: (icf::classes(before), icf::classes(after)),
         }
     }
 
@@ -345,8 +350,12 @@ impl<'m> Versions<'m> {
                 }
             }
         }
-        for module in [self.before, self.after] {
-            for class in self.folding_classes(module) {
+        let versions = [
+            (self.before, &self.classes.0),
+            (self.after, &self.classes.1),
+        ];
+        for (module, classes) in versions {
+            for class in self.folding_classes(module, classes) {
                 if class.iter().any(|&n| self.status[n] != Status::Unchanged) {
                     for &n in &class[1..] {
                         sets.union(class[0], n);
@@ -367,10 +376,10 @@ impl<'m> Versions<'m> {
     }
 
     /// The folding classes of `module` with two or more functions, as name
-    /// positions.
-    fn folding_classes(&self, module: &ClifModule) -> Vec<Vec<usize>> {
+    /// positions; `of` holds each function's class.
+    fn folding_classes(&self, module: &ClifModule, of: &[u32]) -> Vec<Vec<usize>> {
         let mut classes: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-        for (def, class) in module.functions.iter().zip(icf::classes(module)) {
+        for (def, &class) in module.functions.iter().zip(of) {
             let name = &module.symbols[def.symbol as usize].name;
             classes.entry(class).or_default().push(self.position[name]);
         }
@@ -483,8 +492,7 @@ pub fn run(
     let mut report = GuardReport::default();
     let reverts: Vec<(Vec<String>, i64, i64)> = {
         let versions = Versions::new(before, after);
-        let classes_before = icf::classes(before);
-        let classes_after = icf::classes(after);
+        let (classes_before, classes_after) = &versions.classes;
         let mut reverts = Vec::new();
         let groups = versions.groups();
         let in_b = |group: &[usize]| -> Vec<usize> {
@@ -500,17 +508,10 @@ pub fn run(
                 &in_b(group),
                 isa,
                 options,
-                &classes_before,
+                classes_before,
                 measures.0,
             );
-            let new = cost(
-                after,
-                &in_a(group),
-                isa,
-                options,
-                &classes_after,
-                measures.1,
-            );
+            let new = cost(after, &in_a(group), isa, options, classes_after, measures.1);
             old.zip(new)
         };
         // Step 2 in Cranelift's bytes (the passes compiled most of these
