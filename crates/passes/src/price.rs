@@ -124,6 +124,7 @@
 //!      its closure inlined (bottom-up) and GVN run, and `F` what
 //!      `fmerge` saves merging those (`fmerge::families` on a copy of the
 //!      module holding them; 0 when it merges none: left alone).
+//!
 //!    `N + release_margin(L) < L` releases the nest: no member of `G` or
 //!    of an inner group is kept, the members of `G` are ones the inliner
 //!    must not delete (`shared`: `fmerge` merges them), and decision 2
