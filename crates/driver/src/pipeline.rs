@@ -452,6 +452,7 @@ fn inline_options(
                 ..crate::target::fmerge_options(isa, view.level)
             }),
             decide: view.level.decide(),
+            merge: merge_options.clone(),
             ..PriceOptions::default()
         };
         let prices = price::price(module, measure, plan, &price_options);

@@ -112,6 +112,40 @@
 //!    are the inliner's, and `fmerge` finds no partner left for them: both
 //!    passes act on the one decision.
 //!
+//! 3. *A nest of instances: merge each level, or inline and then merge.*
+//!    A merge group `G` local to the module (`-Oz`; the module's own
+//!    plan or the build's) whose members each *fold in* callees of their
+//!    own: the closure `C(m)` of member `m` is, transitively, every
+//!    local, not address-taken, non-recursive callee that only `m` and
+//!    `C(m)` call, and every small one ([`SMALL_CALLEE_BYTES`]: the
+//!    inliner copies it wherever it is called) that no other member of
+//!    `G` calls. `G` is a nest when every `C(m)` is non-empty, the
+//!    closures are disjoint and equally large, and every merge group
+//!    `H` with a member in them (an *inner* group) has all its members
+//!    there; a group inside another nest's closures is priced with it.
+//!    Two alternatives, measured whole:
+//!    - *each level merged*, `L`: the constant merger run on a copy of
+//!      the module with `G` and the inner groups for its plan — their
+//!      bodies as it builds them, with the constants as parameters and
+//!      the inner members' addresses passed (one per group: the linker
+//!      folds the copies) — plus the thunks (or constants at call sites)
+//!      as decision 1 prices them, plus the closures' other functions
+//!      whole (they stay: the inliner does not touch a kept member's
+//!      calls);
+//!    - *inlined, then merged*, `N = Σ_m |m[C(m)]| − F`: each member with
+//!      its closure inlined (bottom-up) and GVN run, and `F` what
+//!      `fmerge` saves merging those (`fmerge::families` on a copy of the
+//!      module holding them; 0 when it merges none: left alone).
+//!
+//!    `N + release_margin(L) < L` releases the nest: no member of `G` or
+//!    of an inner group is kept, the members of `G` are ones the inliner
+//!    must not delete (`shared`: `fmerge` merges them), and decision 2
+//!    takes no closure function as a target (it would keep them out of
+//!    the members). Otherwise decisions 1 and 2 price the groups as
+//!    before. Decision 3 is taken only on measured sizes: on the size
+//!    model's estimates (`-Os`) the two sides are too close to call
+//!    (`examples/generic_types.pare` came out 24 bytes larger).
+//!
 //! Decision 2 follows [LLVM-INLINE] for the inlined side (a callee's cost
 //! less the call's, the last-use callee deleted) and [ROCHA-PHD]'s `Δ`
 //! for the merged side, measured as `fmerge` measures it; neither source
@@ -125,6 +159,22 @@
 //! Targets `fmerge` merges with no other are left out (their price is the
 //! inliner's own), and every merge is measured (`-Oz` otherwise takes a
 //! try on its estimate when the estimate is clear of the threshold).
+//!
+//! Decision 3 answers a conflict [GFM] names and leaves open (§7:
+//! inlining changes function shapes and merging disrupts inlining, so
+//! merging runs late, on stable shapes; [ROCHA-PHD] lists the interaction
+//! with inlining as future work): merged early, a group's members keep
+//! their callees out of them, and nothing after can fold the callees in.
+//! Neither source prices the two orders against each other; here both are
+//! run — the constant merger's rewrite ([GFM]'s merge, its body measured
+//! instead of [GFM]'s `Size_func` estimate) and [LLVM-INLINE]'s inlining
+//! followed by [ROCHA-PHD]'s merge — and measured. Where it departs: the
+//! inlined side assumes the inliner folds every closure function in (it
+//! decides each call on its own price); both sides are Cranelift's bytes
+//! before the machine passes, which shrink `fmerge`'s merged functions
+//! more than a merged body (`filetests/sizes/many.pare`: `L` = 264
+//! priced, 260 built; `N` = 312 priced, 248 built, so the nest stays
+//! merged, 12 bytes larger than released).
 //!
 //! Where this departs from the sources: the prices are taken on the module
 //! as the inliner receives it (before its bottom-up walk inlines anything
@@ -153,8 +203,13 @@
 //! compilation of each per group (and per family of several groups).
 //! Members with more call sites, or called from other members, cost
 //! nothing.
+//! Nests: per nest, one run of the constant merger on a copy of the module
+//! (hashing every candidate), one compilation of each member with its
+//! closure inlined (after GVN), and `fmerge`'s run over those members;
+//! groups whose members fold in nothing cost a walk of their callees.
 //! Under [`Decide::Estimate`] (`-Os`) every size is the size model's
-//! estimate (`crate::size_model`) and nothing is compiled.
+//! estimate (`crate::size_model`) and nothing is compiled (no nest is
+//! priced).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -164,7 +219,7 @@ use cranelift_codegen::isa::TargetIsa;
 use crate::callgraph::{CallGraph, References};
 use crate::clif_module::{ClifModule, Linkage};
 use crate::fmerge::{self, FmergeOptions};
-use crate::merge::{Group, GroupKey, MergePlan};
+use crate::merge::{Group, GroupKey, MergeOptions, MergePlan};
 use crate::remark::Remark;
 use crate::size_model::{self, CalleeBytes, Decide, Estimate};
 
@@ -234,6 +289,9 @@ pub struct PriceOptions {
     /// model's estimates alone ([`Decide::Estimate`], `-Os`: nothing is
     /// compiled, and `fmerge`'s pairs are priced by its estimate too).
     pub decide: Decide,
+    /// The constant merger's options (a nest's levels are priced by
+    /// running it, decision 3).
+    pub merge: MergeOptions,
 }
 
 impl Default for PriceOptions {
@@ -243,6 +301,7 @@ impl Default for PriceOptions {
             fmerge: None,
             min_similarity: 0.5,
             decide: Decide::default(),
+            merge: MergeOptions::default(),
         }
     }
 }
@@ -284,14 +343,29 @@ pub fn price(
             .unwrap_or_default(),
     };
     let mut prices = Prices::default();
+    // Decision 3 weighs two whole alternatives a few dozen bytes apart:
+    // on the size model's estimates alone (`-Os`) it chose wrong
+    // (examples/generic_types.pare, 24 bytes larger), so it is measured or
+    // not taken.
+    let nests = match (plan, options.decide) {
+        (Some(plan), Decide::Measure | Decide::EstimateThenMeasure) => {
+            pricer.price_nests(plan, &mut prices)
+        }
+        _ => NestDecisions::default(),
+    };
     for (key, group) in plan.iter().flat_map(|p| &p.groups) {
-        match folded.contains(key) {
-            true => pricer.release_folded(group, &mut prices),
-            false => pricer.price_group(group, &mut prices),
+        let decided = group
+            .members
+            .iter()
+            .any(|(m, name)| *m == module.name && nests.members.contains(name));
+        match (folded.contains(key), decided) {
+            (true, _) => pricer.release_folded(group, &mut prices),
+            (false, true) => {}
+            (false, false) => pricer.price_group(group, &mut prices),
         }
     }
     if let Some(fmerge) = &options.fmerge {
-        pricer.price_families(fmerge, &mut prices);
+        pricer.price_families(fmerge, &nests.folded, &mut prices);
     }
     prices
 }
@@ -542,26 +616,17 @@ impl Pricer<'_> {
     /// `M(m)` and whether `m` is tried (module doc); `None` if `m` does not
     /// compile.
     fn price_member(&self, m: usize, group: &Group) -> Option<MemberPrice> {
-        let def = &self.module.functions[m];
-        let symbol = def.symbol;
-        let size = self.size(&def.func)?;
+        let size = self.size(&self.module.functions[m].func)?;
         let exclusive = self.exclusive_callees(m);
         let exclusive_bytes: i64 = exclusive
             .iter()
             .map(|&c| self.size(&self.module.functions[c].func))
             .sum::<Option<i64>>()?;
-        let sites = self.graph.call_sites(symbol);
-        let thunk = group.size_thunk as i64;
-        let materialise = thunk - crate::merge::combine::thunk_overhead(group.c_abi) as i64;
-        let thunk = match self.known_callers(symbol) {
-            true => thunk.min(sites.len() as i64 * materialise),
-            false => thunk,
-        };
         Some(MemberPrice {
             index: m,
             name: self.name(m).to_string(),
             size,
-            merged: thunk + exclusive_bytes,
+            merged: self.thunk_price(m, group) + exclusive_bytes,
             tried: self.tried_sites(m),
             exclusive,
         })
@@ -743,9 +808,16 @@ impl Pricer<'_> {
     /// Decision 2: families of similar single-caller functions, priced
     /// whole: merged by `fmerge`, inlined into their callers together, or
     /// left alone (module doc).
-    fn price_families(&self, fmerge: &FmergeOptions, prices: &mut Prices) {
+    fn price_families(
+        &self,
+        fmerge: &FmergeOptions,
+        folded: &BTreeSet<usize>,
+        prices: &mut Prices,
+    ) {
         let mut targets: Vec<(&str, usize)> = (0..self.module.functions.len())
-            .filter(|&f| self.single_caller(f) && !self.caller_has_unlike_sibling(f))
+            .filter(|&f| {
+                self.single_caller(f) && !folded.contains(&f) && !self.caller_has_unlike_sibling(f)
+            })
             .map(|f| (self.name(f), f))
             .collect();
         targets.sort();
@@ -1022,6 +1094,336 @@ impl Pricer<'_> {
             low: size - growth.high,
             high: size - growth.low,
         })
+    }
+}
+
+/// A nest of instances (decision 3): an outer merge group whose members
+/// each fold in, once the inliner may touch them, callees of their own.
+struct Nest<'g> {
+    outer: &'g Group,
+    /// The outer group's members, by index, in plan order.
+    members: Vec<usize>,
+    /// Per member, the callees the inliner would fold into it (its
+    /// closure), callees before their callers.
+    closures: Vec<Vec<usize>>,
+    /// The merge groups all of whose members are in the closures.
+    inner: Vec<&'g Group>,
+}
+
+/// The nests left to the inliner (decision 3).
+#[derive(Default)]
+struct NestDecisions {
+    /// The merge members decided for (of the outer and the inner groups):
+    /// decision 1 leaves them alone, and the inliner does not keep them.
+    members: BTreeSet<String>,
+    /// The functions the inliner is to fold into the outer members:
+    /// decision 2 does not leave them to `fmerge`.
+    folded: BTreeSet<usize>,
+}
+
+/// What a nest costs each way (decision 3).
+struct NestPrice {
+    /// Merging each level: the groups' bodies and thunks, the other
+    /// functions of the closures whole.
+    levels: i64,
+    /// The members with their closures inlined, measured after GVN.
+    inlined: i64,
+    /// What `fmerge` saves merging the inlined members.
+    fmerged: i64,
+}
+
+impl NestPrice {
+    /// The cost of the inlined alternative: the inlined members, less
+    /// what merging them saves.
+    fn nest(&self) -> i64 {
+        self.inlined - self.fmerged
+    }
+}
+
+impl Pricer<'_> {
+    /// Decision 3 over every nest of `plan` (module doc).
+    fn price_nests(&self, plan: &MergePlan, prices: &mut Prices) -> NestDecisions {
+        let nests: Vec<Nest> = plan
+            .groups
+            .values()
+            .filter_map(|g| self.nest_of(g, plan))
+            .collect();
+        // A group inside another nest's closures is priced with it.
+        let inside: BTreeSet<usize> = nests.iter().flat_map(|n| n.closures.concat()).collect();
+        let mut decided = NestDecisions::default();
+        for nest in nests
+            .iter()
+            .filter(|n| !n.members.iter().any(|m| inside.contains(m)))
+        {
+            let Some(price) = self.price_nest(nest, plan) else {
+                continue;
+            };
+            let inline = price.nest() + release_margin(price.levels) < price.levels;
+            for &m in &nest.members {
+                prices
+                    .remarks
+                    .push(self.nest_remark(m, nest, &price, inline));
+            }
+            if !inline {
+                continue;
+            }
+            let inner = nest.inner.iter().flat_map(|g| &g.members);
+            decided.members.extend(inner.map(|(_, name)| name.clone()));
+            decided.folded.extend(nest.closures.iter().flatten());
+            for &m in &nest.members {
+                decided.members.insert(self.name(m).to_string());
+                prices.merge_similar.insert(self.name(m).to_string());
+            }
+        }
+        decided
+    }
+
+    /// `group` as the outer group of a nest: every member local (the group
+    /// merges in this module alone), each folding in a closure of its own
+    /// (non-empty, disjoint from the others', as many functions in each),
+    /// and every merge group that reaches into the closures wholly inside
+    /// them.
+    fn nest_of<'g>(&self, group: &'g Group, plan: &'g MergePlan) -> Option<Nest<'g>> {
+        let members = self.local_group(group)?;
+        let outer: BTreeSet<usize> = members.iter().copied().collect();
+        let closures: Vec<Vec<usize>> = members.iter().map(|&m| self.closure(m, &outer)).collect();
+        let all: BTreeSet<usize> = closures.iter().flatten().copied().collect();
+        let count = closures[0].len();
+        if count == 0
+            || closures.iter().any(|c| c.len() != count)
+            || all.len() != count * members.len()
+        {
+            return None;
+        }
+        let mut inner = Vec::new();
+        for g in plan.groups.values() {
+            let in_closures = g.members.iter().any(|(module, name)| {
+                *module == self.module.name
+                    && self.function_named(name).is_some_and(|f| all.contains(&f))
+            });
+            if in_closures {
+                let local = self.local_group(g)?;
+                if !local.iter().all(|f| all.contains(f)) {
+                    return None;
+                }
+                inner.push(g);
+            }
+        }
+        Some(Nest {
+            outer: group,
+            members,
+            closures,
+            inner,
+        })
+    }
+
+    /// The members of `group`, when all are defined in this module (and
+    /// there are two or more).
+    fn local_group(&self, group: &Group) -> Option<Vec<usize>> {
+        let members: Option<Vec<usize>> = group
+            .members
+            .iter()
+            .map(|(module, name)| match *module == self.module.name {
+                true => self.function_named(name),
+                false => None,
+            })
+            .collect();
+        members.filter(|m| m.len() >= 2)
+    }
+
+    /// The function named `name` defined in the module.
+    fn function_named(&self, name: &str) -> Option<usize> {
+        self.graph.function_of(self.module.symbol_index(name)?)
+    }
+
+    /// The callees the inliner folds into `m` when it may (callees before
+    /// their callers): transitively, the local, not address-taken,
+    /// non-recursive callees that only `m` and its closure call, and the
+    /// small ones ([`SMALL_CALLEE_BYTES`]: copied wherever they are called)
+    /// that no other member of `outer` calls.
+    fn closure(&self, m: usize, outer: &BTreeSet<usize>) -> Vec<usize> {
+        let mut inside = BTreeSet::from([m]);
+        let mut order = Vec::new();
+        self.close(m, outer, &mut inside, &mut order);
+        order
+    }
+
+    /// [`Pricer::closure`] below `f`.
+    fn close(
+        &self,
+        f: usize,
+        outer: &BTreeSet<usize>,
+        inside: &mut BTreeSet<usize>,
+        order: &mut Vec<usize>,
+    ) {
+        for c in self.graph.callees(f) {
+            if inside.contains(&c) || outer.contains(&c) || !self.folds_into(c, outer, inside) {
+                continue;
+            }
+            inside.insert(c);
+            self.close(c, outer, inside, order);
+            order.push(c);
+        }
+    }
+
+    /// Whether the inliner folds callee `c` into the functions `inside`
+    /// (module doc, decision 3).
+    fn folds_into(&self, c: usize, outer: &BTreeSet<usize>, inside: &BTreeSet<usize>) -> bool {
+        let symbol = self.module.functions[c].symbol;
+        if !self.known_callers(symbol) || self.graph.callees(c).contains(&c) {
+            return false;
+        }
+        let callers = self.graph.callers(symbol);
+        if callers.iter().all(|f| inside.contains(f)) {
+            return true;
+        }
+        !callers
+            .iter()
+            .any(|f| outer.contains(f) && !inside.contains(f))
+            && self
+                .size(&self.module.functions[c].func)
+                .is_some_and(|n| n <= SMALL_CALLEE_BYTES)
+    }
+
+    /// `f` with the functions of `closure` it calls inlined, each with its
+    /// own callees of `closure` inlined first.
+    fn fold(&self, f: usize, closure: &[usize]) -> Option<Function> {
+        let mut body = self.module.functions[f].func.clone();
+        for c in self.graph.callees(f) {
+            if !closure.contains(&c) {
+                continue;
+            }
+            let callee = self.fold(c, closure)?;
+            let at = sites_of(&body, self.module.functions[c].symbol);
+            body = crate::inline::inline_at(&body, &callee, &at)?;
+        }
+        Some(body)
+    }
+
+    /// Both prices of a nest (`None` when a trial does not compile).
+    fn price_nest(&self, nest: &Nest, plan: &MergePlan) -> Option<NestPrice> {
+        let levels = self.levels_price(nest, plan)?;
+        let mut scratch = self.module.clone();
+        let mut inlined = 0;
+        for (&m, closure) in nest.members.iter().zip(&nest.closures) {
+            let folded = self.prepared(&self.fold(m, closure)?);
+            inlined += self.size(&folded)?;
+            scratch.functions[m].func = folded;
+        }
+        let fmerged = match &self.options.fmerge {
+            Some(options) => {
+                let min = self.options.min_similarity;
+                let keep = |_: &mut Function| {};
+                fmerge::families(&scratch, self.isa, options, &nest.members, min, &keep)
+                    .iter()
+                    .flat_map(|f| &f.groups)
+                    .map(|g| g.saves.max(0))
+                    .sum()
+            }
+            None => 0,
+        };
+        Some(NestPrice {
+            levels,
+            inlined,
+            fmerged,
+        })
+    }
+
+    /// Merging each level of `nest`: each group's merged body, measured
+    /// (the constant merger runs on a copy of the module with the nest's
+    /// groups for its plan: the body with its constants as parameters,
+    /// one copy per group as the linker keeps it), its members' thunks
+    /// (or constants at their call sites) as decision 1 prices them, and
+    /// the closures' other functions whole.
+    fn levels_price(&self, nest: &Nest, plan: &MergePlan) -> Option<i64> {
+        let groups: Vec<&Group> = std::iter::once(nest.outer)
+            .chain(nest.inner.iter().copied())
+            .collect();
+        let mut scratch = self.module.clone();
+        let sub_plan = MergePlan {
+            groups: plan
+                .groups
+                .iter()
+                .filter(|(_, g)| groups.iter().any(|n| std::ptr::eq(*n, *g)))
+                .map(|(k, g)| (k.clone(), g.clone()))
+                .collect(),
+            ..MergePlan::default()
+        };
+        let report = crate::merge::run(&mut scratch, Some(&sub_plan), &self.options.merge);
+        let mut grouped = BTreeSet::new();
+        let mut cost = 0;
+        for group in &groups {
+            let members = self.local_group(group)?;
+            cost += members
+                .iter()
+                .map(|&m| self.thunk_price(m, group))
+                .sum::<i64>();
+            grouped.extend(members);
+        }
+        if report.stats.merged < grouped.len() {
+            // Some member does not merge after all: priced as now.
+            return None;
+        }
+        // Each member makes its own copy of its group's body, and the
+        // linker keeps one: a class of identical bodies counts once.
+        let classes = fmerge::icf::classes(&scratch);
+        let mut seen = BTreeSet::new();
+        for (def, class) in scratch.functions.iter().zip(classes) {
+            let name = &scratch.symbols[def.symbol as usize].name;
+            if self.module.symbol_index(name).is_none() && seen.insert(class) {
+                cost += self.size(&def.func)?;
+            }
+        }
+        for &c in nest.closures.iter().flatten() {
+            if !grouped.contains(&c) {
+                cost += self.size(&self.module.functions[c].func)?;
+            }
+        }
+        Some(cost)
+    }
+
+    /// What member `m` of `group` costs beside the body once merged: its
+    /// thunk, or the constants at its call sites where every caller is
+    /// known and that is less.
+    fn thunk_price(&self, m: usize, group: &Group) -> i64 {
+        let symbol = self.module.functions[m].symbol;
+        let sites = self.graph.call_sites(symbol).len() as i64;
+        let thunk = group.size_thunk as i64;
+        let materialise = thunk - crate::merge::combine::thunk_overhead(group.c_abi) as i64;
+        match self.known_callers(symbol) {
+            true => thunk.min(sites * materialise),
+            false => thunk,
+        }
+    }
+
+    /// The remark of decision 3 for outer member `m`.
+    fn nest_remark(&self, m: usize, nest: &Nest, price: &NestPrice, inline: bool) -> Remark {
+        let folded: usize = nest.closures.iter().map(Vec::len).sum::<usize>() / nest.members.len();
+        let context = format!(
+            "a nest of {} merge members each folding in {folded} callees of its own ({} inner merge groups): merging each level costs {} bytes; the callees inlined, the members cost {} and merging them saves {}",
+            nest.members.len(),
+            nest.inner.len(),
+            price.levels,
+            price.inlined,
+            price.fmerged,
+        );
+        let remark = match inline {
+            true => Remark::passed(
+                PASS,
+                "inline-nest",
+                self.name(m),
+                format!("{context}: left to the inliner, then fmerge"),
+            ),
+            false => Remark::missed(
+                PASS,
+                "merge-nest",
+                self.name(m),
+                format!("{context}: each level merged"),
+            ),
+        };
+        remark
+            .bytes(price.levels - price.nest())
+            .in_module(&self.module.name)
     }
 }
 
