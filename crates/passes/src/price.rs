@@ -204,8 +204,11 @@
 //! Members with more call sites, or called from other members, cost
 //! nothing.
 //! Nests: per nest, one run of the constant merger on a copy of the module
-//! (hashing every candidate), one compilation of each member with its
-//! closure inlined (after GVN), and `fmerge`'s run over those members;
+//! (hashing every candidate; the folding classes it and the levels' price
+//! read are computed on the group members, the merged bodies and their
+//! callees only, `fmerge::icf::classes_among`), one compilation of each
+//! member with its closure inlined (after GVN), and `fmerge`'s run over
+//! those members (its index and folding classes over the module copy);
 //! groups whose members fold in nothing cost a walk of their callees.
 //! Under [`Decide::Estimate`] (`-Os`) every size is the size model's
 //! estimate (`crate::size_model`) and nothing is compiled (no nest is
@@ -1366,12 +1369,18 @@ impl Pricer<'_> {
         }
         // Each member makes its own copy of its group's body, and the
         // linker keeps one: a class of identical bodies counts once.
-        let classes = fmerge::icf::classes(&scratch);
+        // The classes of the new bodies only (and their callees).
+        let bodies: Vec<usize> = (0..scratch.functions.len())
+            .filter(|&f| {
+                let name = &scratch.symbols[scratch.functions[f].symbol as usize].name;
+                self.module.symbol_index(name).is_none()
+            })
+            .collect();
+        let classes = fmerge::icf::classes_among(&scratch, &bodies);
         let mut seen = BTreeSet::new();
-        for (def, class) in scratch.functions.iter().zip(classes) {
-            let name = &scratch.symbols[def.symbol as usize].name;
-            if self.module.symbol_index(name).is_none() && seen.insert(class) {
-                cost += self.size(&def.func)?;
+        for &f in &bodies {
+            if seen.insert(classes[f]) {
+                cost += self.size(&scratch.functions[f].func)?;
             }
         }
         for &c in nest.closures.iter().flatten() {

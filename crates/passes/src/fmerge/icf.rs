@@ -16,7 +16,9 @@
 //! linker would have saved.
 //!
 //! Cost: one stable hash per function, then `O(n)` per refinement round;
-//! the rounds are bounded by the call depth.
+//! the rounds are bounded by the call depth. A pass that compares the
+//! classes of a few functions ([`classes_among`]) pays for those and their
+//! callees only: a class depends on nothing else.
 
 use cranelift_codegen::ir::{ExternalName, Function, InstructionData};
 use hashbrown::HashMap;
@@ -45,22 +47,70 @@ pub fn folds_with_another(module: &ClifModule) -> Vec<bool> {
 
 /// Per function of `module` (by index), its folding class.
 pub fn classes(module: &ClifModule) -> Vec<u32> {
-    let defined: HashMap<u32, usize> = module
+    let all: Vec<usize> = (0..module.functions.len()).collect();
+    refine(module, &all)
+}
+
+/// Per function of `module` (by index), its folding class if it is one of
+/// `among` or one of their callees, transitively (`None` for the others).
+/// A class depends only on the function and what it calls, so the
+/// partition of this callee-closed part is the one [`classes`] finds
+/// there (the numbers differ: compare them only with each other); it
+/// costs a stable hash per function of the part instead of the module.
+pub fn classes_among(module: &ClifModule, among: &[usize]) -> Vec<Option<u32>> {
+    let defined = defined(module);
+    let mut inside = vec![false; module.functions.len()];
+    let mut work: Vec<usize> = among.to_vec();
+    while let Some(f) = work.pop() {
+        if std::mem::replace(&mut inside[f], true) {
+            continue;
+        }
+        let func = &module.functions[f].func;
+        for block in func.layout.blocks() {
+            for inst in func.layout.block_insts(block) {
+                if let Some(&c) = callee(func, inst).and_then(|s| defined.get(&s)) {
+                    work.push(c);
+                }
+            }
+        }
+    }
+    let part: Vec<usize> = (0..inside.len()).filter(|&f| inside[f]).collect();
+    let mut classes = vec![None; module.functions.len()];
+    for (&f, class) in part.iter().zip(refine(module, &part)) {
+        classes[f] = Some(class);
+    }
+    classes
+}
+
+/// Each function's index in `module`, by symbol.
+fn defined(module: &ClifModule) -> HashMap<u32, usize> {
+    module
         .functions
         .iter()
         .enumerate()
         .map(|(i, d)| (d.symbol, i))
-        .collect();
-    let keys: Vec<(u64, Vec<Operand>)> = module
-        .functions
+        .collect()
+}
+
+/// The folding classes of `part` (function indices of `module`, closed
+/// under direct callees and `func_addr`s defined in the module), in its
+/// order.
+fn refine(module: &ClifModule, part: &[usize]) -> Vec<u32> {
+    let position: HashMap<u32, usize> = part
         .iter()
-        .map(|d| {
+        .enumerate()
+        .map(|(p, &f)| (module.functions[f].symbol, p))
+        .collect();
+    let keys: Vec<(u64, Vec<Operand>)> = part
+        .iter()
+        .map(|&f| {
+            let d = &module.functions[f];
             let shape = hash::shape(module, &d.func, hash::LoopCalls::Parameterize);
             let operands = shape
                 .locations
                 .iter()
                 .map(|l| match callee(&d.func, shape.insts[l.inst as usize]) {
-                    Some(s) if defined.contains_key(&s) => Operand::Callee(defined[&s]),
+                    Some(s) if position.contains_key(&s) => Operand::Callee(position[&s]),
                     _ => Operand::Hash(l.hash),
                 })
                 .collect();

@@ -357,14 +357,21 @@ pub fn folded_groups(
     if local.is_empty() {
         return std::collections::BTreeSet::new();
     }
-    let classes = crate::fmerge::icf::classes(module);
     let index: BTreeMap<&str, usize> = module
         .functions
         .iter()
         .enumerate()
         .map(|(i, def)| (module.symbols[def.symbol as usize].name.as_str(), i))
         .collect();
-    let class_of = |name: &str| index.get(name).map(|&i| classes[i]);
+    // Only the members' classes are compared: computed on them and their
+    // callees, not on the whole module.
+    let members: Vec<usize> = local
+        .iter()
+        .flat_map(|(_, group)| &group.members)
+        .filter_map(|(_, name)| index.get(name.as_str()).copied())
+        .collect();
+    let classes = crate::fmerge::icf::classes_among(module, &members);
+    let class_of = |name: &str| index.get(name).and_then(|&i| classes[i]);
     local
         .into_iter()
         .filter(|(_, group)| {
