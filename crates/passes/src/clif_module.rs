@@ -422,8 +422,14 @@ impl ClifModule {
 
     /// The function defining symbol `name`, if this module defines it.
     pub fn function(&self, name: &str) -> Option<&FunctionDef> {
+        self.function_index(name).map(|i| &self.functions[i])
+    }
+
+    /// The index in `functions` of the function defining symbol `name`, if
+    /// this module defines it.
+    pub fn function_index(&self, name: &str) -> Option<usize> {
         let s = self.symbol_index(name)?;
-        self.functions.iter().find(|f| f.symbol == s)
+        self.functions.iter().position(|f| f.symbol == s)
     }
 
     /// Total number of CLIF instructions in the defined functions.

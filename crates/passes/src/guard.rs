@@ -261,10 +261,11 @@ struct Versions<'m> {
     status: Vec<Status>,
     /// Name → position in `names`.
     position: BTreeMap<String, usize>,
-    /// Per function of `before` and of `after` (by index), its folding
-    /// class (`icf::classes`): computed once, read by step 1 and by the
-    /// costs.
-    classes: (Vec<u32>, Vec<u32>),
+    /// Per function of `before` (by index), its folding class
+    /// (`icf::classes`): computed once, read by step 1 and by the costs.
+    classes_before: Vec<u32>,
+    /// The same for `after`.
+    classes_after: Vec<u32>,
 }
 
 impl<'m> Versions<'m> {
@@ -313,7 +314,8 @@ impl<'m> Versions<'m> {
             index,
             status,
             position,
-            classes: (icf::classes(before), icf::classes(after)),
+            classes_before: icf::classes(before),
+            classes_after: icf::classes(after),
         }
     }
 
@@ -351,8 +353,8 @@ impl<'m> Versions<'m> {
             }
         }
         let versions = [
-            (self.before, &self.classes.0),
-            (self.after, &self.classes.1),
+            (self.before, &self.classes_before),
+            (self.after, &self.classes_after),
         ];
         for (module, classes) in versions {
             for class in self.folding_classes(module, classes) {
@@ -492,7 +494,7 @@ pub fn run(
     let mut report = GuardReport::default();
     let reverts: Vec<(Vec<String>, i64, i64)> = {
         let versions = Versions::new(before, after);
-        let (classes_before, classes_after) = &versions.classes;
+        let (classes_before, classes_after) = (&versions.classes_before, &versions.classes_after);
         let mut reverts = Vec::new();
         let groups = versions.groups();
         let in_b = |group: &[usize]| -> Vec<usize> {
@@ -610,9 +612,7 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
     let mut named_by_replaced = BTreeSet::new();
     for name in names {
         let old = before.function(name);
-        let current = after
-            .symbol_index(name)
-            .and_then(|s| after.functions.iter().position(|d| d.symbol == s));
+        let current = after.function_index(name);
         if let Some(i) = current {
             let named = named_symbols(&after.functions[i].func);
             named_by_replaced.extend(
@@ -644,10 +644,7 @@ fn revert(before: &ClifModule, after: &mut ClifModule, names: &[String]) -> BTre
     names
         .iter()
         .filter(|name| before.function(name).is_some())
-        .filter_map(|name| {
-            let symbol = after.symbol_index(name)?;
-            after.functions.iter().position(|d| d.symbol == symbol)
-        })
+        .filter_map(|name| after.function_index(name))
         .collect()
 }
 

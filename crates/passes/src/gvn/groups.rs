@@ -85,10 +85,7 @@ pub fn groups_before_gvn(module: &ClifModule, options: &MergeOptions) -> Option<
         .functions()
         .iter()
         .filter(|sf| members.contains(sf.name.as_str()))
-        .map(|sf| {
-            let key = (sf.hash, sf.inst_count, sf.location_keys());
-            (sf.name.clone(), key)
-        })
+        .map(|sf| (sf.name.clone(), sf.group_key()))
         .collect();
     let code = module
         .functions
@@ -118,10 +115,6 @@ pub fn keep_groups_alike(
     if keys_after == before.keys {
         return Vec::new();
     }
-    let index = |module: &ClifModule, name: &str| -> Option<usize> {
-        let symbol = module.symbol_index(name)?;
-        module.functions.iter().position(|d| d.symbol == symbol)
-    };
     let mut remarks = Vec::new();
     for group in before.plan.groups.values() {
         let names: Vec<&str> = group.members.iter().map(|(_, n)| n.as_str()).collect();
@@ -140,7 +133,7 @@ pub fn keep_groups_alike(
             after.code_size(func, isa).map(|n| n as i64)
         };
         let size_after = |name: &str| -> Option<i64> {
-            let f = index(after, name)?;
+            let f = after.function_index(name)?;
             after
                 .code_size(&after.functions[f].func, isa)
                 .map(|n| n as i64)
@@ -172,7 +165,7 @@ pub fn keep_groups_alike(
             continue;
         }
         for &name in &names {
-            if let (Some(code), Some(a)) = (before.code.get(name), index(after, name)) {
+            if let (Some(code), Some(a)) = (before.code.get(name), after.function_index(name)) {
                 after.functions[a].func = code.clone();
             }
         }

@@ -103,10 +103,7 @@ pub fn combine(summary: &Summary, opts: &MergeOptions) -> MergePlan {
         if f.locations.is_empty() || f.inst_count < opts.min_insts {
             continue;
         }
-        classes
-            .entry((f.hash, f.inst_count, f.location_keys()))
-            .or_default()
-            .push(f);
+        classes.entry(f.group_key()).or_default().push(f);
     }
     let mut plan = MergePlan::default();
     plan.stats.functions = summary.functions().len();

@@ -248,7 +248,7 @@ pub fn keys_of(
         .filter(|def| is_candidate(module, &def.func, def.symbol, opts))
         .map(|def| {
             let sf = stable_function(module, &def.func, def.symbol, &small, opts).0;
-            let key = (sf.hash, sf.inst_count, sf.location_keys());
+            let key = sf.group_key();
             (sf.name, key)
         })
         .collect()
@@ -411,7 +411,7 @@ pub fn run(module: &mut ClifModule, plan: Option<&MergePlan>, opts: &MergeOption
     let mut matches: Vec<(usize, GroupKey, hash::Shape)> = Vec::new();
     for (index, sf, shape) in analysed {
         report.stats.functions += 1;
-        let key = (sf.hash, sf.inst_count, sf.location_keys());
+        let key = sf.group_key();
         let Some(group) = plan.group(&key) else {
             if let Some(why) = plan.rejected.get(&key) {
                 report.remarks.push(

@@ -21,6 +21,7 @@
 
 use crate::cgdata::{CgDataError, Reader, Section, SectionKind, Writer};
 
+use super::combine::GroupKey;
 use super::hash::Location;
 
 /// One function's summary: `(H, modName, fnName, i, locToHash)` of
@@ -43,6 +44,12 @@ impl StableFunction {
     /// The `(i, j)` positions of the locations, in order.
     pub fn location_keys(&self) -> Vec<(u32, u32)> {
         self.locations.iter().map(Location::key).collect()
+    }
+
+    /// The key of the merge group it belongs to: functions merge when
+    /// their stable hashes, instruction counts and locations agree.
+    pub fn group_key(&self) -> GroupKey {
+        (self.hash, self.inst_count, self.location_keys())
     }
 }
 
